@@ -1,0 +1,41 @@
+# The two README commands. Both work on a fresh machine: they create .venv and install what they need.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+SITE    := site
+
+.PHONY: demo test bench venv clean lint
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# Re-install when the project metadata changes (editable install: code changes need nothing).
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	@# libharfbuzz-subset0 makes WeasyPrint faster and byte-stable; optional, root only.
+	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
+	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi
+	$(BIN)/python -m certgen demo --out $(SITE)
+	@echo
+	@echo "Open $(SITE)/index.html in a browser."
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n auto -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+lint: $(STAMP)
+	$(BIN)/pip install --quiet ruff mypy
+	$(BIN)/ruff check certgen tests bench
+	$(BIN)/mypy certgen
+
+clean:
+	rm -rf $(VENV) $(SITE) build dist *.egg-info

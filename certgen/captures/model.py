@@ -1,0 +1,68 @@
+"""The Capture record every reader returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class Group:
+    """One (Application, ProcessID, SwapChainAddress) group of a PresentMon-family file."""
+
+    application: str
+    process_id: str
+    swap_chain: str
+    frames: int
+
+    def label(self) -> str:
+        return f"{self.application} (pid {self.process_id}, swap chain {self.swap_chain})"
+
+
+@dataclass(frozen=True)
+class Hints:
+    """Metadata a format carries (never feeds the numbers, only card-metadata hints)."""
+
+    gpu: str | None = None
+    cpu: str | None = None
+    game: str | None = None
+
+
+@dataclass(frozen=True)
+class Capture:
+    """Frame times of one run, as read from one capture file.
+
+    `frame_times_ms` holds every finite interval the file gave for the chosen group, in file
+    order, read-only; values <= 0 are still in it (metrics drops and counts them, SOP 4.2).
+    """
+
+    frame_times_ms: npt.NDArray[np.float64]
+    source: str
+    """The file as named by the user or the bundle (never an absolute path of this machine)."""
+    format: str
+    """Reader id, e.g. presentmon, ocat, frameview, capframex-json, mangohud, frame-stats."""
+    interval_column: str
+    """Which quantity was read, e.g. MsBetweenPresents; FrameTime is a labelled fallback."""
+    group: Group | None = None
+    groups_left_out: tuple[Group, ...] = ()
+    dropped_frames: int = 0
+    """Frames the tool marked as dropped (Dropped=1): kept, with their interval, and counted."""
+    missing_intervals: int = 0
+    """Rows whose interval was NA / null (e.g. a group's first present): not a frame time."""
+    skipped_frames: int = 0
+    """Frames a reader skipped by its format's rule (frame-stats warm-up), reported."""
+    incomplete: bool = False
+    incomplete_reason: str | None = None
+    hints: Hints = field(default_factory=Hints)
+    warnings: tuple[str, ...] = ()
+    run_index: int | None = None
+    """For files holding several runs (CapFrameX JSON): which run this is, from 0."""
+
+    def __post_init__(self) -> None:
+        arr = np.asarray(self.frame_times_ms, dtype=np.float64)
+        if arr.flags.writeable:
+            arr = arr.copy() if arr is self.frame_times_ms and arr.base is not None else arr
+            arr.flags.writeable = False
+        object.__setattr__(self, "frame_times_ms", arr)

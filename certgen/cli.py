@@ -1,0 +1,84 @@
+"""The command line: the only place that prints, shows progress and picks exit codes.
+
+Commands live in certgen/commands/<name>.py and are imported only when called, so
+`certgen metrics` never pays for WeasyPrint or scipy (see bench/).
+
+Exit codes: 0 success, 1 refused input or failed gate (one line on stderr, no traceback),
+2 bad usage (click's own handling).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from certgen import __version__
+
+# name -> (module, short help). Order is the order `certgen --help` lists them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "metrics": ("certgen.commands.metrics", "SOP v1.1 figures and diagnostics per capture."),
+    "check": ("certgen.commands.check", "Validate a bundle and print its grade with reasons."),
+    "build": ("certgen.commands.build", "Render certificates (record.json, HTML, PDF)."),
+    "compare": ("certgen.commands.compare", "Before/after report with a noise floor."),
+    "fleet": ("certgen.commands.fleet", "The fleet store: add, import, export, cohorts."),
+    "schema": ("certgen.commands.schema", "Print the JSON Schema of card.yaml."),
+    "site": ("certgen.commands.site", "Build the publishable static site."),
+    "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose sub-commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name, (mod, _) in COMMANDS.items() if _available(mod)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None or not _available(entry[0]):
+            return None
+        module = importlib.import_module(entry[0])
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _available(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="certgen")
+def cli() -> None:
+    """certgen: frame-pacing certificates and reports (SOP-GPU-001 v1.1)."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI; turn a CertgenError into one stderr line and exit 1."""
+    from certgen.errors import CertgenError
+
+    try:
+        return cli.main(args=argv, prog_name="certgen", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("certgen: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except CertgenError as exc:
+        click.echo(f"certgen: {exc}", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(1)

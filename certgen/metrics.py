@@ -1,0 +1,281 @@
+"""SOP-GPU-001 v1.1 Step 4.2 arithmetic: time-weighted FPS, slowest-k lows, gap, stutter, score.
+
+Everything here follows spec/metrics.md to the letter:
+- frames with t <= 0 are dropped and counted; an empty capture is refused, never 0 FPS;
+- average FPS is time-weighted (1000 * N / sum t), never the mean of per-frame 1000/t;
+- a low is 1000 / mean of the k slowest frame times, k = max(1, ceil(N * p)) in integers;
+- rounding order: FPS to 1 decimal, then g and s from the rounded FPS (4 decimals), then the
+  score from the unrounded g and s (2 decimals); half away from zero on the decimal value;
+- the null rule: absent stays absent, out-of-order figures are corrupted and give null.
+
+The weights come from the versioned rules file (certgen/sop), never from this module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import numpy.typing as npt
+
+from certgen.errors import CaptureEmptyError
+
+FloatArray = npt.NDArray[np.float64]
+
+# Tails, as integer fractions so that k is computed in integers: p = 1/100 and 1/1000.
+LOW_1PCT_DENOMINATOR = 100
+LOW_0_1PCT_DENOMINATOR = 1000
+
+
+def round_half_away(value: float, ndigits: int) -> float:
+    """Round half away from zero on the decimal value (Python's round() is half-to-even)."""
+    quantum = Decimal(1).scaleb(-ndigits)
+    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def k_slowest(n_frames: int, denominator: int) -> int:
+    """k = max(1, ceil(N / denominator)), in integer arithmetic (no float ceil)."""
+    return max(1, -(-n_frames // denominator))
+
+
+@dataclass(frozen=True)
+class FpsFigures:
+    """The three SOP FPS figures, each rounded to 1 decimal (None = absent)."""
+
+    avg_fps: float | None
+    low_1pct_fps: float | None
+    low_0_1pct_fps: float | None
+
+
+@dataclass(frozen=True)
+class Ratios:
+    """Consistency gap, stutter (4 decimals) and Fluidity Score (2 decimals), or None."""
+
+    consistency_gap: float | None
+    stutter: float | None
+    fluidity_score: float | None
+    corrupted: bool = False
+    """True when the FPS figures break F_0.1% <= F_1% <= F (a hand-edited or corrupted record)."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Fluidity Score weights of one SOP version (0.7 / 0.3 in v1.1)."""
+
+    consistency_gap: float
+    stutter: float
+
+
+def _fps_from_total(count: int, total_ms: float, values: FloatArray) -> float:
+    """1000 * count / total, rounded to 1 decimal; exact (fsum) when near a rounding tie.
+
+    A float sum depends on summation order by an ulp or so; that can only matter when the
+    figure sits on a .x5 tie, so there (and only there) the exactly-rounded fsum decides,
+    which makes the result independent of frame order.
+    """
+    fps = 1000.0 * count / total_ms
+    scaled = fps * 10.0
+    if abs((scaled - math.floor(scaled)) - 0.5) < 1e-7:
+        fps = 1000.0 * count / math.fsum(values.tolist())
+    return round_half_away(fps, 1)
+
+
+def _slowest_tail(frames: FloatArray, k: int) -> FloatArray:
+    """The k largest frame times (any order), in O(N) without a full sort.
+
+    A strided sample gives a threshold that, checked by counting, is guaranteed to keep every
+    one of the k slowest frames; np.partition then works on that small candidate set only. If
+    the check fails (unusual distributions), the whole array is partitioned.
+    """
+    n = frames.size
+    if k >= n:
+        return frames
+    step = max(1, n // 8192)
+    if step > 1:
+        sample = frames[::step]
+        want = min(sample.size - 1, max(2 * (k * sample.size) // n + 8, 8))
+        threshold = np.partition(sample, sample.size - 1 - want)[sample.size - 1 - want]
+        candidates = frames[frames >= threshold]
+        if candidates.size >= k:
+            frames = candidates
+    return np.partition(frames, frames.size - k)[frames.size - k :]
+
+
+def fps_figures(frames: FloatArray) -> FpsFigures:
+    """Average, 1% low and 0.1% low FPS of positive frame times (ms), each rounded to 1 decimal."""
+    n = int(frames.size)
+    if n == 0:
+        return FpsFigures(None, None, None)
+    avg = _fps_from_total(n, float(np.sum(frames)), frames)
+    k1 = k_slowest(n, LOW_1PCT_DENOMINATOR)
+    k01 = k_slowest(n, LOW_0_1PCT_DENOMINATOR)
+    tail1 = _slowest_tail(frames, k1)
+    # The 0.1% tail is the slowest part of the 1% tail (k01 <= k1), so it is taken from it.
+    tail01 = np.partition(tail1, tail1.size - k01)[tail1.size - k01 :]
+    low1 = _fps_from_total(k1, float(np.sum(tail1)), tail1)
+    low01 = _fps_from_total(k01, float(np.sum(tail01)), tail01)
+    return FpsFigures(avg, low1, low01)
+
+
+def ratios_from_fps(
+    avg_fps: float | None,
+    low_1pct_fps: float | None,
+    low_0_1pct_fps: float | None,
+    weights: Weights,
+) -> Ratios:
+    """Gap, stutter and score from (already rounded) FPS figures, with the null rule.
+
+    - F or F_1% is 0 or absent -> g and S_F null;
+    - F_1% is 0 or absent, or F_0.1% absent -> s and S_F null;
+    - out of order (F_1% > F or F_0.1% > F_1%) or negative -> all null, flagged corrupted.
+    """
+    figures = (avg_fps, low_1pct_fps, low_0_1pct_fps)
+    present = [f for f in figures if f is not None]
+    if any((not math.isfinite(f)) or f < 0 for f in present):
+        return Ratios(None, None, None, corrupted=True)
+    if (avg_fps is not None and low_1pct_fps is not None and low_1pct_fps > avg_fps) or (
+        low_1pct_fps is not None and low_0_1pct_fps is not None and low_0_1pct_fps > low_1pct_fps
+    ):
+        return Ratios(None, None, None, corrupted=True)
+
+    gap_raw: float | None = None
+    if avg_fps and low_1pct_fps:  # both present and non-zero
+        gap_raw = 1.0 - low_1pct_fps / avg_fps
+    stutter_raw: float | None = None
+    if low_1pct_fps and low_0_1pct_fps is not None:
+        stutter_raw = 1.0 - low_0_1pct_fps / low_1pct_fps
+
+    gap = None if gap_raw is None else round_half_away(gap_raw, 4)
+    stutter = None if stutter_raw is None else round_half_away(stutter_raw, 4)
+    score = None
+    if gap_raw is not None and stutter_raw is not None:
+        score = fluidity_score(gap_raw, stutter_raw, weights)
+    return Ratios(gap, stutter, score)
+
+
+def fluidity_score(gap: float, stutter: float, weights: Weights) -> float:
+    """S_F = 100 * (1 - (w_g * g + w_s * s)), rounded to 2 decimals."""
+    return round_half_away(
+        100.0 * (1.0 - (weights.consistency_gap * gap + weights.stutter * stutter)), 2
+    )
+
+
+@dataclass(frozen=True)
+class SopMetrics:
+    """The SOP Step 4.2 figures of one capture."""
+
+    frames: int
+    """Frames scored (after dropping t <= 0)."""
+    dropped_nonpositive: int
+    avg_fps: float | None
+    low_1pct_fps: float | None
+    low_0_1pct_fps: float | None
+    consistency_gap: float | None
+    stutter: float | None
+    fluidity_score: float | None
+    corrupted: bool
+
+
+def positive_frames(frame_times_ms: FloatArray) -> tuple[FloatArray, int]:
+    """Drop t <= 0 (a zero-length frame cannot exist); return the rest and how many went."""
+    if frame_times_ms.size and float(np.min(frame_times_ms)) > 0.0:
+        return frame_times_ms, 0
+    kept = frame_times_ms[frame_times_ms > 0.0]
+    return kept, int(frame_times_ms.size - kept.size)
+
+
+def compute_sop_metrics(
+    frame_times_ms: FloatArray, weights: Weights, *, source: str = "capture"
+) -> SopMetrics:
+    """SOP v1.1 Step 4.2 figures for one capture's frame times (ms).
+
+    Raises CaptureEmptyError when no frame is left after dropping t <= 0: such a run is
+    re-run, never scored as 0 FPS.
+    """
+    frames, dropped = positive_frames(frame_times_ms)
+    if frames.size == 0:
+        raise CaptureEmptyError(
+            f"no frame with a positive frame time ({dropped} dropped as <= 0); "
+            "the run must be captured again",
+            file=source,
+        )
+    fps = fps_figures(frames)
+    ratios = ratios_from_fps(fps.avg_fps, fps.low_1pct_fps, fps.low_0_1pct_fps, weights)
+    return SopMetrics(
+        frames=int(frames.size),
+        dropped_nonpositive=dropped,
+        avg_fps=fps.avg_fps,
+        low_1pct_fps=fps.low_1pct_fps,
+        low_0_1pct_fps=fps.low_0_1pct_fps,
+        consistency_gap=ratios.consistency_gap,
+        stutter=ratios.stutter,
+        fluidity_score=ratios.fluidity_score,
+        corrupted=ratios.corrupted,
+    )
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """SOP figures plus diagnostics of one capture: the `metrics` of a run in record.json.
+
+    `as_json()` gives the pinned keys of `certgen metrics --json` / `runs[].metrics`.
+    """
+
+    sop: SopMetrics
+    p99_ms: float | None
+    p99_9_ms: float | None
+    stall_count: int
+    stall_total_ms: float
+    stutter_count: int
+    too_short: bool
+
+    def as_json(self) -> dict[str, object]:
+        """Pinned keys, in a fixed order (nulls where the null rule says so)."""
+        s = self.sop
+        return {
+            "frames": s.frames,
+            "dropped_nonpositive": s.dropped_nonpositive,
+            "avg_fps": s.avg_fps,
+            "low_1pct_fps": s.low_1pct_fps,
+            "low_0_1pct_fps": s.low_0_1pct_fps,
+            "consistency_gap": s.consistency_gap,
+            "stutter": s.stutter,
+            "fluidity_score": s.fluidity_score,
+            "corrupted": s.corrupted,
+            "p99_ms": _ms(self.p99_ms),
+            "p99_9_ms": _ms(self.p99_9_ms),
+            "stall_count": self.stall_count,
+            "stall_total_ms": _ms(self.stall_total_ms),
+            "stutter_count": self.stutter_count,
+            "too_short": self.too_short,
+        }
+
+
+def _ms(value: float | None) -> float | None:
+    """Diagnostic times are reported to 0.001 ms (the tools' own resolution)."""
+    return None if value is None else round_half_away(value, 3)
+
+
+def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str = "capture") -> RunMetrics:
+    """SOP v1.1 Step 4.2 figures and the diagnostics for one capture's frame times."""
+    from certgen.diagnostics import compute_diagnostics
+
+    sop = compute_sop_metrics(frame_times_ms, weights, source=source)
+    frames, _ = positive_frames(frame_times_ms)
+    diag = compute_diagnostics(frames)
+    return RunMetrics(
+        sop=sop,
+        p99_ms=diag.p99_ms,
+        p99_9_ms=diag.p99_9_ms,
+        stall_count=diag.stall_count,
+        stall_total_ms=diag.stall_total_ms,
+        stutter_count=diag.stutter_count,
+        too_short=diag.too_short,
+    )
+
+
+def weights_of(rules: object) -> Weights:
+    """The Fluidity weights of a loaded rules file (certgen.sop.Rules)."""
+    return Weights(getattr(rules, "weight_gap"), getattr(rules, "weight_stutter"))
