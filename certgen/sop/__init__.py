@@ -32,6 +32,19 @@ class Rules:
     ranking_min_cohort: int
     calibrated: bool
     calibration_fleet_target: int
+    calibration_statement: tuple[tuple[str, str], ...] = ()
+    """(language, text) pairs, sorted by language: the calibration status every document prints."""
+
+    def calibration_text(self, language: str) -> str:
+        """The calibration statement in one language; a missing language is a RulesError."""
+        for lang, text in self.calibration_statement:
+            if lang == language:
+                return text
+        raise RulesError(
+            f"no calibration statement in language {language!r}",
+            file=rules_file_name(self.sop),
+            field="calibration_statement",
+        )
 
 
 def rules_file_name(sop: str) -> str:
@@ -79,6 +92,9 @@ def load_rules(sop: str = DEFAULT_SOP) -> Rules:
             ranking_min_cohort=int(data["ranking"]["min_cohort"]),
             calibrated=bool(data["calibrated"]),
             calibration_fleet_target=int(data["calibration_fleet_target"]),
+            calibration_statement=tuple(
+                sorted((str(k), " ".join(str(v).split())) for k, v in data["calibration_statement"].items())
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, RulesError):

@@ -1,0 +1,627 @@
+"""card.yaml -> Bundle: a strict schema, paths confined to the bundle, zips checked before use.
+
+A bundle is a folder (or a .zip of one) holding `card.yaml`, the capture of every recorded run
+and the archived first captures of re-run configurations (spec/bundle.md). Loading is the only
+stage of the pipeline that reads the bundle; everything after it works on the returned records.
+
+Rules enforced here, all reported at once (one line per problem, `card.yaml: <field>: <what>`):
+- unknown keys and duplicate YAML keys are errors (a typo never falls back to a default);
+- types are strict (`driver: 566.14` is a number, not the string "566.14");
+- capture paths are relative, free of `..`, and resolve (symlinks included) inside the bundle;
+- each run has exactly one of `capture` and `not_run`.
+Zip entries are checked for traversal, absolute names, symlinks and size before any is extracted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from certgen.errors import BundleError
+
+CARD_FILE = "card.yaml"
+LANGUAGES = ("en", "ru", "pt")
+UPSCALERS = ("none", "DLSS", "FSR", "XeSS")
+GRADES = ("PLATINUM", "GOLD", "SILVER")
+
+_RESOLUTION_RE = re.compile(r"^([1-9][0-9]{1,5})x([1-9][0-9]{1,5})$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class BundleErrors(BundleError):
+    """Every problem of one bundle, one line each (`errors`), raised as one error."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("\n".join(self.errors))
+
+
+# --------------------------------------------------------------------------------------------
+# The schema of card.yaml (pinned key names: spec/bundle.md)
+# --------------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+Text = Annotated[str, Field(min_length=1)]
+
+
+class Certificate(_Strict):
+    """Which certificate this is and which SOP rules file applies."""
+
+    id: str = Field(
+        description="Certificate id, also the output folder name (letters, digits, . _ -).",
+        json_schema_extra={"pattern": _CERT_ID_RE.pattern},
+    )
+    issued: date = Field(strict=False, description="Issue date, YYYY-MM-DD (dates come from here).")
+    sop: str = Field(description="SOP version; picks the rules file in certgen/sop/.")
+    languages: list[Literal["en", "ru", "pt"]] = Field(
+        min_length=1, description="Languages of the customer documents."
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _CERT_ID_RE.match(value):
+            raise PydanticCustomError(
+                "certificate_id",
+                "expected letters, digits, '.', '_' or '-' (it names the output folder)",
+            )
+        return value
+
+    @field_validator("sop")
+    @classmethod
+    def _sop(cls, value: str) -> str:
+        from certgen.sop import available_sops
+
+        known = available_sops()
+        if value not in known:
+            raise PydanticCustomError(
+                "sop_unknown", "expected one of {known}", {"known": ", ".join(known)}
+            )
+        return value
+
+    @field_validator("languages")
+    @classmethod
+    def _languages(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise PydanticCustomError("duplicate_language", "expected each language once")
+        return value
+
+
+class Card(_Strict):
+    """The certified card, as printed on the documents."""
+
+    vendor: Text
+    model: Text
+    gpu: Text
+    vram_gb: Annotated[int, Field(gt=0)] | Annotated[float, Field(gt=0)] = Field(
+        description="VRAM in GB."
+    )
+    serial: Text
+    hardware_ray_tracing: bool = Field(description="Whether the GPU has hardware ray tracing.")
+    driver: Text = Field(description='Driver version as text (quote it: "566.14").')
+
+
+class Phase1(_Strict):
+    """Outcomes of SOP Phase 1 (electrical checks) that bear on the certificate."""
+
+    vrm_rail_resistance: Text = Field(description="Outcome of the VRM rail resistance check.")
+
+
+class GradeCap(_Strict):
+    """A cap on the grade imposed by another SOP phase, with its reason."""
+
+    grade: Literal["PLATINUM", "GOLD", "SILVER"]
+    reason: Text
+
+
+class FirstCapture(_Strict):
+    """The archived first capture of a re-run configuration and its SHA-256."""
+
+    file: str = Field(description="Path inside the bundle, e.g. archive/run-first.csv.")
+    sha256: str = Field(
+        description="SHA-256 of the archived file, 64 lowercase hex digits.",
+        json_schema_extra={"pattern": _SHA256_RE.pattern},
+    )
+
+    @field_validator("file")
+    @classmethod
+    def _file(cls, value: str, info: ValidationInfo) -> str:
+        return _confined(value, info)
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, value: str) -> str:
+        if not _SHA256_RE.match(value):
+            raise PydanticCustomError("sha256", "expected 64 lowercase hex digits")
+        return value
+
+
+class SoftLimit(_Strict):
+    """What a raised Stutter Soft Limit requires: a justification and a VRM re-examination."""
+
+    justification: Text | None = Field(default=None, description="Written justification (Markdown).")
+    vrm_reexamination: Text | None = Field(
+        default=None, description="Outcome of the Phase 1 VRM rail resistance re-examination."
+    )
+
+
+class Run(_Strict):
+    """One benchmark run: its cohort fields, then a capture or the reason it was not run."""
+
+    title: Text
+    resolution: str = Field(
+        description="Output resolution, WIDTHxHEIGHT (e.g. 2560x1440).",
+        json_schema_extra={"pattern": _RESOLUTION_RE.pattern},
+    )
+    preset: Text
+    ray_tracing: bool
+    upscaler: Literal["none", "DLSS", "FSR", "XeSS"]
+    upscaler_mode: Text | None = Field(description="e.g. Quality; null when no upscaler.")
+    frame_generation: bool
+    capture: str | None = Field(default=None, description="Capture file inside the bundle.")
+    not_run: Text | None = Field(default=None, description="Why the run could not execute.")
+    first_capture: FirstCapture | None = None
+    soft_limit: SoftLimit | None = None
+    process: Text | None = Field(
+        default=None, description="Application name to pick from a multi-process capture."
+    )
+    format: Text | None = Field(default=None, description="Force a capture reader.")
+
+    @field_validator("resolution", mode="before")
+    @classmethod
+    def _resolution(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not _RESOLUTION_RE.match(value):
+            raise PydanticCustomError("resolution", "expected WIDTHxHEIGHT")
+        return value
+
+    @field_validator("capture")
+    @classmethod
+    def _capture(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _confined(value, info)
+
+    @model_validator(mode="after")
+    def _capture_xor_not_run(self) -> Run:
+        if (self.capture is None) == (self.not_run is None):
+            raise PydanticCustomError(
+                "capture_or_not_run", "expected exactly one of 'capture' and 'not_run'"
+            )
+        return self
+
+    @property
+    def label(self) -> str:
+        """How messages name the run: title and output resolution."""
+        return f"{self.title} {self.resolution}"
+
+
+class CardFile(_Strict):
+    """card.yaml: certificate, customer, card, Phase 1 outcome, grade cap and the runs."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        title="card.yaml",
+        json_schema_extra={"$comment": "certgen bundle metadata (spec/bundle.md)"},
+    )
+
+    certificate: Certificate
+    customer: Text = Field(description="Customer name, as printed.")
+    card: Card
+    phase1: Phase1
+    grade_cap: GradeCap | None = Field(description="A cap from another SOP phase, or null.")
+    runs: list[Run] = Field(min_length=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Paths inside the bundle
+# --------------------------------------------------------------------------------------------
+
+
+def _confined(value: str, info: ValidationInfo) -> str:
+    """Check a bundle path: relative, no `..`, resolving (symlinks too) inside an existing file.
+
+    Without a validation context (schema export, tests of the model alone) only the text is checked.
+    """
+    if not value:
+        raise PydanticCustomError("path_empty", "expected a path inside the bundle")
+    posix = PurePosixPath(value.replace("\\", "/"))
+    if posix.is_absolute() or re.match(r"^[A-Za-z]:", value) or value.startswith("\\"):
+        raise PydanticCustomError(
+            "path_absolute", "expected a relative path inside the bundle"
+        )
+    if ".." in posix.parts:
+        raise PydanticCustomError(
+            "path_parent", "expected a path inside the bundle without '..'"
+        )
+    root = (info.context or {}).get("root")
+    if root is None:
+        return value
+    root = Path(root)
+    target = root.joinpath(*posix.parts)
+    resolved = target.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise PydanticCustomError("path_escape", "resolves outside the bundle (a symlink out)")
+    if not target.exists():
+        raise PydanticCustomError("path_missing", "file not found in the bundle")
+    if not resolved.is_file():
+        raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# YAML with duplicate keys refused
+# --------------------------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
+
+    duplicates: list[str]
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    first_line: dict[Any, int] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "found an unhashable key", key_node.start_mark
+            ) from None
+        line = key_node.start_mark.line + 1
+        if key in mapping:
+            loader.duplicates.append(
+                f"{CARD_FILE}:{line}: duplicate key {str(key)!r} (first at line {first_line[key]})"
+            )
+            continue  # the first value stays; the file is refused anyway
+        first_line[key] = line
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
+    """YAML text -> (data, duplicate-key errors). A syntax error is a BundleErrors at once."""
+    loader = _Loader(text)
+    loader.duplicates = []
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise BundleErrors([f"{CARD_FILE}{line}: invalid YAML: {problem}"]) from None
+    except yaml.YAMLError as exc:
+        raise BundleErrors([f"{CARD_FILE}: invalid YAML: {exc}"]) from None
+    finally:
+        loader.dispose()
+    return data, list(loader.duplicates)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation errors -> one readable line each
+# --------------------------------------------------------------------------------------------
+
+_EXPECT: dict[str, str] = {
+    "string_type": "expected a text",
+    "bool_type": "expected true or false",
+    "int_type": "expected a whole number",
+    "float_type": "expected a number",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+    "date_type": "expected a date YYYY-MM-DD",
+    "date_from_datetime_parsing": "expected a date YYYY-MM-DD",
+    "date_parsing": "expected a date YYYY-MM-DD",
+    "date_from_datetime_inexact": "expected a date YYYY-MM-DD",
+    "string_too_short": "expected a non-empty text",
+    "too_short": "expected at least one entry",
+    "greater_than": "expected a number above 0",
+}
+
+
+def _show(value: Any) -> str:
+    """A YAML value as a message shows it: scalars quoted as written, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "'true'" if value else "'false'"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, date):
+        return repr(value.isoformat())
+    return repr(str(value)) if not isinstance(value, str) else repr(value)
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+_UNION_TAGS = {"int", "float", "constrained-int", "constrained-float"}
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The key names allowed where `loc` points (for 'did you mean' hints)."""
+    model: Any = CardFile
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        inner = _model_in(ann)
+        if inner is None:
+            return []
+        model = inner
+    return list(model.model_fields)
+
+
+def _model_in(ann: Any) -> Any:
+    import typing
+
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in typing.get_args(ann):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> list[str]:
+    """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated."""
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+        kind = err["type"]
+        where = _loc(loc)
+        if kind == "missing":
+            text = "required key missing"
+        elif kind == "extra_forbidden":
+            name = str(loc[-1])
+            close = difflib.get_close_matches(name, _known_keys(loc), n=1)
+            text = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            options = re.findall(r"'([^']*)'", expected)
+            text = f"expected one of {', '.join(options)}, got {_show(err['input'])}"
+        elif kind in _EXPECT:
+            text = f"{_EXPECT[kind]}, got {_show(err['input'])}"
+        elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
+            text = f"{_show(err['input'])}: {err['msg']}"
+        elif kind == "capture_or_not_run":
+            text = err["msg"]
+        else:
+            text = f"{err['msg']}, got {_show(err['input'])}"
+        line = f"{file}: {where}: {text}" if where else f"{file}: {text}"
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
+# The loaded bundle
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A validated bundle: its card.yaml and the folder its paths resolve in.
+
+    `root` is only valid inside `open_bundle(...)` (for a zip it is a temporary folder).
+    """
+
+    root: Path
+    source: str
+    """How messages name the bundle (the path the user gave)."""
+    card: CardFile
+
+    def path(self, relative: str) -> Path:
+        """A bundle path (already confined by validation) on this machine."""
+        return self.root.joinpath(*PurePosixPath(relative.replace("\\", "/")).parts)
+
+    def sha256(self, relative: str) -> str:
+        """SHA-256 (hex) of a file of the bundle."""
+        return sha256_file(self.path(relative))
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def validate_card(data: Any, *, root: Path | None = None, duplicates: list[str] | None = None) -> CardFile:
+    """Validate parsed card.yaml data; every problem is one line of one BundleErrors."""
+    errors = list(duplicates or [])
+    card: CardFile | None = None
+    if not isinstance(data, dict):
+        errors.append(f"{CARD_FILE}: expected a mapping at the top level, got {_show(data)}")
+    else:
+        try:
+            card = CardFile.model_validate(data, context={"root": root} if root else None)
+        except ValidationError as exc:
+            errors.extend(format_validation_errors(exc))
+    if errors:
+        raise BundleErrors(errors)
+    assert card is not None
+    return card
+
+
+def load_card(root: Path, *, source: str | None = None) -> Bundle:
+    """Read and validate `root/card.yaml` (root is a folder)."""
+    card_path = root / CARD_FILE
+    if not card_path.is_file():
+        raise BundleErrors([f"{source or root}: no {CARD_FILE} in the bundle"])
+    try:
+        text = card_path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise BundleErrors([f"{CARD_FILE}: expected UTF-8 text"]) from None
+    data, duplicates = parse_card_yaml(text)
+    card = validate_card(data, root=root, duplicates=duplicates)
+    return Bundle(root=root, source=source or str(root), card=card)
+
+
+# --------------------------------------------------------------------------------------------
+# Zips: checked entry by entry before anything is extracted
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZipLimits:
+    """Bounds on a bundle zip (a zip bomb must fail before it fills the disk)."""
+
+    max_entries: int = 10_000
+    max_entry_bytes: int = 1 << 30
+    max_total_bytes: int = 4 << 30
+
+
+def _zip_entry_problem(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "has an absolute path"
+    parts = name.replace("\\", "/").split("/")
+    if ".." in parts:
+        return "escapes the bundle through '..'"
+    if "\x00" in name:
+        return "has a NUL byte in its name"
+    return None
+
+
+def check_zip(archive: zipfile.ZipFile, source: str, limits: ZipLimits) -> list[str]:
+    """Every problem of a bundle zip's entries (names, links, sizes), before extraction."""
+    problems: list[str] = []
+    infos = archive.infolist()
+    if len(infos) > limits.max_entries:
+        problems.append(f"{source}: {len(infos)} entries, more than the limit of {limits.max_entries}")
+    total = 0
+    for info in infos:
+        problem = _zip_entry_problem(info)
+        if problem:
+            problems.append(f"{source}: entry {info.filename!r} {problem}")
+        if info.file_size > limits.max_entry_bytes:
+            problems.append(
+                f"{source}: entry {info.filename!r} is {info.file_size} bytes, "
+                f"more than the limit of {limits.max_entry_bytes}"
+            )
+        total += info.file_size
+    if total > limits.max_total_bytes:
+        problems.append(
+            f"{source}: {total} bytes uncompressed, more than the limit of {limits.max_total_bytes}"
+        )
+    return problems
+
+
+def _zip_root(names: list[str]) -> str:
+    """The folder inside the zip that holds card.yaml: the top level or one top folder."""
+    clean = [n.replace("\\", "/") for n in names]
+    if CARD_FILE in clean:
+        return ""
+    tops = sorted({n.split("/", 1)[0] for n in clean if "/" in n})
+    candidates = [t for t in tops if f"{t}/{CARD_FILE}" in clean]
+    return candidates[0] + "/" if len(candidates) == 1 else ""
+
+
+def _extract(archive: zipfile.ZipFile, dest: Path, limits: ZipLimits, source: str) -> None:
+    """Extract checked entries as plain files; the byte count is enforced while copying."""
+    written = 0
+    for info in archive.infolist():
+        parts = [p for p in info.filename.replace("\\", "/").split("/") if p not in ("", ".")]
+        if not parts:
+            continue
+        target = dest.joinpath(*parts)
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(info) as src, open(target, "xb") as out:
+            while chunk := src.read(1 << 20):
+                written += len(chunk)
+                if written > limits.max_total_bytes:
+                    raise BundleErrors([f"{source}: more data than the declared sizes"])
+                out.write(chunk)
+
+
+@contextlib.contextmanager
+def open_bundle(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) -> Iterator[Bundle]:
+    """Open a bundle folder or .zip; the Bundle's root is valid inside the `with` block."""
+    p = Path(path)
+    source = str(path)
+    limits = limits or ZipLimits()
+    if p.is_dir():
+        yield load_card(p.resolve(), source=source)
+        return
+    if not p.exists():
+        raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
+    if not zipfile.is_zipfile(p):
+        raise BundleErrors([f"{source}: expected a bundle folder or a .zip of one"])
+    with zipfile.ZipFile(p) as archive:
+        problems = check_zip(archive, source, limits)
+        if problems:
+            raise BundleErrors(problems)
+        prefix = _zip_root(archive.namelist())
+        tmp = Path(tempfile.mkdtemp(prefix="certgen-bundle-"))
+        try:
+            _extract(archive, tmp, limits, source)
+            root = tmp.joinpath(*[x for x in prefix.split("/") if x]).resolve()
+            yield load_card(root, source=source)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def card_json_schema() -> dict[str, Any]:
+    """The JSON Schema of card.yaml, generated from the models (deterministic)."""
+    schema = CardFile.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return json.loads(json.dumps(schema, sort_keys=True))
