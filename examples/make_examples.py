@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""Make the sample bundles and the sample fleet from synthetic frame-time logs.
+
+Deterministic: every series comes from a seeded generator, every float is written with a
+fixed number of decimals, every listing is sorted, so running this script twice writes the
+same bytes. The bundles are written in the real formats certgen reads (PresentMon 2.x CSV
+with its BOM and CRLF, CapFrameX JSON sessions, MangoHud CSV logs, engine frame-stats JSON
+Lines) so that the samples go through the production readers like any lab capture.
+
+THE NUMBERS ARE ILLUSTRATIVE. No card was measured: the frame times are shaped on purpose
+(a steady bulk, a slower 1% tail, a few spikes) to show a PLATINUM card, a GOLD card whose
+tier mean hides a run past the stutter Soft Limit, and a SILVER card with a title it could
+not run.
+
+Usage: python examples/make_examples.py [--out examples]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+ILLUSTRATIVE = (
+    "Illustrative sample: synthetic frame-time logs run through the production parser, "
+    "not a measured card."
+)
+
+
+# --------------------------------------------------------------------------- frame times
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The target of one synthetic run: average FPS, gap, stutter, length in seconds."""
+
+    fps: float
+    gap: float
+    stutter: float
+    seconds: float
+    seed: int
+
+
+def frame_times(shape: Shape) -> np.ndarray:
+    """Frame times (ms) whose SOP figures land close to the shape's targets.
+
+    The slowest 1% tail is built explicitly: k_0.1% spikes at the 0.1% mean and the rest of
+    the 1% tail at the value that makes its mean t_1% = t / (1 - g); the bulk then takes
+    whatever keeps the overall mean at 1000 / fps. A little jitter on each part keeps the
+    series from looking machine-made, never enough to reorder the parts.
+    """
+    rng = np.random.default_rng(shape.seed)
+    mean = 1000.0 / shape.fps
+    n = int(round(shape.seconds * shape.fps))
+    k1 = max(1, -(-n // 100))
+    k01 = max(1, -(-n // 1000))
+    t1 = mean / (1.0 - shape.gap)
+    t01 = t1 / (1.0 - shape.stutter)
+    mid = (k1 * t1 - k01 * t01) / (k1 - k01)
+    bulk_mean = (n * mean - k1 * t1) / (n - k1)
+    # Jitter that keeps the bulk below the tail, with a slow wobble (scene changes).
+    room = max(mid - bulk_mean, 0.02)
+    amp = min(0.06 * bulk_mean, 0.45 * room)
+    wobble = np.sin(np.linspace(0.0, 6.0 * math.pi, n - k1) + rng.uniform(0, 6.28))
+    bulk = bulk_mean + amp * (0.5 * wobble + rng.uniform(-0.5, 0.5, n - k1))
+    bulk += bulk_mean - bulk.mean()
+    mid_part = mid + rng.uniform(-0.3, 0.3, k1 - k01) * min(room, 0.3 * mid)
+    mid_part += mid - mid_part.mean()
+    spikes = t01 + rng.uniform(-0.05, 0.05, k01) * t01
+    spikes += t01 - spikes.mean()
+    series = bulk.copy()
+    positions = np.sort(rng.choice(np.arange(30, n - k1 - 30), size=k1, replace=False))
+    tail = np.concatenate([mid_part, spikes])
+    rng.shuffle(tail)
+    series = np.insert(series, positions, tail)
+    return np.round(series, 4)
+
+
+# --------------------------------------------------------------------------- writers
+
+
+def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> None:
+    """PresentMon 2.x CSV: BOM, CRLF, NA tokens, a second process (dwm.exe) mixed in."""
+    rng = np.random.default_rng(seed)
+    header = (
+        "Application,ProcessID,SwapChainAddress,PresentRuntime,SyncInterval,PresentFlags,"
+        "AllowsTearing,PresentMode,FrameType,TimeInQPC,MsBetweenSimulationStart,"
+        "MsBetweenPresents,MsBetweenDisplayChange,MsInPresentAPI,MsRenderPresentLatency,"
+        "MsUntilDisplayed,MsPCLatency,CPUStartQPC,MsBetweenAppStart,MsCPUBusy,MsCPUWait,"
+        "MsGPULatency,MsGPUTime,MsGPUBusy,MsGPUWait,MsVideoBusy,MsAnimationError,AnimationTime,"
+        "MsFlipDelay,MsAllInputToPhotonLatency,MsClickToPhotonLatency,MsInstrumentedLatency"
+    )
+    lines = [header]
+    qpc = 2466961604351
+    t_dwm = 0.0
+    t_game = 0.0
+    for i, t in enumerate(times):
+        t_game += float(t)
+        # dwm.exe presents now and then in the same file (the game is in independent flip):
+        # another group, which the reader must keep apart from the game's frames.
+        while t_dwm + 1000.0 < t_game:
+            t_dwm += 1000.0
+            lines.append(
+                f"dwm.exe,2656,0x19D7EF5E390,DXGI,1,0,0,Hardware: Legacy Flip,Application,"
+                f"{qpc + int(t_dwm * 10000)},NA,16.66670000000000,16.66670000000000,"
+                f"0.37230000000000,0.32520000000000,14.1630,NA,{qpc + int(t_dwm * 10000) - 1000},"
+                f"16.6667,16.2350,0.4317,16.0327,0.5275,0.5275,0.0000,0.0000,NA,"
+                f"{t_dwm / 1000:.4f},NA,NA,NA,NA"
+            )
+        busy = float(t) * float(rng.uniform(0.55, 0.7))
+        first = i == 0
+        between = "NA" if first else f"{t:.14f}"
+        lines.append(
+            f"{app},24892,0x2A70D2CAC00,DXGI,0,512,1,Hardware Composed: Independent Flip,"
+            f"Application,{qpc + int(t_game * 10000)},{'NA' if first else f'{t:.4f}'},"
+            f"{between},{'NA' if first else f'{t:.14f}'},0.52690000000000,"
+            f"0.78810000000000,{t * 0.9:.4f},NA,{qpc + int(t_game * 10000) - 2000},"
+            f"{t:.4f},{busy:.4f},{float(t) - busy:.4f},{busy * 0.4:.4f},{busy * 0.9:.4f},"
+            f"{busy * 0.9:.4f},0.0000,0.0000,NA,{t_game / 1000:.4f},NA,NA,NA,NA"
+        )
+    # The first frame of the group has no previous present: its interval is NA.
+    data = "\ufeff" + "\r\n".join(lines) + "\r\n"
+    path.write_bytes(data.encode("utf-8"))
+
+
+def write_capframex_json(path: Path, runs: list[np.ndarray], info: dict[str, str]) -> None:
+    """A CapFrameX JSON session (one file, one or more runs)."""
+    run_objs = []
+    for times in runs:
+        elapsed = np.concatenate([[0.0], np.cumsum(times)[:-1]]) / 1000.0
+        run_objs.append(
+            {
+                "Hash": hashlib.sha256(times.tobytes()).hexdigest()[:32],
+                "CaptureData": {
+                    "TimeInSeconds": [round(float(x), 6) for x in elapsed],
+                    "MsBetweenPresents": [round(float(x), 4) for x in times],
+                    "MsBetweenDisplayChange": [round(float(x), 4) for x in times],
+                    "Dropped": [False] * len(times),
+                },
+                "SensorData2": None,
+            }
+        )
+    session = {
+        "Hash": hashlib.sha256(b"".join(r.tobytes() for r in runs)).hexdigest()[:32],
+        "Info": {
+            "Id": "00000000-0000-4000-8000-000000000000",
+            "ProcessName": info["process"],
+            "GameName": info["game"],
+            "CreationDate": "2026-11-20T10:00:00",
+            "Motherboard": "Illustrative",
+            "OS": "Microsoft Windows 11 Pro",
+            "Processor": "Illustrative 8-core CPU",
+            "SystemRam": "32 GB",
+            "BaseDriverVersion": info.get("driver", ""),
+            "GPU": info["gpu"],
+            "Comment": ILLUSTRATIVE,
+            "ApiInfo": "DirectX 12",
+            "PresentationMode": "Hardware: Independent Flip",
+        },
+        "Runs": run_objs,
+    }
+    path.write_text(json.dumps(session, separators=(",", ":")) + "\n", encoding="utf-8")
+
+
+def write_mangohud(path: Path, times: np.ndarray, gpu: str, seed: int) -> None:
+    """A MangoHud log (0.7 layout: info lines, separator, per-frame rows, elapsed in ns)."""
+    rng = np.random.default_rng(seed)
+    lines = [
+        "os,cpu,gpu,ram,kernel,driver,cpuscheduler",
+        f"Illustrative Linux,Illustrative 8-core CPU,{gpu},32768,6.6.0,Mesa 24.2.0,",
+        "--------------------FRAME METRICS--------------------",
+        "fps,frametime,cpu_load,cpu_power,gpu_load,cpu_temp,gpu_temp,gpu_core_clock,"
+        "gpu_mem_clock,gpu_vram_used,gpu_power,ram_used,swap_used,process_rss,elapsed",
+    ]
+    elapsed_ns = 0
+    for t in times:
+        elapsed_ns += int(round(float(t) * 1e6))
+        load = int(rng.integers(93, 100))
+        lines.append(
+            f"{1000.0 / float(t):.4f},{float(t):.4f},{int(rng.integers(35, 60))},45,{load},"
+            f"61,68,2450,1250,7.1,210,11.2,0,3.9,{elapsed_ns}"
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_frame_stats(path: Path, times: np.ndarray, size: tuple[int, int], *, end: bool) -> None:
+    """Engine frame-stats JSON Lines (seeds/004): a warm-up first frame, then one line per frame."""
+    w, h = size
+    lines = []
+    t_ms = 0.0
+    all_times = np.concatenate([[0.0], times])  # tick 0 is pipeline creation, interval null
+    for tick, t in enumerate(all_times):
+        if tick == 0:
+            interval = "null"
+            submit = 333.435
+        else:
+            interval = f"{float(t):.3f}"
+            t_ms += float(t)
+            submit = float(t) * 0.2
+        gpu = "null" if tick == 0 else f"{float(t) * 0.8:.3f}"
+        gtick = "null" if tick == 0 else str(tick)
+        lines.append(
+            f'{{"schema_version":1,"tick":{tick},"t_ms":{t_ms:.3f},"sim_ms":0.013,'
+            f'"submit_ms":{submit:.3f},"gpu_ms":{gpu},"gpu_tick":{gtick},'
+            f'"present_interval_ms":{interval},"kind":"full","size":[{w},{h}],'
+            f'"device":"desktop","hud_ms":null}}'
+        )
+    if end:
+        lines.append(f'{{"schema_version":1,"end":true,"frames":{len(all_times)},"dropped":0}}')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+RUN_KEYS = (
+    "title", "resolution", "preset", "ray_tracing", "upscaler", "upscaler_mode",
+    "frame_generation",
+)
+
+
+def _yaml_scalar(value: object) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return value  # a YAML date
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _dump_yaml(data: object, indent: int = 0) -> list[str]:
+    """A tiny, ordered YAML writer (key order as given, strings JSON-quoted)."""
+    pad = "  " * indent
+    out: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, dict) and value:
+                out.append(f"{pad}{key}:")
+                out.extend(_dump_yaml(value, indent + 1))
+            elif isinstance(value, list) and value and isinstance(value[0], dict):
+                out.append(f"{pad}{key}:")
+                for item in value:
+                    sub = _dump_yaml(item, indent + 2)
+                    sub[0] = f"{pad}  - " + sub[0].lstrip()
+                    out.extend(sub)
+            elif isinstance(value, list):
+                out.append(f"{pad}{key}: [{', '.join(_yaml_scalar(v) for v in value)}]")
+            else:
+                out.append(f"{pad}{key}: {_yaml_scalar(value)}")
+    return out
+
+
+def run_entry(title: str, resolution: str, preset: str, *, rt: bool = False,
+              upscaler: str = "none", mode: str | None = None, fg: bool = False,
+              **rest: object) -> dict[str, object]:
+    entry: dict[str, object] = {
+        "title": title,
+        "resolution": resolution,
+        "preset": preset,
+        "ray_tracing": rt,
+        "upscaler": upscaler,
+        "upscaler_mode": mode,
+        "frame_generation": fg,
+    }
+    entry.update(rest)
+    return entry
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def make_platinum(root: Path) -> None:
+    """A card whose 1080p tier clears 95 and whose every tier clears 88."""
+    b = root / "platinum-rtx4070s"
+    (b / "captures").mkdir(parents=True, exist_ok=True)
+    runs = []
+    # 1920x1080: two titles, both very even (tier mean above 95).
+    t = frame_times(Shape(fps=148.0, gap=0.030, stutter=0.060, seconds=60, seed=101))
+    write_capframex_json(b / "captures/cp2077-1080p.json", [t],
+                         {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
+                          "gpu": "Illustrative RTX 4070 SUPER", "driver": "566.14"})
+    runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
+                          capture="captures/cp2077-1080p.json"))
+    t = frame_times(Shape(fps=132.0, gap=0.028, stutter=0.070, seconds=60, seed=102))
+    write_capframex_json(b / "captures/rdr2-1080p.json", [t],
+                         {"process": "RDR2.exe", "game": "Red Dead Redemption 2",
+                          "gpu": "Illustrative RTX 4070 SUPER", "driver": "566.14"})
+    runs.append(run_entry("Red Dead Redemption 2", "1920x1080", "Ultra",
+                          capture="captures/rdr2-1080p.json"))
+    # 2560x1440: a little less even, still well above 88.
+    t = frame_times(Shape(fps=96.0, gap=0.060, stutter=0.110, seconds=60, seed=103))
+    write_presentmon2(b / "captures/cp2077-1440p.csv", t, "Cyberpunk2077.exe", 1103)
+    runs.append(run_entry("Cyberpunk 2077", "2560x1440", "Ultra",
+                          capture="captures/cp2077-1440p.csv"))
+    t = frame_times(Shape(fps=88.0, gap=0.070, stutter=0.120, seconds=60, seed=104))
+    write_frame_stats(b / "captures/rdr2-1440p.jsonl", t, (2560, 1440), end=True)
+    runs.append(run_entry("Red Dead Redemption 2", "2560x1440", "Ultra",
+                          capture="captures/rdr2-1440p.jsonl"))
+    card = {
+        "certificate": {"id": "SAMPLE-PLATINUM-0001", "issued": "2026-11-29",
+                        "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},
+        "customer": "Sample only — illustrative numbers",
+        "card": {"vendor": "Illustrative", "model": "Illustrative RTX 4070 SUPER 12G",
+                 "gpu": "AD104", "vram_gb": 12, "serial": "SAMPLE-4070S-0001",
+                 "hardware_ray_tracing": True, "driver": "566.14"},
+        "phase1": {"vrm_rail_resistance": "pass"},
+        "grade_cap": None,
+        "runs": runs,
+    }
+    write_card(b, card)
+
+
+def make_gold(root: Path) -> None:
+    """A GOLD card whose 1440p tier mean (above 88) hides one run past the Soft Limit."""
+    b = root / "gold-rx7800xt"
+    (b / "captures").mkdir(parents=True, exist_ok=True)
+    (b / "archive").mkdir(parents=True, exist_ok=True)
+    runs = []
+    # 1920x1080: comfortably GOLD, not PLATINUM (tier mean between 88 and 95).
+    t = frame_times(Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=60, seed=201))
+    write_mangohud(b / "captures/cp2077-1080p.csv", t, "AMD Radeon RX 7800 XT", 1201)
+    runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
+                          capture="captures/cp2077-1080p.csv"))
+    t = frame_times(Shape(fps=155.0, gap=0.085, stutter=0.140, seconds=60, seed=202))
+    write_capframex_json(b / "captures/doom-1080p.json", [t],
+                         {"process": "DOOMEternalx64vk.exe", "game": "DOOM Eternal",
+                          "gpu": "Illustrative RX 7800 XT", "driver": "24.10.1"})
+    runs.append(run_entry("DOOM Eternal", "1920x1080", "Ultra Nightmare",
+                          capture="captures/doom-1080p.json"))
+    # 2560x1440: three very even runs and one with isolated spikes (stutter above 0.60).
+    for i, (title, preset, fps, seed) in enumerate((
+        ("Cyberpunk 2077", "Ultra", 102.0, 203),
+        ("DOOM Eternal", "Ultra Nightmare", 118.0, 204),
+        ("Red Dead Redemption 2", "Ultra", 96.0, 205),
+    )):
+        t = frame_times(Shape(fps=fps, gap=0.008, stutter=0.012, seconds=60, seed=seed))
+        name = f"captures/run{i + 1}-1440p.csv"
+        write_mangohud(b / name, t, "AMD Radeon RX 7800 XT", 1200 + seed)
+        runs.append(run_entry(title, "2560x1440", preset, capture=name))
+    # The Soft Limit run: F 100 / F1% 82 / F0.1% 31.9 (g 0.18, s about 0.61), re-run once.
+    first = frame_times(Shape(fps=99.0, gap=0.185, stutter=0.640, seconds=60, seed=206))
+    write_presentmon2(b / "archive/hzd-1440p-first.csv", first, "HorizonZeroDawn.exe", 1206)
+    rerun = frame_times(Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=60, seed=207))
+    write_presentmon2(b / "captures/hzd-1440p.csv", rerun, "HorizonZeroDawn.exe", 1207)
+    runs.append(run_entry(
+        "Horizon Zero Dawn", "2560x1440", "Ultimate Quality",
+        capture="captures/hzd-1440p.csv",
+        first_capture={"file": "archive/hzd-1440p-first.csv",
+                       "sha256": sha256_of(b / "archive/hzd-1440p-first.csv")},
+        soft_limit={
+            "justification": (
+                "Both captures show the same handful of isolated long frames at the same "
+                "streaming points of the benchmark path; the bulk of the run is steady. "
+                "Recorded as a Soft Limit for investigation (illustrative sample)."
+            ),
+            "vrm_reexamination": "pass: all rails within 5% of nominal (illustrative)",
+        },
+    ))
+    card = {
+        "certificate": {"id": "SAMPLE-GOLD-0002", "issued": "2026-11-29",
+                        "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},
+        "customer": "Sample only — illustrative numbers",
+        "card": {"vendor": "Illustrative", "model": "Illustrative RX 7800 XT 16G",
+                 "gpu": "Navi 32", "vram_gb": 16, "serial": "SAMPLE-7800XT-0002",
+                 "hardware_ray_tracing": True, "driver": "24.10.1"},
+        "phase1": {"vrm_rail_resistance": "pass"},
+        "grade_cap": None,
+        "runs": runs,
+    }
+    write_card(b, card)
+
+
+def make_silver(root: Path) -> None:
+    """A card without hardware ray tracing: one title not run, 1440p tier below 88."""
+    b = root / "silver-gtx1660s"
+    (b / "captures").mkdir(parents=True, exist_ok=True)
+    runs = []
+    t = frame_times(Shape(fps=78.0, gap=0.080, stutter=0.160, seconds=80, seed=301))
+    t2 = frame_times(Shape(fps=84.0, gap=0.075, stutter=0.150, seconds=60, seed=302))
+    write_capframex_json(b / "captures/cp2077-1080p.json", [t, t2][:1],
+                         {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
+                          "gpu": "Illustrative GTX 1660 SUPER", "driver": "566.14"})
+    runs.append(run_entry("Cyberpunk 2077", "1920x1080", "High",
+                          capture="captures/cp2077-1080p.json"))
+    write_frame_stats(b / "captures/rdr2-1080p.jsonl", t2, (1920, 1080), end=True)
+    runs.append(run_entry("Red Dead Redemption 2", "1920x1080", "High",
+                          capture="captures/rdr2-1080p.jsonl"))
+    t = frame_times(Shape(fps=52.0, gap=0.160, stutter=0.240, seconds=90, seed=303))
+    write_mangohud(b / "captures/cp2077-1440p.csv", t, "NVIDIA GeForce GTX 1660 SUPER", 1303)
+    runs.append(run_entry("Cyberpunk 2077", "2560x1440", "High",
+                          capture="captures/cp2077-1440p.csv"))
+    runs.append(run_entry("Alan Wake 2", "2560x1440", "High", rt=True,
+                          not_run="no hardware ray tracing on this GPU"))
+    card = {
+        "certificate": {"id": "SAMPLE-SILVER-0003", "issued": "2026-11-29",
+                        "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},
+        "customer": "Sample only — illustrative numbers",
+        "card": {"vendor": "Illustrative", "model": "Illustrative GTX 1660 SUPER 6G",
+                 "gpu": "TU116", "vram_gb": 6, "serial": "SAMPLE-1660S-0003",
+                 "hardware_ray_tracing": False, "driver": "566.14"},
+        "phase1": {"vrm_rail_resistance": "pass"},
+        "grade_cap": None,
+        "runs": runs,
+    }
+    write_card(b, card)
+
+
+def write_card(bundle: Path, card: dict[str, object]) -> None:
+    head = [
+        "# " + ILLUSTRATIVE,
+        "# Written by examples/make_examples.py; edit the script, not this file.",
+    ]
+    text = "\n".join(head + _dump_yaml(card)) + "\n"
+    (bundle / "card.yaml").write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- fleet
+
+
+FLEET_COHORTS = (
+    # (title, resolution, preset, rt, upscaler, mode, fg, runs, fps, gap, stutter)
+    ("Cyberpunk 2077", "1920x1080", "Ultra", False, "none", None, False, 64, 120, 0.07, 0.14),
+    ("Cyberpunk 2077", "2560x1440", "Ultra", False, "none", None, False, 48, 85, 0.08, 0.15),
+    ("Red Dead Redemption 2", "1920x1080", "Ultra", False, "none", None, False, 36, 115, 0.06, 0.13),
+    ("Red Dead Redemption 2", "2560x1440", "Ultra", False, "none", None, False, 31, 80, 0.07, 0.14),
+    ("DOOM Eternal", "1920x1080", "Ultra Nightmare", False, "none", None, False, 22, 160, 0.08, 0.15),
+    ("DOOM Eternal", "2560x1440", "Ultra Nightmare", False, "none", None, False, 12, 120, 0.06, 0.12),
+    ("Cyberpunk 2077", "1920x1080", "High", False, "none", None, False, 9, 90, 0.08, 0.17),
+    ("Cyberpunk 2077", "2560x1440", "High", False, "none", None, False, 7, 60, 0.12, 0.2),
+    ("Red Dead Redemption 2", "1920x1080", "High", False, "none", None, False, 5, 85, 0.07, 0.15),
+    ("Horizon Zero Dawn", "2560x1440", "Ultimate Quality", False, "none", None, False, 18, 95, 0.05, 0.18),
+    ("Cyberpunk 2077", "2560x1440", "Ultra", True, "DLSS", "Quality", False, 33, 70, 0.09, 0.16),
+)
+
+
+def make_fleet(path: Path) -> None:
+    """Sample fleet rows: FPS triples per run; some cohorts hold n >= 30, others stay provisional.
+
+    One JSON object per line, keys sorted, no timestamps. The rows carry the three FPS figures
+    (the engine recomputes gap, stutter and score from them with the null rule).
+    """
+    rng = np.random.default_rng(4242)
+    rows = []
+    for c_i, (title, res, preset, rt, up, mode, fg, n, fps, gap, stutter) in enumerate(
+        FLEET_COHORTS
+    ):
+        for r in range(n):
+            f = fps * float(rng.uniform(0.75, 1.25))
+            g = min(0.5, max(0.005, gap * float(rng.lognormal(0.0, 0.35))))
+            s = min(0.7, max(0.005, stutter * float(rng.lognormal(0.0, 0.35))))
+            low1 = round(f * (1 - g), 1)
+            low01 = round(low1 * (1 - s), 1)
+            rows.append(
+                {
+                    "avg_fps": round(f, 1),
+                    "card_id": f"FLEET-{c_i:02d}{r:03d}",
+                    "frame_generation": fg,
+                    "low_0_1pct_fps": low01,
+                    "low_1pct_fps": low1,
+                    "preset": preset,
+                    "ray_tracing": rt,
+                    "resolution": res,
+                    "title": title,
+                    "upscaler": up,
+                    "upscaler_mode": mode,
+                }
+            )
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    make_platinum(out)
+    make_gold(out)
+    make_silver(out)
+    make_fleet(out / "fleet.jsonl")
+
+
+if __name__ == "__main__":
+    main()
