@@ -1,0 +1,432 @@
+"""The verdict of SOP-GPU-001 (spec/rules.md): tiers, grade gates, Soft Limit, re-run audit.
+
+Pure functions over frozen records: the figures of each run come in (already computed by
+certgen.metrics), the thresholds come from the versioned rules file (certgen.sop.Rules), and a
+Verdict comes out with its reasoning as data. Nothing here reads a file or a clock.
+
+- A tier is the set of runs with one output resolution; its score is the mean Fluidity Score of
+  its scored runs (rounded to 2 decimals, half away from zero). Not-run runs never enter a mean.
+- Gates: PLATINUM needs one measured tier >= the platinum line; GOLD and PLATINUM need every
+  measured tier >= the gold line; no measured tier caps the grade (SILVER); another SOP phase
+  may cap it too. The grade is the highest that every gate allows.
+- Soft Limit: a recorded run with stutter strictly above the limit needs a justification and a
+  Phase 1 VRM re-examination, else the certificate is refused (naming the run).
+- Re-run audit: a recorded run that is incomplete or over the re-run line must come with its
+  archived first capture, whose SHA-256 must match the one declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from certgen.metrics import round_half_away
+from certgen.sop import Rules
+
+CARD_FILE = "card.yaml"
+
+CohortKey = tuple[str, str, str, bool, str, "str | None", bool]
+"""(title, output resolution, preset, ray tracing, upscaler, upscaler mode, frame generation)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the rules need to know about one run of the bundle (card.yaml order)."""
+
+    index: int
+    title: str
+    resolution: str
+    recorded: bool
+    """False for a run declared `not_run`."""
+    fluidity_score: float | None = None
+    stutter: float | None = None
+    incomplete: bool = False
+    incomplete_reason: str | None = None
+    justification: str | None = None
+    vrm_reexamination: str | None = None
+    first_capture_file: str | None = None
+    first_capture_declared: str | None = None
+    first_capture_actual: str | None = None
+    """SHA-256 recomputed from the archived file (None when no first capture is declared)."""
+
+    @property
+    def label(self) -> str:
+        """How messages name the run."""
+        return f"{self.title} {self.resolution}"
+
+
+@dataclass(frozen=True)
+class GradeCap:
+    """A grade cap imposed by another SOP phase."""
+
+    grade: str
+    reason: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"grade": self.grade, "reason": self.reason}
+
+
+# --------------------------------------------------------------------------------------------
+# Tiers
+# --------------------------------------------------------------------------------------------
+
+
+def resolution_pixels(resolution: str) -> int:
+    """'2560x1440' -> 3686400 (the tier sort key)."""
+    width, height = resolution.split("x")
+    return int(width) * int(height)
+
+
+def mean_score(scores: Sequence[float]) -> float:
+    """Mean of Fluidity Scores, exact in decimal, rounded to 2 decimals half away from zero."""
+    total = sum((Decimal(repr(s)) for s in scores), Decimal(0))
+    return round_half_away(float(total / len(scores)), 2)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One resolution tier: its runs and, when measured, its mean Fluidity Score."""
+
+    resolution: str
+    runs: int
+    scored_runs: int
+    not_run: int
+    mean_fluidity: float | None
+    gold_line: float
+    platinum_line: float
+
+    @property
+    def measured(self) -> bool:
+        return self.mean_fluidity is not None
+
+    @property
+    def meets_gold(self) -> bool:
+        return self.mean_fluidity is not None and self.mean_fluidity >= self.gold_line
+
+    @property
+    def meets_platinum(self) -> bool:
+        return self.mean_fluidity is not None and self.mean_fluidity >= self.platinum_line
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "resolution": self.resolution,
+            "runs": self.runs,
+            "scored_runs": self.scored_runs,
+            "not_run": self.not_run,
+            "mean_fluidity": self.mean_fluidity,
+            "measured": self.measured,
+            "meets_gold": self.meets_gold,
+            "meets_platinum": self.meets_platinum,
+        }
+
+
+def grade_tiers(runs: Iterable[RunFacts], rules: Rules) -> tuple[Tier, ...]:
+    """Group runs by output resolution; sorted by pixel count, then resolution text."""
+    by_res: dict[str, list[RunFacts]] = {}
+    for run in runs:
+        by_res.setdefault(run.resolution, []).append(run)
+    tiers = []
+    for resolution in sorted(by_res, key=lambda r: (resolution_pixels(r), r)):
+        members = by_res[resolution]
+        scores = [r.fluidity_score for r in members if r.recorded and r.fluidity_score is not None]
+        tiers.append(
+            Tier(
+                resolution=resolution,
+                runs=len(members),
+                scored_runs=len(scores),
+                not_run=sum(1 for r in members if not r.recorded),
+                mean_fluidity=mean_score(scores) if scores else None,
+                gold_line=rules.gold_line,
+                platinum_line=rules.platinum_line,
+            )
+        )
+    return tuple(tiers)
+
+
+# --------------------------------------------------------------------------------------------
+# Gates
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate of the grade: what it compared, whether it passed and the highest grade it allows."""
+
+    gate: str
+    passed: bool
+    allows: str
+    line: float | None = None
+    compared: tuple[tuple[str, float], ...] = ()
+    measured_tiers: int | None = None
+    cap: GradeCap | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"gate": self.gate, "passed": self.passed, "allows": self.allows}
+        if self.gate in ("platinum_one_tier", "gold_every_tier"):
+            out["line"] = self.line
+            out["compared"] = [
+                {"resolution": res, "mean_fluidity": mean} for res, mean in self.compared
+            ]
+        elif self.gate == "measured_tier":
+            out["measured_tiers"] = self.measured_tiers
+        else:
+            out["cap"] = None if self.cap is None else self.cap.as_json()
+        return out
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The certificate's grade, what the fluidity gates alone allow, the cap and the reasoning."""
+
+    value: str
+    fluidity_grade: str
+    cap: GradeCap | None
+    reasons: tuple[Gate, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "fluidity_grade": self.fluidity_grade,
+            "cap": None if self.cap is None else self.cap.as_json(),
+            "reasons": [g.as_json() for g in self.reasons],
+        }
+
+
+def _lowest(grades: Iterable[str], order: Sequence[str]) -> str:
+    return max(grades, key=order.index)
+
+
+def grade_gates(tiers: Sequence[Tier], cap: GradeCap | None, rules: Rules) -> Grade:
+    """Apply the three fluidity gates and the cap; the grade is the highest all of them allow."""
+    order = rules.grades  # highest first: PLATINUM, GOLD, SILVER
+    top, gold, below_gold = order[0], order[1], order[2]
+    measured = [t for t in tiers if t.measured]
+    compared = tuple((t.resolution, t.mean_fluidity) for t in measured if t.mean_fluidity is not None)
+
+    platinum_ok = any(t.meets_platinum for t in measured)
+    gold_ok = all(t.meets_gold for t in measured)
+    measured_ok = bool(measured)
+    gates = [
+        Gate("platinum_one_tier", platinum_ok, top if platinum_ok else gold,
+             line=rules.platinum_line, compared=compared),
+        Gate("gold_every_tier", gold_ok, top if gold_ok else below_gold,
+             line=rules.gold_line, compared=compared),
+        Gate("measured_tier", measured_ok, top if measured_ok else rules.no_measured_tier_cap,
+             measured_tiers=len(measured)),
+    ]
+    fluidity = _lowest((g.allows for g in gates), order)
+    cap_allows = top if cap is None else cap.grade
+    cap_ok = order.index(cap_allows) <= order.index(fluidity)
+    gates.append(Gate("grade_cap", cap_ok, cap_allows, cap=cap))
+    value = _lowest((g.allows for g in gates), order)
+    return Grade(value=value, fluidity_grade=fluidity, cap=cap, reasons=tuple(gates))
+
+
+# --------------------------------------------------------------------------------------------
+# Soft Limit and re-run audit
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftLimitCheck:
+    """The Stutter Soft Limit on one recorded run."""
+
+    run: int
+    stutter: float | None
+    limit: float
+    raised: bool
+    justification: str | None
+    vrm_reexamination: str | None
+
+    @property
+    def satisfied(self) -> bool:
+        """Not raised, or raised with both a justification and a VRM re-examination."""
+        return not self.raised or (bool(self.justification) and bool(self.vrm_reexamination))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "raised": self.raised,
+            "limit": self.limit,
+            "justification": self.justification,
+            "vrm_reexamination": self.vrm_reexamination,
+            "satisfied": self.satisfied,
+        }
+
+
+def _fmt_limit(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def soft_limit_check(run: RunFacts, rules: Rules) -> tuple[SoftLimitCheck, str | None]:
+    """The Soft Limit on one recorded run and, when unsatisfied, the refusal naming it."""
+    limit = rules.soft_limit_stutter
+    raised = run.recorded and run.stutter is not None and run.stutter > limit
+    check = SoftLimitCheck(
+        run=run.index,
+        stutter=run.stutter,
+        limit=limit,
+        raised=raised,
+        justification=run.justification if raised else None,
+        vrm_reexamination=run.vrm_reexamination if raised else None,
+    )
+    if check.satisfied:
+        return check, None
+    missing = []
+    if not run.justification:
+        missing.append("a justification")
+    if not run.vrm_reexamination:
+        missing.append("a Phase 1 VRM re-examination")
+    verb = "are" if len(missing) == 2 else "is"
+    message = (
+        f"{CARD_FILE}: runs[{run.index}].soft_limit: run \"{run.label}\" has stutter "
+        f"{run.stutter:.4f} > {_fmt_limit(limit)}; {' and '.join(missing)} {verb} required "
+        "before this certificate can be issued"
+    )
+    return check, message
+
+
+@dataclass(frozen=True)
+class FirstCaptureCheck:
+    """The archived first capture of a run: required or not, and whether its hash matches."""
+
+    run: int
+    required: bool
+    why: str | None
+    """Why a re-run was required: 'incomplete: <reason>' or 'stutter 0.6110 > 0.60'."""
+    file: str | None
+    sha256_declared: str | None
+    sha256_actual: str | None
+
+    @property
+    def matches(self) -> bool | None:
+        if self.file is None:
+            return None
+        return self.sha256_declared == self.sha256_actual
+
+    def as_json(self) -> dict[str, Any] | None:
+        """The `runs[].first_capture` object of the record (None when no file is declared)."""
+        if self.file is None:
+            return None
+        return {
+            "file": self.file,
+            "sha256_declared": self.sha256_declared,
+            "sha256_actual": self.sha256_actual,
+            "matches": self.matches,
+            "required": self.required,
+            "why": self.why,
+        }
+
+
+def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[str]]:
+    """The re-run rule on one recorded run: the archived first capture and its SHA-256."""
+    reasons: list[str] = []
+    why: str | None = None
+    if run.recorded and run.incomplete:
+        why = "incomplete" + (f" ({run.incomplete_reason})" if run.incomplete_reason else "")
+    elif run.recorded and run.stutter is not None and run.stutter > rules.rerun_stutter:
+        why = f"stutter {run.stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}"
+    check = FirstCaptureCheck(
+        run=run.index,
+        required=why is not None,
+        why=why,
+        file=run.first_capture_file,
+        sha256_declared=run.first_capture_declared,
+        sha256_actual=run.first_capture_actual,
+    )
+    where = f"{CARD_FILE}: runs[{run.index}].first_capture"
+    if why is not None and run.first_capture_file is None:
+        reasons.append(
+            f"{where}: run \"{run.label}\" is {why} and has no archived first capture; "
+            "the re-run step was skipped (archive the first capture and cite its SHA-256)"
+        )
+    if check.matches is False:
+        reasons.append(
+            f"{where}: {run.first_capture_file}: SHA-256 mismatch: declared "
+            f"{run.first_capture_declared}, file has {run.first_capture_actual}; "
+            "the archived first capture is not the one cited in the audit trail"
+        )
+    return check, reasons
+
+
+# --------------------------------------------------------------------------------------------
+# The verdict
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Everything the rules decided about one bundle; `refusals` empty means issuable."""
+
+    tiers: tuple[Tier, ...]
+    grade: Grade
+    soft_limits: tuple[SoftLimitCheck | None, ...]
+    """Per run in card.yaml order; None for a not-run run."""
+    first_captures: tuple[FirstCaptureCheck | None, ...]
+    refusals: tuple[str, ...]
+
+    @property
+    def issuable(self) -> bool:
+        return not self.refusals
+
+
+def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verdict:
+    """Tiers, gates, Soft Limit and re-run audit for the runs of one bundle."""
+    tiers = grade_tiers(runs, rules)
+    grade = grade_gates(tiers, cap, rules)
+    soft: list[SoftLimitCheck | None] = []
+    firsts: list[FirstCaptureCheck | None] = []
+    refusals: list[str] = []
+    for run in runs:
+        if not run.recorded:
+            soft.append(None)
+            firsts.append(None)
+            continue
+        first, first_reasons = rerun_audit(run, rules)
+        check, soft_reason = soft_limit_check(run, rules)
+        firsts.append(first)
+        soft.append(check)
+        refusals.extend(first_reasons)
+        if soft_reason:
+            refusals.append(soft_reason)
+    return Verdict(tiers, grade, tuple(soft), tuple(firsts), tuple(refusals))
+
+
+# --------------------------------------------------------------------------------------------
+# Cohorts
+# --------------------------------------------------------------------------------------------
+
+
+def cohort_key(
+    title: str,
+    resolution: str,
+    preset: str,
+    ray_tracing: bool,
+    upscaler: str,
+    upscaler_mode: str | None,
+    frame_generation: bool,
+) -> tuple[str, str, str, bool, str, str | None, bool]:
+    """The cohort of a run: only runs with an identical configuration are compared."""
+    return (title, resolution, preset, ray_tracing, upscaler, upscaler_mode, frame_generation)
+
+
+def cohort_label(key: Sequence[Any]) -> str:
+    """'Cyberpunk 2077|2560x1440|Ultra|rt:off|none|-|fg:off' (for records and listings)."""
+    title, resolution, preset, rt, upscaler, mode, fg = key
+    return "|".join(
+        [
+            str(title),
+            str(resolution),
+            str(preset),
+            "rt:on" if rt else "rt:off",
+            str(upscaler),
+            "-" if mode is None else str(mode),
+            "fg:on" if fg else "fg:off",
+        ]
+    )
