@@ -59,6 +59,10 @@ class Capture:
     warnings: tuple[str, ...] = ()
     run_index: int | None = None
     """For files holding several runs (CapFrameX JSON): which run this is, from 0."""
+    label: str | None = None
+    """How that run is named in messages, e.g. "run 2" or a benchmark CSV's side "before"."""
+    idle_frames: int = 0
+    """Frame-stats `idle` frames (the last image presented again): kept, and reported apart."""
 
     def __post_init__(self) -> None:
         arr = np.asarray(self.frame_times_ms, dtype=np.float64)

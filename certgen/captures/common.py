@@ -1,0 +1,109 @@
+"""Helpers every reader shares: reading a file's start, text checks, numbers with exact errors.
+
+Error messages here are API (tests assert them word for word); they always name the file as the
+user named it, and the line where there is one.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+from certgen.errors import CaptureFormatError
+
+HEAD_BYTES = 65536
+"""How much of a file detection looks at (the first line of every format fits in it)."""
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def read_head(path: pathlib.Path, name: str) -> bytes:
+    """The first HEAD_BYTES of a capture file, refusing what cannot be a text capture.
+
+    Refused: a missing file, a directory, an unreadable file, an empty file, UTF-16/32 text,
+    binary data (a NUL byte) and bytes that are not UTF-8.
+    """
+    if path.is_dir():
+        raise CaptureFormatError("is a directory, expected a capture file", file=name)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except FileNotFoundError:
+        raise CaptureFormatError("no such file", file=name) from None
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    check_text(head, name, complete=len(head) < HEAD_BYTES)
+    return head
+
+
+def check_text(data: bytes, name: str, *, complete: bool = True) -> None:
+    """Refuse data that is not UTF-8 text (empty, UTF-16/32, binary, invalid UTF-8)."""
+    if not data.strip(b" \t\r\n" + UTF8_BOM):
+        raise CaptureFormatError("empty file, expected a capture", file=name)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        len(data) >= 4 and (data[1::2][:64].count(0) > 16 or data[0::2][:64].count(0) > 16)
+    ):
+        raise CaptureFormatError("UTF-16 text; save the capture as UTF-8", file=name)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise CaptureFormatError(
+            f"binary data, not a text capture (NUL byte at offset {nul})", file=name
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the end of a partial read is not an error.
+        if complete or exc.start < len(data) - 3:
+            raise CaptureFormatError(
+                f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=name
+            ) from None
+
+
+def decode(data: bytes, name: str) -> str:
+    """Whole-file bytes to text: UTF-8, BOM stripped (checked like the head)."""
+    check_text(data, name)
+    text = data.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: pathlib.Path, name: str) -> str:
+    """A whole capture file as text (for the small formats; PresentMon CSVs use polars)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    return decode(data, name)
+
+
+def first_line(head: bytes) -> tuple[int, str]:
+    """(1-based line number, text) of the first non-empty line, BOM stripped."""
+    if head.startswith(UTF8_BOM):
+        head = head[len(UTF8_BOM) :]
+    text = head.decode("utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            return number, line.strip()
+    return 1, ""
+
+
+def parse_number(token: str, *, name: str, line: int, field: str) -> float:
+    """A finite decimal number, or a CaptureFormatError naming file, line and column."""
+    text = token.strip()
+    try:
+        if "_" in text:
+            raise ValueError(text)
+        value = float(text)
+    except ValueError:
+        raise CaptureFormatError(
+            f"expected a number, got {token!r}", file=name, line=line, field=field
+        ) from None
+    if not math.isfinite(value):
+        raise CaptureFormatError(
+            f"expected a finite number, got {token!r}", file=name, line=line, field=field
+        )
+    return value
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """Text cut to `limit` characters for a message ('…' marks the cut)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

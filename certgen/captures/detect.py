@@ -1,0 +1,119 @@
+"""Which reader a capture file needs, decided from its content (never its name).
+
+Detection looks at the first non-empty line after a UTF-8 BOM (spec/captures.md):
+
+| first line | format id |
+| --- | --- |
+| `{"schema_version":` | frame-stats (engine JSON Lines) |
+| any other `{` | capframex-json (the reader requires a `Runs` array) |
+| `//` | capframex-csv |
+| `side,kind,name,value` | bench-csv |
+| `os,cpu,gpu,…`, `v1`, or `fps,frametime,…` | mangohud |
+| a CSV header with MsBetweenPresents / msBetweenPresents / FrameTime, or starting `Application,` | PresentMon family |
+
+In the PresentMon family the header tells the tools apart: a `Motherboard` column is OCAT (its
+system information sits on the first data row); `GPU`, `CPU` and `Resolution` columns are an
+NVIDIA FrameView log; anything else is PresentMon. All three go through one reader and report
+their own id ("ocat", "frameview", "presentmon").
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+
+from certgen.captures.common import first_line, read_head, shorten
+from certgen.captures.model import Capture
+from certgen.errors import CaptureFormatError
+
+FORMATS = (
+    "presentmon",
+    "ocat",
+    "frameview",
+    "capframex-json",
+    "capframex-csv",
+    "mangohud",
+    "frame-stats",
+    "bench-csv",
+)
+"""Format ids `--format` accepts (ocat and frameview force the PresentMon-family reader)."""
+
+PRESENTMON_FAMILY = ("presentmon", "ocat", "frameview")
+INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
+
+
+def presentmon_flavour(header: list[str]) -> str:
+    """presentmon, ocat or frameview, from a PresentMon-family header's extra columns."""
+    names = {h.strip() for h in header}
+    if "Motherboard" in names:
+        return "ocat"
+    if {"GPU", "CPU", "Resolution"} <= names:
+        return "frameview"
+    return "presentmon"
+
+
+def detect_format(head: bytes, name: str) -> str:
+    """The format id of a capture from its first bytes, or a CaptureFormatError."""
+    number, line = first_line(head)
+    if line.startswith('{"schema_version":'):
+        return "frame-stats"
+    if line.startswith("{"):
+        return "capframex-json"
+    if line.startswith("//"):
+        return "capframex-csv"
+    if line.replace(" ", "") == "side,kind,name,value":
+        return "bench-csv"
+    if line.startswith("os,cpu,gpu") or line == "v1" or line.startswith("fps,frametime"):
+        return "mangohud"
+    fields = next(csv.reader([line]), [])
+    if any(f.strip() in INTERVAL_MARKERS for f in fields) or line.startswith("Application,"):
+        return presentmon_flavour(fields)
+    raise CaptureFormatError(
+        f"not a capture format certgen reads: the first line is {shorten(line)!r} (expected a "
+        "PresentMon, OCAT, FrameView, CapFrameX, MangoHud, frame-stats or benchmark CSV file)",
+        file=name,
+        line=number,
+    )
+
+
+def read_capture_file(
+    path: pathlib.Path,
+    *,
+    name: str | None = None,
+    format: str | None = None,
+    process: str | None = None,
+) -> list[Capture]:
+    """Read one capture file into Captures: one per run (most formats hold exactly one).
+
+    `name` is how messages and results name the file (default: the path as given); `format`
+    forces a reader (an id of FORMATS); `process` picks a PresentMon-family group by its
+    Application name (only meaningful for that family and CapFrameX CSV).
+    """
+    path = pathlib.Path(path)
+    shown = str(path) if name is None else name
+    if format is not None and format not in FORMATS:
+        raise CaptureFormatError(
+            f"unknown format {format!r} (known: {', '.join(FORMATS)})", file=shown
+        )
+    head = read_head(path, shown)
+    fmt = format or detect_format(head, shown)
+    if fmt in PRESENTMON_FAMILY or fmt == "capframex-csv":
+        from certgen.captures.presentmon import read_presentmon
+
+        return [read_presentmon(path, shown, head=head, capframex=fmt == "capframex-csv",
+                                process=process)]
+    if fmt == "capframex-json":
+        from certgen.captures.capframex import read_capframex_json
+
+        return read_capframex_json(path, shown)
+    if fmt == "mangohud":
+        from certgen.captures.mangohud import read_mangohud
+
+        return [read_mangohud(path, shown)]
+    if fmt == "frame-stats":
+        from certgen.captures.framestats import read_frame_stats
+
+        return [read_frame_stats(path, shown)]
+    from certgen.captures.benchcsv import read_bench_csv
+
+    return read_bench_csv(path, shown)

@@ -1,0 +1,373 @@
+"""PresentMon-family CSV: PresentMon 1.x / 2.x, OCAT, NVIDIA FrameView and CapFrameX CSV.
+
+Two paths give the same Capture:
+- the fast path (polars, imported here only) reads just the columns it needs; any sign of trouble
+  (a parse error, a null where PresentMon never writes one, a ragged row) sends the file to
+- the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
+  line number; when it finds nothing wrong its result is used as is.
+
+What is read (spec/captures.md):
+- the interval: MsBetweenPresents (1.0-1.6, 2.3.1+, OCAT, FrameView, CapFrameX) or
+  msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback;
+- `NA` in a numeric column is a missing value, never zero; a missing interval is counted;
+- rows are grouped by (Application, ProcessID, SwapChainAddress); the group with most rows is
+  used unless `process` names an application; ties go to the group that sorts first;
+- dropped frames: `Dropped=1` (1.x), or `NA` in MsUntilDisplayed (2.x) / DisplayedTime
+  (--v2_metrics); they keep their interval and are counted;
+- ragged rows: a row with another field count than the header is refused, except that OCAT
+  writes its system information on the first data row only, so OCAT rows may be shorter (never
+  longer) as long as they reach every column read;
+- OCAT and CapFrameX system information and FrameView's GPU/CPU columns become Hints.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from certgen.captures.common import UTF8_BOM, decode, parse_number
+from certgen.captures.detect import presentmon_flavour
+from certgen.captures.model import Capture, Group, Hints
+from certgen.errors import CaptureFormatError
+
+KEY_COLUMNS = ("Application", "ProcessID", "SwapChainAddress")
+INTERVAL_COLUMNS = ("MsBetweenPresents", "msBetweenPresents")
+FALLBACK_COLUMN = "FrameTime"
+FALLBACK_LABEL = "FrameTime (fallback)"
+FALLBACK_WARNING = (
+    "no MsBetweenPresents column: read FrameTime (PresentMon 2.x --v2_metrics), which is CPU busy "
+    "+ CPU wait, not the present-to-present interval; figures are labelled as a fallback"
+)
+DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
+NA = "NA"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the header says: where the needed columns are and which flavour wrote the file."""
+
+    header: list[str]
+    header_line: int
+    """1-based line number of the header (after CapFrameX's //Key=Value lines)."""
+    flavour: str
+    interval: str
+    interval_index: int
+    keys: tuple[int, ...] | None
+    """Indices of Application, ProcessID, SwapChainAddress, or None when the file has none."""
+    dropped_index: int | None
+    dropped_is_flag: bool
+    """True for a Dropped 0/1 column; False for a display column whose NA means dropped."""
+    info: dict[str, str]
+    """CapFrameX //Key=Value lines."""
+
+    @property
+    def needed(self) -> list[int]:
+        idx = {self.interval_index}
+        if self.keys:
+            idx.update(self.keys)
+        if self.dropped_index is not None:
+            idx.add(self.dropped_index)
+        return sorted(idx)
+
+
+def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
+    text = head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    lines = text.decode("utf-8", errors="replace").splitlines()
+    info: dict[str, str] = {}
+    index = 0
+    while index < len(lines) and (not lines[index].strip() or lines[index].startswith("//")):
+        key, _, value = lines[index][2:].partition("=")
+        if lines[index].startswith("//") and key.strip():
+            info[key.strip()] = value.strip()
+        index += 1
+    if index >= len(lines):
+        raise CaptureFormatError("no CSV header after the //Key=Value lines", file=name)
+    header = [h.strip() for h in next(csv.reader([lines[index]]))]
+    line = index + 1
+    interval = next((c for c in INTERVAL_COLUMNS if c in header), None)
+    if interval is None and FALLBACK_COLUMN in header:
+        interval = FALLBACK_COLUMN
+    if interval is None:
+        raise CaptureFormatError(
+            "no frame-time column: expected MsBetweenPresents, msBetweenPresents or FrameTime",
+            file=name,
+            line=line,
+        )
+    keys = None
+    if all(k in header for k in KEY_COLUMNS):
+        keys = tuple(header.index(k) for k in KEY_COLUMNS)
+    dropped_index, is_flag = None, False
+    if "Dropped" in header:
+        dropped_index, is_flag = header.index("Dropped"), True
+    else:
+        for col in DISPLAY_NA_COLUMNS:
+            if col in header:
+                dropped_index = header.index(col)
+                break
+    return _Layout(
+        header=header,
+        header_line=line,
+        flavour="capframex-csv" if capframex else presentmon_flavour(header),
+        interval=interval,
+        interval_index=header.index(interval),
+        keys=keys,
+        dropped_index=dropped_index,
+        dropped_is_flag=is_flag,
+        info=info,
+    )
+
+
+def _hints(layout: _Layout, head: bytes) -> Hints:
+    """GPU/CPU/game from CapFrameX info lines or OCAT/FrameView's first data row."""
+    if layout.info:
+        return Hints(
+            gpu=layout.info.get("GPU") or None,
+            cpu=layout.info.get("Processor") or None,
+            game=layout.info.get("GameName") or None,
+        )
+    if layout.flavour not in ("ocat", "frameview"):
+        return Hints()
+    text = head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    rows = list(csv.reader(io.StringIO(text.decode("utf-8", errors="replace"))))
+    if len(rows) < layout.header_line + 1:
+        return Hints()
+    row = dict(zip(layout.header, (c.strip() for c in rows[layout.header_line])))
+    cpu_column = "Processor" if layout.flavour == "ocat" else "CPU"
+    return Hints(gpu=row.get("GPU") or None, cpu=row.get(cpu_column) or None)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The needed columns of every row, ready for grouping (either path)."""
+
+    groups: list[tuple[tuple[str, str, str], int]]
+    """(key, rows) per group, in any order."""
+    select: Any
+    """key or None -> (intervals with NaN for NA, dropped count) of that group's rows."""
+
+
+def read_presentmon(
+    path: pathlib.Path,
+    name: str,
+    *,
+    head: bytes,
+    capframex: bool = False,
+    process: str | None = None,
+) -> Capture:
+    """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc)."""
+    layout = _layout(head, name, capframex=capframex)
+    try:
+        rows = _fast(path, layout)
+    except _Suspect:
+        rows = None
+    if rows is None:
+        rows = _slow(path, name, layout)
+    return _capture(rows, layout, name, process, _hints(layout, head))
+
+
+class _Suspect(Exception):
+    """The fast path saw something only the slow path can judge exactly."""
+
+
+def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
+    import polars as pl
+
+    header = layout.header
+    if len(set(header)) != len(header):
+        raise _Suspect  # duplicate column names: let the csv module read it by position
+    last = len(header) - 1
+    wanted = sorted(set(layout.needed) | ({last} if layout.flavour != "ocat" else set()))
+    dtypes: dict[str, Any] = {header[layout.interval_index]: pl.Float64}
+    nulls: dict[str, str] = {header[layout.interval_index]: NA}
+    if layout.keys:
+        for i in layout.keys:
+            dtypes[header[i]] = pl.Categorical
+    if layout.dropped_index is not None:
+        col = header[layout.dropped_index]
+        dtypes[col] = pl.Int64 if layout.dropped_is_flag else pl.Float64
+        if not layout.dropped_is_flag:
+            nulls[col] = NA
+    try:
+        df = pl.read_csv(
+            path,
+            columns=[header[i] for i in wanted],
+            skip_rows=layout.header_line - 1,
+            infer_schema=False,
+            schema_overrides=dtypes,
+            null_values=nulls,
+            truncate_ragged_lines=layout.flavour == "ocat",
+            raise_if_empty=False,
+            encoding="utf8",
+        )
+    except Exception as exc:  # any parse problem: the slow path says exactly what and where
+        raise _Suspect from exc
+    if df.height == 0:
+        raise _Suspect
+    interval = df[header[layout.interval_index]]
+    checks = [interval.is_null().any(), not interval.is_finite().all()]
+    if layout.keys:
+        checks.extend(df[header[i]].is_null().any() for i in layout.keys)
+    if layout.flavour != "ocat":
+        checks.append(df[header[last]].is_null().any())  # a short row (or an empty last cell)
+    if layout.dropped_index is not None and layout.dropped_is_flag:
+        flag = df[header[layout.dropped_index]]
+        checks.append(flag.is_null().any() or not flag.is_in([0, 1]).all())
+    if any(checks):
+        raise _Suspect
+
+    key_names = [header[i] for i in layout.keys] if layout.keys else []
+
+    def dropped_of(frame: Any) -> int:
+        if layout.dropped_index is None:
+            return 0
+        col = frame[header[layout.dropped_index]]
+        return int(col.sum()) if layout.dropped_is_flag else int(col.null_count())
+
+    def as_key(values: tuple[Any, ...]) -> tuple[str, str, str]:
+        a, b, c = (str(v) for v in values)
+        return (a, b, c)
+
+    if not key_names:
+        groups = []
+    elif all(df[k].n_unique() == 1 for k in key_names):
+        groups = [(as_key(tuple(df[k][0] for k in key_names)), df.height)]
+    else:
+        counted = df.group_by(key_names).len()
+        groups = [(as_key(row[:3]), int(row[3])) for row in counted.iter_rows()]
+
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+        frame = df
+        if key is not None and len(groups) > 1:
+            mask = None
+            for col, value in zip(key_names, key):
+                part = pl.col(col).cast(pl.String) == value
+                mask = part if mask is None else mask & part
+            frame = df.filter(mask)
+        values = frame[header[layout.interval_index]].to_numpy()
+        return values, dropped_of(frame)
+
+    return _Rows(groups=groups, select=select)
+
+
+def _slow(path: pathlib.Path, name: str, layout: _Layout) -> _Rows:
+    """Every row and cell through the csv module: exact errors, or the same rows as _fast."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    text = decode(data, name)
+    lines = io.StringIO(text, newline="")
+    for _ in range(layout.header_line):  # the //Key=Value lines and the header
+        lines.readline()
+    reader = csv.reader(lines)
+    width = len(layout.header)
+    reach = max(layout.needed) + 1
+    col = layout.header[layout.interval_index]
+    per_group: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
+    order: list[tuple[str, str, str]] = []
+    for row in reader:
+        line = layout.header_line + reader.line_num
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) > width or (len(row) < width and (layout.flavour != "ocat" or len(row) < reach)):
+            raise CaptureFormatError(
+                f"expected {width} fields as in the header, got {len(row)}", file=name, line=line
+            )
+        token = row[layout.interval_index]
+        value = float("nan") if token.strip() == NA else parse_number(
+            token, name=name, line=line, field=col
+        )
+        dropped = 0
+        if layout.dropped_index is not None:
+            cell = row[layout.dropped_index].strip()
+            if layout.dropped_is_flag:
+                if cell not in ("0", "1"):
+                    raise CaptureFormatError(
+                        f"expected 0 or 1, got {row[layout.dropped_index]!r}",
+                        file=name, line=line, field="Dropped",
+                    )
+                dropped = int(cell)
+            elif cell == NA:
+                dropped = 1
+            else:
+                parse_number(cell, name=name, line=line, field=layout.header[layout.dropped_index])
+        key = ("", "", "")
+        if layout.keys:
+            a, b, c = (row[i].strip() for i in layout.keys)
+            key = (a, b, c)
+        if key not in per_group:
+            per_group[key] = ([], [])
+            order.append(key)
+        values, drops = per_group[key]
+        values.append(value)
+        drops.append(dropped)
+    if not per_group:
+        raise CaptureFormatError(
+            "no frame rows after the header", file=name, line=layout.header_line
+        )
+    groups = [(k, len(per_group[k][0])) for k in order] if layout.keys else []
+
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+        values, drops = per_group[key if key is not None else ("", "", "")]
+        return np.asarray(values, dtype=np.float64), int(sum(drops))
+
+    return _Rows(groups=groups, select=select)
+
+
+def _sorted_groups(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
+    """Most rows first; ties by application, process id, swap chain (a unique order)."""
+    made = [Group(a, p, s, n) for (a, p, s), n in groups]
+    return sorted(made, key=lambda g: (-g.frames, g.application, g.process_id, g.swap_chain))
+
+
+def _choose(groups: list[Group], process: str | None, name: str) -> Group:
+    if process is None:
+        return groups[0]
+    wanted = process.strip().casefold()
+    matching = [g for g in groups if g.application.casefold() == wanted]
+    if not matching:
+        listed = "; ".join(f"{g.label()}: {g.frames} rows" for g in groups)
+        raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
+    return matching[0]
+
+
+def _capture(
+    rows: _Rows, layout: _Layout, name: str, process: str | None, hints: Hints
+) -> Capture:
+    group = None
+    left_out: tuple[Group, ...] = ()
+    if rows.groups:
+        ordered = _sorted_groups(rows.groups)
+        group = _choose(ordered, process, name)
+        left_out = tuple(g for g in ordered if g != group)
+        values, dropped = rows.select((group.application, group.process_id, group.swap_chain))
+    else:
+        values, dropped = rows.select(None)
+    missing = np.isnan(values)
+    n_missing = int(np.count_nonzero(missing))
+    if n_missing:
+        values = values[~missing]
+    warnings: list[str] = []
+    label = layout.interval
+    if layout.interval == FALLBACK_COLUMN:
+        label = FALLBACK_LABEL
+        warnings.append(FALLBACK_WARNING)
+    if n_missing:
+        warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
+    return Capture(
+        frame_times_ms=values,
+        source=name,
+        format=layout.flavour,
+        interval_column=label,
+        group=group,
+        groups_left_out=left_out,
+        dropped_frames=dropped,
+        missing_intervals=n_missing,
+        hints=hints,
+        warnings=tuple(warnings),
+    )
