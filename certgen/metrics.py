@@ -82,21 +82,32 @@ def _fps_from_total(count: int, total_ms: float, values: FloatArray) -> float:
     return round_half_away(fps, 1)
 
 
+# The slowest-k tail is found from a strided sample when the capture is this long or longer.
+_SAMPLE_MIN_FRAMES = 65_536
+_SAMPLE_SIZE = 16_384
+
+
 def _slowest_tail(frames: FloatArray, k: int) -> FloatArray:
     """The k largest frame times (any order), in O(N) without a full sort.
 
     A strided sample gives a threshold that, checked by counting, is guaranteed to keep every
     one of the k slowest frames; np.partition then works on that small candidate set only. If
-    the check fails (unusual distributions), the whole array is partitioned.
+    the check fails (unusual distributions), the whole array is partitioned. Either way the
+    result is the same multiset of k values.
+
+    The threshold sits about four standard deviations (of the sample count) beyond the expected
+    rank, so the candidate set is only slightly larger than k: copying the candidates out is
+    the costly step (one branch per kept frame), so the margin is kept tight.
     """
     n = frames.size
     if k >= n:
         return frames
-    step = max(1, n // 8192)
-    if step > 1:
-        sample = frames[::step]
-        want = min(sample.size - 1, max(2 * (k * sample.size) // n + 8, 8))
-        threshold = np.partition(sample, sample.size - 1 - want)[sample.size - 1 - want]
+    if n >= _SAMPLE_MIN_FRAMES:
+        sample = frames[:: n // _SAMPLE_SIZE]
+        size = sample.size
+        expected = k * size / n
+        want = min(size - 1, int(expected + 4.0 * math.sqrt(expected)) + 8)
+        threshold = np.partition(sample, size - 1 - want)[size - 1 - want]
         candidates = frames[frames >= threshold]
         if candidates.size >= k:
             frames = candidates
