@@ -1,0 +1,96 @@
+"""The Jinja2 environment every document is rendered with.
+
+Safety is not optional here (DESIGN rules 6 and 7):
+- `autoescape=True` for every template, whatever its file name;
+- `StrictUndefined`: a missing field is an error, never an empty string;
+- the loader reads `templates/` only (Jinja's FileSystemLoader refuses `..` segments), and
+  templates are only ever loaded by name: nothing from a bundle becomes a template;
+- the i18n extension is installed with the merged, strict translations of the language
+  (certgen/render/i18n.py), new-style gettext so `_()` arguments are escaped too.
+
+Filters take their language from the environment, so templates write `{{ run.avg_fps|fps }}`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from certgen.render import i18n
+
+# The filters every template may use: name -> formatting function of (value, lang, *args).
+_FILTERS = {
+    "fps": i18n.fmt_fps,
+    "fmt_fps": i18n.fmt_fps,
+    "score": i18n.fmt_score,
+    "fmt_score": i18n.fmt_score,
+    "pct": i18n.fmt_pct,
+    "fmt_pct": i18n.fmt_pct,
+    "number": i18n.fmt_number,
+    "fmt_number": i18n.fmt_number,
+    "int": i18n.fmt_int,
+    "fmt_int": i18n.fmt_int,
+    "ms": i18n.fmt_ms,
+    "fmt_ms": i18n.fmt_ms,
+    "percentile": i18n.fmt_percentile,
+    "fmt_percentile": i18n.fmt_percentile,
+    "date": i18n.fmt_date,
+    "fmt_date": i18n.fmt_date,
+}
+
+
+def _bind(func: Any, lang: str) -> Any:
+    def bound(value: Any, *args: Any) -> Any:
+        return func(value, lang, *args)
+
+    bound.__name__ = func.__name__
+    bound.__doc__ = func.__doc__
+    return bound
+
+
+def make_env(lang: str, *, strict: bool | None = None) -> Any:
+    """A fresh Jinja2 Environment for one language (see the module docstring)."""
+    return _make_env(i18n.check_language(lang), strict, i18n._fingerprint(lang))
+
+
+@lru_cache(maxsize=16)
+def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
+    import jinja2
+
+    from certgen.paths import templates_dir
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    env.install_gettext_translations(  # type: ignore[attr-defined]
+        i18n.translations(lang, strict=strict), newstyle=True
+    )
+    for name, func in _FILTERS.items():
+        env.filters[name] = _bind(func, lang)
+    env.filters["term"] = lambda key: i18n.term(key, lang)
+    env.globals["lang"] = lang
+    env.globals["DASH"] = i18n.DASH
+    return env
+
+
+def render_template(name: str, context: dict[str, Any], lang: str) -> str:
+    """Render templates/<name> in `lang` with `context` (autoescaped, strict)."""
+    from certgen.errors import RenderError
+
+    import jinja2
+
+    env = make_env(lang)
+    try:
+        template = env.get_template(name)
+        return str(template.render(**context))
+    except jinja2.TemplateNotFound as exc:
+        raise RenderError(f"templates/{name}: template not found") from exc
+    except jinja2.UndefinedError as exc:
+        raise RenderError(f"templates/{name}: {exc.message}") from exc

@@ -1,0 +1,284 @@
+"""Messages, numbers, dates and plurals per locale (Babel), shared by every document.
+
+- Messages: every `locales/<lang>/LC_MESSAGES/*.po` (certgen.po, compare.po, site.po, …) is read
+  with Babel, merged into one catalog, compiled to .mo in memory and loaded as one
+  `gettext.GNUTranslations`. Fuzzy and empty entries are left out, exactly as msgfmt does.
+- Strictness: for every language but English (whose msgids are the English text) a message
+  with no translation raises `RenderError` instead of silently falling back to English.
+- Numbers: Babel's patterns for the locale (decimal comma and non-breaking group separator
+  in ru and pt), with the number of decimals the SOP prints: FPS 1, score 2, percentages 2.
+  The values in record.json are already rounded, so formatting never rounds again.
+- Absent values (None) print as an em dash, never as 0.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gettext
+import io
+import re
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from certgen.errors import RenderError
+from certgen.paths import locales_dir
+
+LANGUAGES: tuple[str, ...] = ("en", "ru", "pt")
+"""The customer languages, in the order documents list them."""
+
+SOURCE_LANGUAGE = "en"
+"""msgids are English sentences; English needs no translation."""
+
+DASH = "—"
+"""What an absent value prints as (the null rule: absent stays absent)."""
+
+
+def check_language(lang: str) -> str:
+    """Return `lang` if it is a supported language, else raise a RenderError naming it."""
+    if lang not in LANGUAGES:
+        raise RenderError(f"language {lang!r}: expected one of {', '.join(LANGUAGES)}")
+    return lang
+
+
+class CatalogTranslations(gettext.GNUTranslations):
+    """Merged translations of one language; strict ones refuse a missing message."""
+
+    lang: str = SOURCE_LANGUAGE
+    strict: bool = False
+
+    def _missing(self, message: str) -> RenderError:
+        return RenderError(
+            f"locales/{self.lang}/LC_MESSAGES: no translation for {message!r}"
+        )
+
+    def gettext(self, message: str) -> str:
+        if self.strict and message not in self._catalog:  # type: ignore[attr-defined]
+            raise self._missing(message)
+        return super().gettext(message)
+
+    def ngettext(self, msgid1: str, msgid2: str, n: int) -> str:
+        if self.strict and (msgid1, 0) not in self._catalog:  # type: ignore[attr-defined]
+            raise self._missing(msgid1)
+        return super().ngettext(msgid1, msgid2, n)
+
+    def pgettext(self, context: str, message: str) -> str:
+        key = f"{context}\x04{message}"
+        if self.strict and key not in self._catalog:  # type: ignore[attr-defined]
+            raise self._missing(message)
+        return super().pgettext(context, message)
+
+
+def po_files(lang: str) -> list[Path]:
+    """Every .po file of a language, sorted by name (the merge order)."""
+    folder = locales_dir() / lang / "LC_MESSAGES"
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix == ".po" and p.is_file())
+
+
+def _fingerprint(lang: str) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for path in po_files(lang):
+        st = path.stat()
+        out.append((path.name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def translations(lang: str, *, strict: bool | None = None) -> CatalogTranslations:
+    """The merged translations of `lang` (cached; recompiled when a .po file changes).
+
+    `strict` defaults to True for every language but English.
+    """
+    check_language(lang)
+    if strict is None:
+        strict = lang != SOURCE_LANGUAGE
+    return _compile(lang, strict, _fingerprint(lang))
+
+
+@lru_cache(maxsize=32)
+def _compile(
+    lang: str, strict: bool, fingerprint: tuple[tuple[str, int, int], ...]
+) -> CatalogTranslations:
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    # certgen.po (or the first catalog) is the base: its header, Plural-Forms included, is
+    # the merged catalog's header; the other catalogs contribute their messages.
+    files = po_files(lang)
+    files.sort(key=lambda p: (p.name != "certgen.po", p.name))
+    merged: Catalog | None = None
+    seen: dict[Any, str] = {}
+    for path in files:
+        with path.open("rb") as fh:
+            try:
+                catalog = read_po(fh, locale=lang, abort_invalid=True)
+            except Exception as exc:  # babel raises PoFileError and friends
+                raise RenderError(f"{path.name}: {exc}", file=f"locales/{lang}/LC_MESSAGES") from exc
+        if merged is None:
+            merged = catalog
+            seen = {(m.context, m.id): path.name for m in catalog if m.id}
+            continue
+        for message in catalog:
+            if not message.id:
+                continue  # the header
+            key = (message.context, message.id)
+            if key in seen:
+                # The same message in two catalogs: the first one wins (test_i18n reports
+                # the conflict); rendering must not depend on directory order.
+                continue
+            seen[key] = path.name
+            merged[message.id] = message
+    if merged is None:
+        merged = Catalog(locale=lang, domain="certgen", fuzzy=False)
+    buffer = io.BytesIO()
+    write_mo(buffer, merged, use_fuzzy=False)
+    buffer.seek(0)
+    result = CatalogTranslations(buffer)
+    result.lang = lang
+    result.strict = strict
+    return result
+
+
+def gettext_for(lang: str) -> Any:
+    """`_()` for Python code that builds messages outside templates."""
+    return translations(lang).gettext
+
+
+def ngettext_for(lang: str) -> Any:
+    """`ngettext()` for Python code (Russian has three forms, Portuguese and English two)."""
+    return translations(lang).ngettext
+
+
+# --- numbers -------------------------------------------------------------------------------
+
+
+def _decimal(value: float | int | Decimal) -> Decimal:
+    # repr() gives the shortest text that round-trips, so 91.55 stays 91.55 (not 91.5499…).
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+@lru_cache(maxsize=64)
+def _decimal_pattern(lang: str, digits: int) -> str:
+    return "#,##0" + ("." + "0" * digits if digits > 0 else "")
+
+
+@lru_cache(maxsize=64)
+def _percent_pattern(lang: str, digits: int) -> str:
+    from babel import Locale
+
+    pattern: str = Locale.parse(lang).percent_formats[None].pattern
+    positive = pattern.split(";")[0]
+    frac = "." + "0" * digits if digits > 0 else ""
+    # Put the decimals after the last integer digit, keep the locale's spacing and sign place.
+    return re.sub(r"0(?=[^0#]*$)", "0" + frac, positive, count=1)
+
+
+def fmt_number(value: float | int | None, lang: str, digits: int) -> str:
+    """A number with exactly `digits` decimals in the locale's style; None → "—"."""
+    if value is None:
+        return DASH
+    from babel.numbers import format_decimal
+
+    return format_decimal(
+        _decimal(value), format=_decimal_pattern(lang, digits), locale=lang
+    )
+
+
+def fmt_int(value: int | None, lang: str) -> str:
+    """A count with the locale's group separator; None → "—"."""
+    return fmt_number(value, lang, 0)
+
+
+def fmt_fps(value: float | None, lang: str) -> str:
+    """An FPS figure, 1 decimal (the SOP rounding of step 1)."""
+    return fmt_number(value, lang, 1)
+
+
+def fmt_score(value: float | None, lang: str) -> str:
+    """A Fluidity Score or a tier mean, 2 decimals."""
+    return fmt_number(value, lang, 2)
+
+
+def fmt_ms(value: float | None, lang: str, digits: int = 1) -> str:
+    """A frame time in milliseconds (unit not included)."""
+    return fmt_number(value, lang, digits)
+
+
+def fmt_pct(fraction: float | None, lang: str, digits: int = 2) -> str:
+    """A stored fraction shown ×100 as a percentage: 0.0412 → "4.12%" / "4,12 %"; None → "—".
+
+    Two decimals show a 4-decimal fraction exactly, so printed figures re-derive the score.
+    """
+    if fraction is None:
+        return DASH
+    from babel.numbers import format_percent
+
+    return format_percent(
+        _decimal(fraction), format=_percent_pattern(lang, digits), locale=lang
+    )
+
+
+def fmt_percentile(value: float | None, lang: str) -> str:
+    """A percentile rank (already 0–100), 1 decimal, without a % sign."""
+    return fmt_number(value, lang, 1)
+
+
+def parse_date(value: str | dt.date | dt.datetime) -> dt.date:
+    """An ISO date (YYYY-MM-DD) or a date/datetime as a date."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError as exc:
+        raise RenderError(f"date {value!r}: expected YYYY-MM-DD") from exc
+
+
+def fmt_date(value: str | dt.date | dt.datetime | None, lang: str, style: str = "long") -> str:
+    """A date in the locale's long form: "29 November 2026", "29 ноября 2026 г.", …"""
+    if value is None:
+        return DASH
+    from babel.dates import format_date
+
+    return format_date(parse_date(value), format=style, locale=lang)
+
+
+# --- glossary ------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4)
+def _glossary(fingerprint: tuple[int, int]) -> dict[str, dict[str, str]]:
+    import yaml
+
+    path = locales_dir() / "glossary.yaml"
+    with path.open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    terms = data.get("terms", data) if isinstance(data, dict) else {}
+    out: dict[str, dict[str, str]] = {}
+    for key, value in terms.items():
+        if isinstance(value, dict):
+            out[str(key)] = {str(k): str(v) for k, v in value.items() if isinstance(v, str)}
+    return out
+
+
+def glossary() -> dict[str, dict[str, str]]:
+    """locales/glossary.yaml as {term key: {lang: term}} (empty when the file is absent)."""
+    path = locales_dir() / "glossary.yaml"
+    if not path.is_file():
+        return {}
+    st = path.stat()
+    return _glossary((st.st_mtime_ns, st.st_size))
+
+
+def term(key: str, lang: str) -> str:
+    """One glossary term in one language; a missing term is a RenderError, never English."""
+    entry = glossary().get(key)
+    if entry is None or lang not in entry:
+        raise RenderError(f"locales/glossary.yaml: term {key!r} has no {lang!r} entry")
+    return entry[lang]

@@ -1,0 +1,192 @@
+"""HTML → PDF with WeasyPrint, confined to the templates folder, reproducible to the byte.
+
+- Fonts: the project's `templates/fonts.conf` is the only fontconfig configuration
+  (FONTCONFIG_FILE is set before WeasyPrint reads it); it lists only `templates/fonts/`
+  (DejaVu: Latin, Portuguese accents, Cyrillic), so the system's fonts cannot change a PDF.
+- Fetching: `ConfinedURLFetcher` serves files under `templates/` and data: URLs and refuses
+  everything else (other file:// paths, http(s), symlinks leading out, encoded dot segments).
+  It keeps a log of what it served and refused, which tests read.
+- Output: A4 (from the print CSS), PDF/A-3b, attachments with relationship Data and explicit
+  dates, title / author / language metadata, creation and modification dates from the
+  caller (the bundle's date or SOURCE_DATE_EPOCH), never the clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import mimetypes
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from certgen.errors import RenderError
+from certgen.paths import templates_dir
+
+FONTS_CONF_NAME = "fonts.conf"
+
+
+def fonts_conf() -> Path:
+    """The project's fontconfig file (templates/fonts.conf)."""
+    return templates_dir() / FONTS_CONF_NAME
+
+
+def _use_project_fonts() -> None:
+    # fontconfig reads FONTCONFIG_FILE each time WeasyPrint builds a FontConfiguration, and
+    # once at library load: set it before importing WeasyPrint and before every render.
+    os.environ["FONTCONFIG_FILE"] = str(fonts_conf())
+
+
+_use_project_fonts()
+
+from weasyprint.urls import URLFetcher, URLFetcherResponse  # noqa: E402
+
+_DOT_SEGMENT = re.compile(r"%2e|%2f|%5c", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FetchEntry:
+    """One fetch decision: `served` or `refused`, the URL, and why when refused."""
+
+    verdict: str
+    url: str
+    reason: str = ""
+
+
+class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
+    """Serves only files under the templates folder and data: URLs; refuses the rest.
+
+    `log` lists every decision in order; `served()` and `refused()` filter it.
+    """
+
+    def __init__(self, root: Path | None = None, **kwargs: Any) -> None:
+        super().__init__(allowed_protocols=("file", "data"), allow_redirects=False, **kwargs)
+        self.root = (root or templates_dir()).resolve()
+        self.log: list[FetchEntry] = []
+
+    def served(self) -> list[str]:
+        """URLs served, in order."""
+        return [e.url for e in self.log if e.verdict == "served"]
+
+    def refused(self) -> list[str]:
+        """URLs refused, in order."""
+        return [e.url for e in self.log if e.verdict == "refused"]
+
+    def _refuse(self, url: str, reason: str) -> ValueError:
+        self.log.append(FetchEntry("refused", url, reason))
+        return ValueError(f"certgen refused to fetch {url[:80]!r}: {reason}")
+
+    def fetch(self, url: str, headers: Any = None) -> Any:
+        scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+        if scheme == "data":
+            response = super().fetch(url, headers)
+            self.log.append(FetchEntry("served", url[:64]))
+            return response
+        if scheme != "file":
+            raise self._refuse(url, "only files under templates/ and data: URLs are served")
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise self._refuse(url, "remote file host")
+        if _DOT_SEGMENT.search(parts.path) or ".." in parts.path.split("/"):
+            raise self._refuse(url, "encoded or dot path segments")
+        raw = Path(unquote(parts.path))
+        try:
+            resolved = raw.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise self._refuse(url, "no such file") from None
+        if not resolved.is_relative_to(self.root) or not resolved.is_file():
+            raise self._refuse(url, "outside templates/ (or a symlink leading out)")
+        body = resolved.read_bytes()
+        mime = mimetypes.guess_type(resolved.name)[0] or "application/octet-stream"
+        if resolved.suffix == ".ttf":
+            mime = "font/ttf"
+        self.log.append(FetchEntry("served", url))
+        return URLFetcherResponse(url, body, {"Content-Type": mime})
+
+
+Attachment = tuple[str, bytes, str]
+"""(file name, bytes, description) of a PDF attachment."""
+
+_FONT_CONFIG: Any = None
+
+
+def _font_config() -> Any:
+    # One FontConfiguration per process: it only knows the project fonts, and building it
+    # (a fontconfig scan) costs more than a small certificate's layout.
+    global _FONT_CONFIG
+    if _FONT_CONFIG is None:
+        _use_project_fonts()
+        from weasyprint.text.fonts import FontConfiguration
+
+        _FONT_CONFIG = FontConfiguration()
+    return _FONT_CONFIG
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value.astimezone(dt.timezone.utc)
+
+
+def _w3c(value: dt.datetime) -> str:
+    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def html_to_pdf(
+    html: str,
+    *,
+    lang: str,
+    title: str,
+    author: str,
+    attachments: list[Attachment] | tuple[Attachment, ...] = (),
+    created: dt.datetime,
+    fetcher: ConfinedURLFetcher | None = None,
+) -> bytes:
+    """Render `html` to PDF/A-3b bytes (A4 from the print CSS), deterministic for equal inputs.
+
+    Relative URLs resolve against templates/. `created` is used for the document's creation
+    and modification dates and every attachment's dates; pass the bundle's date.
+    """
+    import weasyprint
+
+    _use_project_fonts()
+    fetcher = fetcher if fetcher is not None else ConfinedURLFetcher()
+    os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(_utc(created).timestamp())))
+    when = _utc(created).replace(tzinfo=None)
+    try:
+        document = weasyprint.HTML(
+            string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
+        ).render(font_config=_font_config())
+    except Exception as exc:  # WeasyPrint parse/layout errors
+        raise RenderError(f"PDF rendering failed: {exc}") from exc
+    meta = document.metadata
+    meta.title = title
+    meta.authors = [author]
+    meta.lang = lang
+    meta.created = _w3c(created)
+    meta.modified = _w3c(created)
+    meta.generator = "certgen"
+    # The HTML may declare attachments of its own (<link rel=attachment>): never honour them.
+    meta.attachments = []
+    pdf_attachments = [
+        weasyprint.Attachment(
+            file_obj=io.BytesIO(data),
+            name=name,
+            description=description,
+            created=when,
+            modified=when,
+            relationship="Data",
+            url_fetcher=fetcher,
+        )
+        for name, data, description in attachments
+    ]
+    out = document.write_pdf(
+        pdf_variant="pdf/a-3b",
+        attachments=pdf_attachments,
+        uncompressed_pdf=False,
+    )
+    assert isinstance(out, bytes)
+    return out

@@ -1,0 +1,150 @@
+"""Messages, plurals, numbers and dates per locale; every catalog complete in ru and pt."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from certgen.errors import RenderError
+from certgen.paths import locales_dir
+from certgen.render import i18n
+
+NBSP = "\u00a0"
+
+
+def _catalogs(lang: str) -> list[Path]:
+    return sorted((locales_dir() / lang / "LC_MESSAGES").glob("*.po"))
+
+
+def test_every_language_has_certgen_po() -> None:
+    for lang in i18n.LANGUAGES:
+        assert (locales_dir() / lang / "LC_MESSAGES" / "certgen.po").is_file()
+
+
+@pytest.mark.parametrize("lang", ["ru", "pt"])
+def test_no_untranslated_or_fuzzy_message_in_any_catalog(lang: str) -> None:
+    """Every .po file of ru and pt: no empty msgstr, no fuzzy flag, every plural form filled."""
+    problems = []
+    for path in _catalogs(lang):
+        with path.open("rb") as fh:
+            catalog = read_po(fh, locale=lang)
+        for message in catalog:
+            if not message.id:
+                continue
+            strings = message.string if isinstance(message.string, tuple) else (message.string,)
+            if message.fuzzy:
+                problems.append(f"{path.name}: fuzzy: {message.id!r}")
+            if not all(strings):
+                problems.append(f"{path.name}: untranslated: {message.id!r}")
+            if message.pluralizable and len(strings) != catalog.num_plurals:
+                problems.append(f"{path.name}: {len(strings)} plural forms: {message.id!r}")
+    assert problems == []
+
+
+@pytest.mark.parametrize("lang", ["ru", "pt"])
+def test_catalogs_cover_every_english_message(lang: str) -> None:
+    """A message present in the English catalog but absent in ru/pt would fail at render."""
+    for en_path in _catalogs("en"):
+        with en_path.open("rb") as fh:
+            en_ids = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(fh) if m.id}
+        other = locales_dir() / lang / "LC_MESSAGES" / en_path.name
+        assert other.is_file(), f"{lang}: missing {en_path.name}"
+        with other.open("rb") as fh:
+            ids = {m.id if isinstance(m.id, str) else m.id[0] for m in read_po(fh) if m.id}
+        assert sorted(en_ids - ids) == []
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [(1, "1 прогон"), (2, "2 прогона"), (5, "5 прогонов"), (11, "11 прогонов"),
+     (21, "21 прогон"), (22, "22 прогона"), (0, "0 прогонов")],
+)
+def test_russian_has_three_plural_forms(n: int, expected: str) -> None:
+    ngettext = i18n.ngettext_for("ru")
+    assert ngettext("%(num)d run", "%(num)d runs", n) % {"num": n} == expected
+
+
+def test_portuguese_and_english_plurals() -> None:
+    pt = i18n.ngettext_for("pt")
+    en = i18n.ngettext_for("en")
+    assert pt("%(num)d run", "%(num)d runs", 1) % {"num": 1} == "1 execução"
+    assert pt("%(num)d run", "%(num)d runs", 3) % {"num": 3} == "3 execuções"
+    assert en("%(num)d run", "%(num)d runs", 1) % {"num": 1} == "1 run"
+    assert en("%(num)d run", "%(num)d runs", 2) % {"num": 2} == "2 runs"
+
+
+@pytest.mark.parametrize(
+    ("lang", "fps", "pct", "score"),
+    [
+        ("en", "1,234.5", "4.12%", "91.55"),
+        ("ru", f"1{NBSP}234,5", f"4,12{NBSP}%", "91,55"),
+        ("pt", "1.234,5", "4,12%", "91,55"),
+    ],
+)
+def test_numbers_follow_the_locale(lang: str, fps: str, pct: str, score: str) -> None:
+    assert i18n.fmt_fps(1234.5, lang) == fps
+    assert i18n.fmt_pct(0.0412, lang) == pct
+    assert i18n.fmt_score(91.55, lang) == score
+
+
+def test_formatting_shows_the_stored_digits_and_does_not_round_again() -> None:
+    assert i18n.fmt_fps(120.0, "en") == "120.0"
+    assert i18n.fmt_pct(0.3333, "en") == "33.33%"
+    assert i18n.fmt_pct(0.61, "ru") == f"61,00{NBSP}%"
+    assert i18n.fmt_score(72.5, "pt") == "72,50"
+
+
+@pytest.mark.parametrize("lang", i18n.LANGUAGES)
+def test_absent_values_print_as_a_dash_never_zero(lang: str) -> None:
+    for func in (i18n.fmt_fps, i18n.fmt_score, i18n.fmt_pct, i18n.fmt_int, i18n.fmt_date):
+        assert func(None, lang) == "—"
+
+
+def test_dates_in_each_language() -> None:
+    day = dt.date(2026, 11, 29)
+    assert i18n.fmt_date(day, "en") == "November 29, 2026"
+    assert i18n.fmt_date("2026-11-29", "ru") == "29 ноября 2026\u202fг."
+    assert i18n.fmt_date("2026-11-29", "pt") == "29 de novembro de 2026"
+
+
+def test_missing_translation_is_an_error_not_english() -> None:
+    with pytest.raises(RenderError) as info:
+        i18n.gettext_for("ru")("A sentence nobody translated")
+    assert str(info.value) == (
+        "locales/ru/LC_MESSAGES: no translation for 'A sentence nobody translated'"
+    )
+    assert i18n.gettext_for("en")("A sentence nobody translated") == "A sentence nobody translated"
+
+
+def test_unknown_language_is_refused() -> None:
+    with pytest.raises(RenderError) as info:
+        i18n.translations("de")
+    assert str(info.value) == "language 'de': expected one of en, ru, pt"
+
+
+def test_all_po_files_of_a_language_are_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """certgen.po gives the header; compare.po and site.po add their own messages."""
+    folder = tmp_path / "ru" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    base = (locales_dir() / "ru" / "LC_MESSAGES" / "certgen.po").read_text(encoding="utf-8")
+    (folder / "certgen.po").write_text(base, encoding="utf-8")
+    (folder / "zz_extra.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        'msgid "Before"\nmsgstr "До"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(i18n, "locales_dir", lambda: tmp_path)
+    merged = i18n.translations("ru")
+    assert merged.gettext("Before") == "До"
+    assert merged.ngettext("%(num)d run", "%(num)d runs", 3) % {"num": 3} == "3 прогона"
+
+
+def test_glossary_has_every_language_for_every_term() -> None:
+    terms = i18n.glossary()
+    assert "consistency_gap" in terms
+    for key, entry in terms.items():
+        assert sorted(entry) == ["en", "pt", "ru"], key
+    assert i18n.term("cohort", "ru") == terms["cohort"]["ru"]
