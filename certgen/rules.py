@@ -299,7 +299,7 @@ class FirstCaptureCheck:
     run: int
     required: bool
     why: str | None
-    """Why a re-run was required: 'incomplete: <reason>' or 'stutter 0.6110 > 0.60'."""
+    """Why a re-run was required: 'incomplete: <reason>' or 'stutter 0.6110 > 0.60' (or None)."""
     file: str | None
     sha256_declared: str | None
     sha256_actual: str | None
@@ -329,7 +329,7 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[st
     reasons: list[str] = []
     why: str | None = None
     if run.recorded and run.incomplete:
-        why = "incomplete" + (f" ({run.incomplete_reason})" if run.incomplete_reason else "")
+        why = "incomplete" + (f": {run.incomplete_reason}" if run.incomplete_reason else "")
     elif run.recorded and run.stutter is not None and run.stutter > rules.rerun_stutter:
         why = f"stutter {run.stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}"
     check = FirstCaptureCheck(
@@ -343,8 +343,8 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[st
     where = f"{CARD_FILE}: runs[{run.index}].first_capture"
     if why is not None and run.first_capture_file is None:
         reasons.append(
-            f"{where}: run \"{run.label}\" is {why} and has no archived first capture; "
-            "the re-run step was skipped (archive the first capture and cite its SHA-256)"
+            f"{where}: run \"{run.label}\" needed a re-run ({why}) but has no archived first "
+            "capture; the re-run step was skipped (archive the first capture and cite its SHA-256)"
         )
     if check.matches is False:
         reasons.append(

@@ -169,9 +169,9 @@ def test_stutter_exactly_060_raises_nothing() -> None:
 def test_incomplete_capture_without_first_capture_is_a_skipped_rerun() -> None:
     runs = [run(1, "1920x1080", 97.0, incomplete=True, incomplete_reason="no end line")]
     assert decide(runs, None, RULES).refusals == (
-        'card.yaml: runs[1].first_capture: run "Title 1 1920x1080" is incomplete (no end line) '
-        "and has no archived first capture; the re-run step was skipped (archive the first "
-        "capture and cite its SHA-256)",
+        'card.yaml: runs[1].first_capture: run "Title 1 1920x1080" needed a re-run (incomplete: '
+        "no end line) but has no archived first capture; the re-run step was skipped (archive "
+        "the first capture and cite its SHA-256)",
     )
 
 

@@ -1,0 +1,206 @@
+"""Bundle -> record: the whole certificate pipeline up to record.json (DESIGN.md, The pipeline).
+
+    open_bundle -> read captures -> compute metrics -> rank (fleet) -> decide (rules) -> record
+
+Only `open_bundle` and the capture readers touch the disk; every later step is a pure function.
+`make_record` is what `certgen check`, `certgen build` and `certgen fleet add` call.
+
+The fleet plugs in through `Fleet` (a Protocol): `certgen.fleet.FleetStore` satisfies it. With
+no fleet every rank is provisional with n = 0 (nothing to compare against).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from certgen.bundle import Bundle, Run, open_bundle, sha256_file
+from certgen.errors import BundleError, RefusalError
+from certgen.metrics import compute_metrics, weights_of
+from certgen.record import Record, RunInput, build_record, chart_series
+from certgen.rules import GradeCap, RunFacts, cohort_key, decide
+from certgen.sop import Rules, load_rules
+
+RANKED_METRICS = (
+    "fluidity_score", "consistency_gap", "stutter", "avg_fps", "low_1pct_fps", "low_0_1pct_fps",
+)
+"""The metrics of `runs[].ranks`, in order (the same list as certgen.fleet.RANKED_METRICS)."""
+
+
+@runtime_checkable
+class Fleet(Protocol):
+    """What the pipeline asks of a fleet store (certgen.fleet.FleetStore implements it).
+
+    `ranks_for` returns `{metric: {percentile, n, cohort_mean, z}}` for the metrics the run has
+    a value for, comparing only against runs of the same cohort from *other* certificates
+    (so a re-check of an already-added certificate does not rank it against itself), with
+    percentile, cohort_mean and z null below `min_cohort` (the bundle's rules file).
+    `run_count` is the fleet's size (the record's `fleet.fleet_runs`).
+    """
+
+    def ranks_for(
+        self,
+        cohort: Sequence[Any],
+        metrics: Mapping[str, Any],
+        certificate_id: str,
+        *,
+        min_cohort: int | None = None,
+    ) -> Mapping[str, Mapping[str, Any]]: ...
+
+    def run_count(self) -> int: ...
+
+
+def provisional_ranks(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Ranks with no fleet: provisional, n = 0, for every ranked metric that has a value."""
+    return {
+        name: {"percentile": None, "n": 0, "cohort_mean": None, "z": None}
+        for name in RANKED_METRICS
+        if metrics.get(name) is not None
+    }
+
+
+def _config(run: Run) -> dict[str, Any]:
+    return {
+        "title": run.title,
+        "resolution": run.resolution,
+        "preset": run.preset,
+        "ray_tracing": run.ray_tracing,
+        "upscaler": run.upscaler,
+        "upscaler_mode": run.upscaler_mode,
+        "frame_generation": run.frame_generation,
+    }
+
+
+def _read_run(bundle: Bundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
+    """Read, measure and describe one run of the bundle."""
+    from certgen.captures.detect import read_capture_file
+
+    first_file = run.first_capture.file if run.first_capture else None
+    first_declared = run.first_capture.sha256 if run.first_capture else None
+    first_actual = sha256_file(bundle.path(first_file)) if first_file else None
+    soft = run.soft_limit
+    if run.capture is None:
+        facts = RunFacts(
+            index=index, title=run.title, resolution=run.resolution, recorded=False,
+            first_capture_file=first_file, first_capture_declared=first_declared,
+            first_capture_actual=first_actual,
+        )
+        return RunInput(index=index, config=_config(run), not_run_reason=run.not_run), facts
+
+    captures = read_capture_file(
+        bundle.path(run.capture), name=run.capture, format=run.format, process=run.process
+    )
+    if len(captures) != 1:
+        raise BundleError(
+            f"{run.capture} holds {len(captures)} runs; certgen never pools runs: give each "
+            "run its own capture file",
+            file="card.yaml",
+            field=f"runs[{index}].capture",
+        )
+    capture = captures[0]
+    metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
+    metrics_json = metrics.as_json()
+    sop = metrics.sop
+    capture_json = {
+        "file": run.capture,
+        "sha256": sha256_file(bundle.path(run.capture)),
+        "format": capture.format,
+        "interval_column": capture.interval_column,
+        "group": None if capture.group is None else capture.group.label(),
+        "groups_left_out": sorted(g.label() for g in capture.groups_left_out),
+        "dropped_frames": capture.dropped_frames,
+        "missing_intervals": capture.missing_intervals,
+        "skipped_frames": capture.skipped_frames,
+        "incomplete": capture.incomplete,
+        "incomplete_reason": capture.incomplete_reason,
+        "warnings": list(capture.warnings),
+    }
+    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
+    facts = RunFacts(
+        index=index,
+        title=run.title,
+        resolution=run.resolution,
+        recorded=True,
+        fluidity_score=sop.fluidity_score,
+        stutter=sop.stutter,
+        incomplete=capture.incomplete,
+        incomplete_reason=capture.incomplete_reason,
+        justification=soft.justification if soft else None,
+        vrm_reexamination=soft.vrm_reexamination if soft else None,
+        first_capture_file=first_file,
+        first_capture_declared=first_declared,
+        first_capture_actual=first_actual,
+    )
+    run_input = RunInput(
+        index=index, config=_config(run), capture=capture_json, metrics=metrics_json, chart=chart
+    )
+    return run_input, facts
+
+
+def _rank(
+    run_input: RunInput, fleet: Fleet | None, certificate_id: str, rules: Rules
+) -> RunInput:
+    if run_input.metrics is None:
+        return run_input
+    if fleet is None:
+        ranks: Mapping[str, Any] = provisional_ranks(run_input.metrics)
+    else:
+        key = cohort_key(**{k: run_input.config[k] for k in run_input.config})
+        raw = fleet.ranks_for(key, run_input.metrics, certificate_id,
+                              min_cohort=rules.ranking_min_cohort)
+        ranks = {name: dict(raw[name]) for name in RANKED_METRICS if name in raw}
+    return RunInput(
+        index=run_input.index, config=run_input.config, not_run_reason=run_input.not_run_reason,
+        capture=run_input.capture, metrics=run_input.metrics, ranks=ranks, chart=run_input.chart,
+    )
+
+
+def fleet_block(runs: Sequence[Mapping[str, Any]], fleet_runs: int | None) -> dict[str, Any]:
+    """The record's `fleet` section (certgen.fleet.fleet_section, spec/rules.md)."""
+    from certgen.fleet import fleet_section
+
+    return fleet_section(runs, fleet_runs=fleet_runs)
+
+
+def record_from_bundle(bundle: Bundle, *, fleet: Fleet | None = None, draft: bool = False) -> Record:
+    """The record of an opened bundle (see make_record)."""
+    card = bundle.card
+    rules = load_rules(card.certificate.sop)
+    inputs: list[RunInput] = []
+    facts: list[RunFacts] = []
+    for index, run in enumerate(card.runs):
+        run_input, run_facts = _read_run(bundle, index, run, rules)
+        inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
+        facts.append(run_facts)
+    cap = None if card.grade_cap is None else GradeCap(card.grade_cap.grade, card.grade_cap.reason)
+    verdict = decide(facts, cap, rules)
+    certificate = card.certificate.model_dump(mode="json")
+    record = build_record(
+        certificate=certificate,
+        customer=card.customer,
+        card=card.card.model_dump(mode="json"),
+        phase1=card.phase1.model_dump(mode="json"),
+        runs=inputs,
+        verdict=verdict,
+        rules=rules,
+        fleet={},
+        draft=draft,
+    )
+    record["fleet"] = fleet_block(record["runs"], None if fleet is None else fleet.run_count())
+    if verdict.refusals and not draft:
+        raise RefusalError(list(verdict.refusals))
+    return record
+
+
+def make_record(
+    bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None, draft: bool = False
+) -> Record:
+    """The certificate record of a bundle folder or zip.
+
+    A certificate the rules refuse raises RefusalError (every reason in `.reasons`) unless
+    `draft` is true: then the record comes back with status.issuable false and the reasons in
+    status.refusals, for a draft build visibly marked as not issuable.
+    """
+    with open_bundle(bundle_path) as bundle:
+        return record_from_bundle(bundle, fleet=fleet, draft=draft)

@@ -1,0 +1,147 @@
+"""Small helpers to build fixture bundles in tmp_path (shared by bundle/rules/check tests).
+
+- `frames_for(avg, low1, low01)`: frame times whose SOP figures are exactly those FPS values;
+- `write_presentmon(path, frames)`: a PresentMon 1.x CSV;
+- `write_frame_stats(path, frames, end=True)`: engine frame-stats JSON Lines (seeds/004);
+- `card(...)`, `run_entry(...)`, `write_bundle(root, card, files)`: card.yaml and its files.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+N_FRAMES = 10_000
+
+
+def frames_for(avg: float, low1: float, low01: float, n: int = N_FRAMES) -> np.ndarray:
+    """Frame times (ms) with average `avg`, 1% low `low1` and 0.1% low `low01` FPS.
+
+    Three levels: the k01 slowest frames at 1000/low01, the rest of the 1% tail at the time
+    that makes its mean 1000/low1, everything else at the time that makes the total
+    n * 1000/avg. The slow frames are spread evenly through the run (like real hitches).
+    """
+    k1 = max(1, -(-n // 100))
+    k01 = max(1, -(-n // 1000))
+    slow = 1000.0 / low01
+    mid = (k1 * 1000.0 / low1 - k01 * slow) / (k1 - k01)
+    rest = (n * 1000.0 / avg - k1 * 1000.0 / low1) / (n - k1)
+    if not slow >= mid >= rest > 0:
+        raise ValueError(f"unrealisable figures: {avg}/{low1}/{low01}")
+    out = np.full(n, rest)
+    tail = np.linspace(0, n - 1, k1).round().astype(int)
+    out[tail] = mid
+    out[tail[:: max(1, k1 // k01)][:k01]] = slow
+    return out
+
+
+def write_presentmon(path: Path, frames: np.ndarray, app: str = "Game.exe") -> Path:
+    """PresentMon 1.x CSV (one process, one swap chain)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["Application,ProcessID,SwapChainAddress,Dropped,TimeInSeconds,MsBetweenPresents"]
+    t = 0.0
+    for ft in frames.tolist():
+        t += ft / 1000.0
+        lines.append(f"{app},1234,0x1,0,{t!r},{ft!r}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_frame_stats(path: Path, frames: np.ndarray, *, end: bool = True, dropped: int = 0) -> Path:
+    """Engine frame-stats JSON Lines: a pipeline-creation first line, one line per frame, end line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    all_times = [None, *frames.tolist()]
+    lines = []
+    t_ms = 0.0
+    for tick, ft in enumerate(all_times):
+        interval = "null" if ft is None else f"{ft:.3f}"
+        if ft is not None:
+            t_ms += ft
+        gpu = "null" if ft is None else f"{ft * 0.8:.3f}"
+        gtick = "null" if ft is None else str(tick)
+        lines.append(
+            f'{{"schema_version":1,"tick":{tick},"t_ms":{t_ms:.3f},"sim_ms":0.010,'
+            f'"submit_ms":1.000,"gpu_ms":{gpu},"gpu_tick":{gtick},'
+            f'"present_interval_ms":{interval},"kind":"full","size":[2560,1440],'
+            f'"device":"desktop","hud_ms":null}}'
+        )
+    if end:
+        lines.append(
+            f'{{"schema_version":1,"end":true,"frames":{len(all_times) + dropped},'
+            f'"dropped":{dropped}}}'
+        )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_entry(title: str = "Game", resolution: str = "2560x1440", **extra: Any) -> dict[str, Any]:
+    """One runs[] entry with the cohort fields (native, no RT, no FG) plus `extra`."""
+    entry: dict[str, Any] = {
+        "title": title,
+        "resolution": resolution,
+        "preset": "Ultra",
+        "ray_tracing": False,
+        "upscaler": "none",
+        "upscaler_mode": None,
+        "frame_generation": False,
+    }
+    entry.update(extra)
+    return entry
+
+
+BASE_CARD: dict[str, Any] = {
+    "certificate": {
+        "id": "TEST-0001",
+        "issued": "2026-11-29",
+        "sop": "SOP-GPU-001 v1.1",
+        "languages": ["en"],
+    },
+    "customer": "Test Customer",
+    "card": {
+        "vendor": "Example",
+        "model": "Example GTX 1660 Super 6G",
+        "gpu": "TU116",
+        "vram_gb": 6,
+        "serial": "EX-0001",
+        "hardware_ray_tracing": False,
+        "driver": "566.14",
+    },
+    "phase1": {"vrm_rail_resistance": "pass"},
+    "grade_cap": None,
+    "runs": [],
+}
+
+
+def card(runs: list[dict[str, Any]], **overrides: Any) -> dict[str, Any]:
+    """A complete card.yaml mapping with these runs."""
+    data = copy.deepcopy(BASE_CARD)
+    data["runs"] = runs
+    data.update(overrides)
+    return data
+
+
+def write_card(root: Path, data: dict[str, Any] | str) -> Path:
+    """Write card.yaml (a mapping is dumped; a string is written as is)."""
+    root.mkdir(parents=True, exist_ok=True)
+    text = data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    (root / "card.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def simple_bundle(root: Path, figures: list[tuple[float, float, float]], **card_overrides: Any) -> Path:
+    """A bundle with one PresentMon capture per (avg, low1, low01) triple, all at 2560x1440."""
+    runs = []
+    for i, (avg, low1, low01) in enumerate(figures):
+        rel = f"captures/run{i}.csv"
+        write_presentmon(root / rel, frames_for(avg, low1, low01))
+        runs.append(run_entry(f"Game {i}", capture=rel))
+    return write_card(root, card(runs, **card_overrides))
