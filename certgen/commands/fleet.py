@@ -1,0 +1,200 @@
+"""`certgen fleet`: add certified records to the fleet store, import/export JSON Lines, cohorts.
+
+The fleet file is `--fleet PATH`, else $CERTGEN_FLEET, else ./fleet.sqlite (certgen.fleet).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from certgen.errors import CertgenError, FleetError
+
+FLEET_HELP = (
+    "Fleet database (SQLite). Default: $CERTGEN_FLEET, else fleet.sqlite in the current folder."
+)
+
+
+def _fleet_option(f: Any) -> Any:
+    return click.option("--fleet", "fleet", type=click.Path(dir_okay=False), default=None,
+                        metavar="DB", help=FLEET_HELP)(f)
+
+
+@contextmanager
+def _open(fleet: str | None, *, create: bool) -> Iterator[Any]:
+    from certgen.fleet import FleetStore, fleet_path
+
+    with FleetStore.open(fleet_path(fleet), create=create) as store:
+        yield store
+
+
+@click.group(name="fleet")
+def command() -> None:
+    """The fleet store: every recorded run of every certified card, ranked by cohort.
+
+    The database is --fleet DB, else $CERTGEN_FLEET, else ./fleet.sqlite. A cohort is (title,
+    resolution, preset, ray tracing, upscaler, upscaler mode, frame generation); a run is only
+    ever ranked against runs of its own cohort.
+    """
+
+
+def _load_input(path: Path) -> tuple[dict[str, Any], str, str]:
+    """A record.json, a build output folder holding one, or a bundle (folder or .zip).
+
+    Returns (record, source, where) with source the SHA-256 of the record's bytes.
+    """
+    from certgen.fleet import record_source
+    from certgen.record import dump_record, load_record
+
+    where = str(path)
+    if path.is_dir() and (path / "record.json").is_file() and not (path / "card.yaml").exists():
+        path = path / "record.json"
+        where = str(path)
+    if path.is_file() and path.suffix.lower() == ".json":
+        data = path.read_bytes()
+        return load_record(data, source=where), record_source(data), where
+    if not path.exists():
+        raise FleetError("no such record or bundle", file=where)
+    try:
+        from certgen.pipeline import make_record
+    except ImportError:
+        raise FleetError("adding a bundle needs certgen.pipeline, which is not installed; "
+                         "add its record.json instead", file=where) from None
+    record = make_record(path, fleet=None, draft=False)
+    record_dict: dict[str, Any] = dict(record)
+    return record_dict, record_source(dump_record(record_dict)), where
+
+
+@command.command(name="add", short_help="Add certified records or bundles (idempotent).")
+@_fleet_option
+@click.option("--replace", is_flag=True,
+              help="Overwrite runs already in the fleet under the same certificate id whose "
+                   "figures differ (by default such a conflict is refused).")
+@click.argument("inputs", nargs=-1, required=True, metavar="BUNDLE_OR_RECORD...",
+                type=click.Path(path_type=Path))
+def add(fleet: str | None, replace: bool, inputs: Sequence[Path]) -> None:
+    """Add certified records (record.json, a build folder, or a bundle) to the fleet.
+
+    Idempotent: a certificate already in the fleet is not counted twice. Draft or refused
+    certificates do not enter. Every input is tried; any refusal makes the exit status 1.
+    """
+    added = skipped = failed = 0
+    with _open(fleet, create=True) as store:
+        show = len(inputs) > 1 and sys.stderr.isatty()
+        with click.progressbar(inputs, label="adding", file=sys.stderr,
+                               hidden=not show) as bar:
+            for path in bar:
+                try:
+                    record, source, where = _load_input(path)
+                    a, s = store.add_record(record, source=source, replace=replace, where=where)
+                except CertgenError as exc:
+                    failed += 1
+                    click.echo(f"certgen: {exc}", err=True)
+                    continue
+                added += a
+                skipped += s
+                cert = record.get("certificate", {}).get("id", "?")
+                click.echo(f"{cert}: {_runs(a)} added, {s} already in the fleet")
+        click.echo(f"{store.path}: {_runs(added)} added, {skipped} already present; "
+                   f"{_runs(store.run_count())} in {len(store.cohorts())} cohorts")
+    if failed:
+        raise FleetError(f"{failed} of {len(inputs)} inputs refused (see above); "
+                         "the others were added")
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+@command.command(name="import", short_help="Import a JSON Lines export.")
+@_fleet_option
+@click.option("--replace", is_flag=True,
+              help="Overwrite runs already in the fleet whose figures differ.")
+@click.argument("file", metavar="FILE.jsonl", type=click.Path(allow_dash=True))
+def import_(fleet: str | None, replace: bool, file: str) -> None:
+    """Import a JSON Lines export (every line is checked first; an error imports nothing)."""
+    from certgen.fleet import FleetStore, fleet_path
+
+    if file == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FleetError(f"cannot read: {exc}", file=file) from None
+        name = file
+    with FleetStore.open(fleet_path(fleet)) as store:
+        added, skipped = store.import_jsonl(io.StringIO(text), name=name, replace=replace)
+        click.echo(f"{store.path}: {_runs(added)} imported, {skipped} already present; "
+                   f"{_runs(store.run_count())} in {len(store.cohorts())} cohorts")
+
+
+@command.command(name="export", short_help="Export every run as JSON Lines.")
+@_fleet_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (atomically) instead of standard output.")
+def export(fleet: str | None, output: Path | None) -> None:
+    """Export every run as JSON Lines, ordered by certificate id then run index."""
+    buffer = io.StringIO()
+    with _open(fleet, create=False) as store:
+        count = store.export_jsonl(buffer)
+    data = buffer.getvalue()
+    if output is None:
+        click.echo(data, nl=False)
+        return
+    _write_atomic(output, data.encode("utf-8"))
+    click.echo(f"{output}: {_runs(count)} exported", err=True)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
+
+
+@command.command(name="cohorts", short_help="Cohort sizes, largest first.")
+@_fleet_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def cohorts(fleet: str | None, as_json: bool) -> None:
+    """Cohort sizes, largest first (then by title and resolution)."""
+    with _open(fleet, create=False) as store:
+        listing = store.cohorts()
+        total = store.run_count()
+        minimum = store.min_cohort
+    if as_json:
+        doc = {
+            "fleet_runs": total,
+            "ranking_min_cohort": minimum,
+            "cohorts": [{**c._asdict(), "runs": n} for c, n in listing],
+        }
+        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    if not listing:
+        click.echo("the fleet is empty")
+        return
+    width = max(4, len(str(listing[0][1])))
+    click.echo(f"{'runs':>{width}}  cohort")
+    for cohort, n in listing:
+        click.echo(f"{n:>{width}}  {cohort.label()}")
+    click.echo(f"{_runs(total)} in {len(listing)} cohorts; percentiles are published "
+               f"from n = {minimum} (the run itself included)")
