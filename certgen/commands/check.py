@@ -1,0 +1,116 @@
+"""`certgen check BUNDLE [--fleet DB] [--json]`: validate a bundle, apply the rules, explain.
+
+Exit 0 when the certificate can be issued (the grade and its reasoning on stdout), 1 when it is
+refused (every reason on stderr, one per line) or the bundle is invalid, 2 on bad usage.
+With --json the record (a draft record when refused) goes to stdout instead of the report.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+
+def _num(value: Any, digits: int) -> str:
+    return "null" if value is None else f"{value:.{digits}f}"
+
+
+def report_lines(record: dict[str, Any]) -> list[str]:
+    """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
+    grade = record["grade"]
+    cap = grade["cap"]
+    lines = [
+        f"{record['certificate']['id']}: {grade['value']}"
+        + (f" (fluidity gates allow {grade['fluidity_grade']}; capped: {cap['reason']})"
+           if cap and grade["value"] != grade["fluidity_grade"] else ""),
+        "tiers:",
+    ]
+    for tier in record["tiers"]:
+        mean = "not measured" if tier["mean_fluidity"] is None else (
+            f"mean Fluidity Score {tier['mean_fluidity']:.2f}")
+        lines.append(
+            f"  {tier['resolution']}: {mean} ({tier['scored_runs']} scored of {tier['runs']} "
+            f"runs, {tier['not_run']} not run)"
+        )
+    lines.append("gates:")
+    for gate in grade["reasons"]:
+        verdict = "pass" if gate["passed"] else "fail"
+        if gate["gate"] == "platinum_one_tier":
+            what = f"one measured tier >= {gate['line']:.2f}"
+        elif gate["gate"] == "gold_every_tier":
+            what = f"every measured tier >= {gate['line']:.2f}"
+        elif gate["gate"] == "measured_tier":
+            what = f"at least one measured tier ({gate['measured_tiers']} measured)"
+        else:
+            what = "no cap from another SOP phase" if gate["cap"] is None else (
+                f"cap {gate['cap']['grade']}: {gate['cap']['reason']}")
+        compared = ", ".join(
+            f"{c['resolution']} {c['mean_fluidity']:.2f}" for c in gate.get("compared", [])
+        )
+        lines.append(
+            f"  {gate['gate']}: {verdict}, allows {gate['allows']}: {what}"
+            + (f" [{compared}]" if compared else "")
+        )
+    lines.append("runs:")
+    for run in record["runs"]:
+        name = f"  [{run['index']}] {run['title']} {run['resolution']} {run['preset']}"
+        if run["status"] == "not_run":
+            lines.append(f"{name}: not run ({run['not_run_reason']})")
+            continue
+        m = run["metrics"]
+        extra = []
+        if run["soft_limit"]["raised"]:
+            extra.append("Soft Limit raised")
+        if run["capture"]["incomplete"]:
+            extra.append("incomplete capture")
+        if run["first_capture"] is not None:
+            extra.append("re-run, first capture archived")
+        rank = run["ranks"].get("fluidity_score")
+        if rank is not None:
+            extra.append(
+                f"provisional, n = {rank['n']}" if rank["percentile"] is None
+                else f"better than {rank['percentile']:.1f}% of {rank['n']}"
+            )
+        lines.append(
+            f"{name}: S_F {_num(m['fluidity_score'], 2)} (avg {_num(m['avg_fps'], 1)}, "
+            f"1% {_num(m['low_1pct_fps'], 1)}, 0.1% {_num(m['low_0_1pct_fps'], 1)} FPS; "
+            f"g {_num(m['consistency_gap'], 4)}, s {_num(m['stutter'], 4)})"
+            + (f" — {'; '.join(extra)}" if extra else "")
+        )
+    refusals = record["status"]["refusals"]
+    lines.append("issuable" if not refusals else f"refused ({len(refusals)} reasons, on stderr)")
+    return lines
+
+
+@click.command("check")
+@click.argument("bundle", type=click.Path(exists=True, path_type=str))
+@click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
+              envvar="CERTGEN_FLEET", help="Fleet database to rank against (SQLite).")
+@click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
+def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
+    """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
+    from certgen.pipeline import make_record
+    from certgen.record import dump_record
+
+    store = None
+    if fleet_db:
+        from certgen.fleet import FleetStore
+
+        store = FleetStore.open(fleet_db, create=False)
+    try:
+        record = make_record(bundle, fleet=store, draft=True)
+    finally:
+        if store is not None:
+            store.close()
+    refusals = record["status"]["refusals"]
+    if as_json:
+        sys.stdout.buffer.write(dump_record(record))
+        sys.stdout.flush()
+    else:
+        click.echo("\n".join(report_lines(record)))
+    for reason in refusals:
+        click.echo(f"certgen: {reason}", err=True)
+    if refusals:
+        raise click.exceptions.Exit(1)
