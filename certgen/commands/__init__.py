@@ -1,1 +1,1 @@
-"""CLI sub-commands, one module each, imported lazily by certgen.cli."""
+"""CLI commands, one module each, imported lazily by certgen.cli (attribute `command`)."""

@@ -1,0 +1,115 @@
+"""CapFrameX JSON session: one Capture per entry of `Runs` (runs are never pooled silently).
+
+Shape read: `{"Info": {"GPU", "Processor", "GameName", …}, "Runs": [{"CaptureData":
+{"MsBetweenPresents": [...], "Dropped": [...] (optional), …}, …}, …]}`. CapFrameX CSV files are
+PresentMon tables behind //Key=Value lines and go through the PresentMon reader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+from typing import Any
+
+import numpy as np
+
+from certgen.captures.common import read_text
+from certgen.captures.model import Capture, Hints
+from certgen.errors import CaptureFormatError
+
+INTERVAL = "MsBetweenPresents"
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number"
+    )
+
+
+def _numbers(values: Any, name: str, where: str) -> np.ndarray:
+    if not isinstance(values, list):
+        raise CaptureFormatError(
+            f"expected a list of numbers, got {_type_name(values)}", file=name, field=where
+        )
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise CaptureFormatError(
+                f"expected a number, got {json.dumps(v)[:40]}", file=name, field=f"{where}[{i}]"
+            )
+        if not math.isfinite(v):
+            raise CaptureFormatError(
+                f"expected a finite number, got {v}", file=name, field=f"{where}[{i}]"
+            )
+    return np.asarray(values, dtype=np.float64)
+
+
+def read_capframex_json(path: pathlib.Path, name: str) -> list[Capture]:
+    """Every run of a CapFrameX JSON session as its own Capture (run_index from 0)."""
+    text = read_text(path, name)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CaptureFormatError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno
+        ) from None
+    if not isinstance(doc, dict):
+        raise CaptureFormatError(
+            f"expected a CapFrameX session (a JSON object with Runs), got {_type_name(doc)}",
+            file=name,
+        )
+    runs = doc.get("Runs")
+    if not isinstance(runs, list) or not runs:
+        got = "nothing" if runs is None else _type_name(runs) if runs != [] else "an empty list"
+        raise CaptureFormatError(f"expected a non-empty list of runs, got {got}", file=name,
+                                 field="Runs")
+    info = doc.get("Info") if isinstance(doc.get("Info"), dict) else {}
+    hints = Hints(
+        gpu=_text(info.get("GPU")),
+        cpu=_text(info.get("Processor")),
+        game=_text(info.get("GameName")),
+    )
+    captures = []
+    for index, run in enumerate(runs):
+        where = f"Runs[{index}].CaptureData"
+        data = run.get("CaptureData") if isinstance(run, dict) else None
+        if not isinstance(data, dict):
+            raise CaptureFormatError(
+                f"expected an object, got {_type_name(data)}", file=name, field=where
+            )
+        if INTERVAL not in data:
+            raise CaptureFormatError(
+                f"no {INTERVAL} list in this run", file=name, field=where
+            )
+        frames = _numbers(data[INTERVAL], name, f"{where}.{INTERVAL}")
+        if frames.size == 0:
+            raise CaptureFormatError("no frames in this run", file=name, field=f"{where}.{INTERVAL}")
+        dropped = 0
+        if data.get("Dropped") is not None:
+            flags = data["Dropped"]
+            if not isinstance(flags, list) or len(flags) != frames.size:
+                raise CaptureFormatError(
+                    f"expected a list of {frames.size} flags (one per frame)",
+                    file=name, field=f"{where}.Dropped",
+                )
+            dropped = sum(1 for f in flags if f is True or f == 1)
+        many = len(runs) > 1
+        captures.append(
+            Capture(
+                frame_times_ms=frames,
+                source=name,
+                format="capframex-json",
+                interval_column=INTERVAL,
+                dropped_frames=dropped,
+                hints=hints,
+                run_index=index,
+                label=f"run {index + 1}" if many else None,
+            )
+        )
+    return captures
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None

@@ -1,0 +1,178 @@
+"""Engine frame stats (JSON Lines, schema_version 1, seeds/004): `present_interval_ms` per frame.
+
+Rules, as read here:
+- Every non-empty line must be one JSON object with `"schema_version": 1`; anything else is
+  refused with its line number. A last line cut short without its newline (the process was
+  killed mid-write) is ignored: lines are valid up to the last complete one.
+- Frame lines carry an integer `tick` counting up by one. A tick that does not move forward
+  means two renderers wrote the same file: refused (one run per file). A tick that jumps is a
+  gap (lines dropped by the writer): the capture is incomplete.
+- The end line `{"end": true, "frames": F, "dropped": D}` closes the run; without it, or with
+  D > 0, or with F - D different from the frame lines read, the capture is incomplete. A line
+  after the end line is refused.
+- Warm-up: the first frame line (null interval, pipeline creation) never counts. Then the
+  interval "settles" at the first frame whose interval lies within a factor of 2 of the median
+  interval of all frames after the first (median/2 <= t <= 2 x median); the frames before it
+  are skipped too. Only that leading run is skipped: later slow frames are the run's own.
+  The number skipped (the first frame included) is `skipped_frames`, and a warning says so.
+- `idle` frames (the last image presented again) are kept as frames and counted apart
+  (`idle_frames`, and a warning); `gpu_ms` never enters the frame times.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+from typing import Any
+
+import numpy as np
+
+from certgen.captures.common import read_text, shorten
+from certgen.captures.model import Capture
+from certgen.errors import CaptureFormatError
+
+KINDS = ("full", "partial", "reproject", "idle")
+SETTLE_FACTOR = 2.0
+
+
+def _object(line: str, name: str, number: int) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise CaptureFormatError(
+            f"expected one JSON object per line, got {shorten(line.strip(), 40)!r}",
+            file=name, line=number,
+        )
+    if value.get("schema_version") != 1:
+        raise CaptureFormatError(
+            f"expected 1, got {json.dumps(value.get('schema_version'))}",
+            file=name, line=number, field="schema_version",
+        )
+    return value
+
+
+def _integer(obj: dict[str, Any], key: str, name: str, number: int) -> int:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CaptureFormatError(
+            f"expected a whole number >= 0, got {json.dumps(value)}",
+            file=name, line=number, field=key,
+        )
+    return value
+
+
+def settle_index(intervals: np.ndarray) -> int:
+    """Index of the first interval within a factor of 2 of the median (0 if none is)."""
+    if intervals.size == 0:
+        return 0
+    median = float(np.median(intervals))
+    inside = (intervals >= median / SETTLE_FACTOR) & (intervals <= median * SETTLE_FACTOR)
+    hits = np.flatnonzero(inside)
+    return int(hits[0]) if hits.size else 0
+
+
+def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
+    """One frame-stats file (one renderer's run) as one Capture (see the module doc)."""
+    text = read_text(path, name)
+    lines = text.split("\n")
+    cut_short = bool(lines) and lines[-1].strip() != ""
+    intervals: list[float] = []
+    kinds: list[str] = []
+    end: dict[str, Any] | None = None
+    previous_tick: int | None = None
+    gaps = 0
+    missing_lines = 0
+    frame_lines = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if cut_short and number == len(lines):
+            try:
+                json.loads(line)
+            except json.JSONDecodeError:
+                break  # a half-written last line of a killed process
+        obj = _object(line, name, number)
+        if end is not None:
+            raise CaptureFormatError(
+                "a line after the end line (two runs in one file?)", file=name, line=number
+            )
+        if obj.get("end") is True:
+            end = {k: _integer(obj, k, name, number) for k in ("frames", "dropped")}
+            continue
+        tick = _integer(obj, "tick", name, number)
+        if previous_tick is not None:
+            if tick <= previous_tick:
+                raise CaptureFormatError(
+                    f"tick {tick} after tick {previous_tick}: two renderers wrote this file; "
+                    "capture one run per file",
+                    file=name, line=number,
+                )
+            if tick > previous_tick + 1:
+                gaps += 1
+                missing_lines += tick - previous_tick - 1
+        previous_tick = tick
+        kind = obj.get("kind")
+        if kind not in KINDS:
+            raise CaptureFormatError(
+                f"expected one of {', '.join(KINDS)}, got {json.dumps(kind)}",
+                file=name, line=number, field="kind",
+            )
+        interval = obj.get("present_interval_ms")
+        if frame_lines == 0:
+            frame_lines += 1
+            continue  # the first frame: no interval, pipeline creation
+        frame_lines += 1
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)):
+            raise CaptureFormatError(
+                f"expected a number after the first frame, got {json.dumps(interval)}",
+                file=name, line=number, field="present_interval_ms",
+            )
+        if not math.isfinite(interval):
+            raise CaptureFormatError(
+                f"expected a finite number, got {interval}",
+                file=name, line=number, field="present_interval_ms",
+            )
+        intervals.append(float(interval))
+        kinds.append(str(kind))
+    if frame_lines == 0:
+        raise CaptureFormatError("no frame lines", file=name)
+
+    reasons = []
+    if end is None:
+        reasons.append("no end line (the process did not exit cleanly)")
+    if gaps:
+        reasons.append(f"{missing_lines} lines missing in {gaps} tick gaps")
+    if end is not None:
+        if end["dropped"] > 0:
+            reasons.append(f"the end line reports {end['dropped']} dropped lines")
+        if end["frames"] - end["dropped"] != frame_lines:
+            reasons.append(
+                f"the end line reports {end['frames']} frames ({end['dropped']} dropped) "
+                f"but the file holds {frame_lines} frame lines"
+            )
+
+    all_intervals = np.asarray(intervals, dtype=np.float64)
+    start = settle_index(all_intervals)
+    frames = all_intervals[start:]
+    idle = sum(1 for k in kinds[start:] if k == "idle")
+    skipped = 1 + start
+    warnings = [
+        f"skipped {skipped} warm-up frames (the first frame, then until the interval settled "
+        "within 2x of the median)"
+    ]
+    if idle:
+        warnings.append(f"{idle} idle frames (the last image presented again) are counted")
+    return Capture(
+        frame_times_ms=frames,
+        source=name,
+        format="frame-stats",
+        interval_column="present_interval_ms",
+        skipped_frames=skipped,
+        incomplete=bool(reasons),
+        incomplete_reason="; ".join(reasons) if reasons else None,
+        warnings=tuple(warnings),
+        idle_frames=idle,
+    )

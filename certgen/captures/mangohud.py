@@ -1,0 +1,97 @@
+"""MangoHud CSV logs: the `frametime` column, one line per frame.
+
+Layout: optional `v1`, version and `----` separator lines; the system line pair
+`os,cpu,gpu,ram,kernel,driver,cpuscheduler` + values (GPU/CPU hints); then the frame table
+`fps,frametime,…,elapsed`.
+
+- `frametime` is ms (float) since 0.6.9. Up to 0.6.8 it was integer microseconds: when every
+  value is an integer with no decimal point and their median is above 100, the log is read as
+  µs, converted to ms, and a warning says so (no real ms log has a median frame under 10 FPS).
+- `elapsed` is nanoseconds since the log started. With `log_interval > 0` MangoHud samples
+  instead of logging each frame: the frame times then cover only a sliver of the elapsed span.
+  A log whose frame times (after the first line) add up to less than half of its elapsed span
+  is refused as sampled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import pathlib
+import re
+
+import numpy as np
+
+from certgen.captures.common import parse_number, read_text
+from certgen.captures.model import Capture, Hints
+from certgen.errors import CaptureFormatError
+
+SYSTEM_HEADER = "os,cpu,gpu"
+INTEGER = re.compile(r"\s*\d+\s*")
+MICROSECOND_MEDIAN = 100.0
+SAMPLED_SHARE = 0.5
+
+
+def read_mangohud(path: pathlib.Path, name: str) -> Capture:
+    """One MangoHud log as one Capture (see the module doc for units and sampled logs)."""
+    text = read_text(path, name)
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    hints = Hints()
+    start = None
+    for i, row in enumerate(rows):
+        first = row[0].strip() if row else ""
+        if first == "os" and i + 1 < len(rows):
+            info = dict(zip((c.strip() for c in row), (c.strip() for c in rows[i + 1])))
+            hints = Hints(gpu=info.get("gpu") or None, cpu=info.get("cpu") or None)
+        if first == "fps" and "frametime" in (c.strip() for c in row):
+            start = i
+            break
+    if start is None:
+        raise CaptureFormatError(
+            "no MangoHud frame table (a header line starting 'fps,frametime')", file=name
+        )
+    header = [c.strip() for c in rows[start]]
+    ft_index = header.index("frametime")
+    el_index = header.index("elapsed") if "elapsed" in header else None
+    tokens: list[str] = []
+    values: list[float] = []
+    elapsed: list[float] = []
+    for offset, row in enumerate(rows[start + 1 :], start=start + 2):
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != len(header):
+            raise CaptureFormatError(
+                f"expected {len(header)} fields as in the header, got {len(row)}",
+                file=name, line=offset,
+            )
+        tokens.append(row[ft_index])
+        values.append(parse_number(row[ft_index], name=name, line=offset, field="frametime"))
+        if el_index is not None:
+            elapsed.append(parse_number(row[el_index], name=name, line=offset, field="elapsed"))
+    if not values:
+        raise CaptureFormatError("no frame rows after the header", file=name, line=start + 1)
+    frames = np.asarray(values, dtype=np.float64)
+    warnings = []
+    if all(INTEGER.fullmatch(t) for t in tokens) and float(np.median(frames)) > MICROSECOND_MEDIAN:
+        frames = frames / 1000.0
+        warnings.append(
+            "frametime is in integer microseconds (MangoHud 0.6.8 or older): converted to ms"
+        )
+    if len(elapsed) >= 2:
+        span_ms = (elapsed[-1] - elapsed[0]) / 1e6
+        covered_ms = float(np.sum(frames[1:]))
+        if span_ms > 0 and covered_ms < SAMPLED_SHARE * span_ms:
+            raise CaptureFormatError(
+                f"a sampled log, not one line per frame: its {frames.size} frame times add up "
+                f"to {covered_ms / 1000:.1f} s of a {span_ms / 1000:.1f} s log; "
+                "record it again with log_interval=0",
+                file=name,
+            )
+    return Capture(
+        frame_times_ms=frames,
+        source=name,
+        format="mangohud",
+        interval_column="frametime",
+        hints=hints,
+        warnings=tuple(warnings),
+    )

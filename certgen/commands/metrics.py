@@ -1,0 +1,136 @@
+"""`certgen metrics CAPTURE... [--format F] [--process NAME] [--json]`.
+
+Reads every capture (format detected from content unless forced), computes the SOP v1.1 figures
+and the diagnostics with the default SOP's weights, and prints a table or, with --json, one JSON
+array with one object per capture (per run, for files holding several). A capture that cannot
+be read or scored refuses the whole command (exit 1, one line naming it); nothing is printed
+for the others, so a JSON consumer never sees a partial array.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import click
+
+from certgen.captures.detect import FORMATS
+
+
+def display_name(name: str, label: str | None) -> str:
+    """How one run of a file is named: the file, plus `#label` for multi-run files."""
+    return name if label is None else f"{name}#{label}"
+
+
+def notes(capture: Any) -> list[str]:
+    """Reader warnings plus what the Capture counts (dropped, missing, skipped) as sentences."""
+    out = list(capture.warnings)
+    if capture.dropped_frames:
+        out.append(
+            f"{capture.dropped_frames} frames marked dropped by the tool are counted with their "
+            "present interval"
+        )
+    return out
+
+
+def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict[str, Any]]:
+    """The JSON objects of `certgen metrics --json`, in argument order (refuses on any error)."""
+    from certgen.captures.detect import read_capture_file
+    from certgen.metrics import compute_metrics, weights_of
+    from certgen.sop import load_rules
+
+    weights = weights_of(load_rules())
+    results = []
+    for arg in paths:
+        for capture in read_capture_file(pathlib.Path(arg), name=arg, format=fmt, process=process):
+            name = display_name(arg, capture.label)
+            metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
+            entry: dict[str, Any] = {
+                "file": name,
+                "format": capture.format,
+                "group": capture.group.label() if capture.group else None,
+                "groups_left_out": [g.label() for g in capture.groups_left_out],
+                "interval_column": capture.interval_column,
+            }
+            entry.update(metrics.as_json())
+            entry["incomplete"] = capture.incomplete
+            entry["incomplete_reason"] = capture.incomplete_reason
+            entry["warnings"] = notes(capture)
+            results.append(entry)
+    return results
+
+
+COLUMNS = (
+    ("file", "capture"),
+    ("frames", "frames"),
+    ("avg_fps", "avg FPS"),
+    ("low_1pct_fps", "1% low"),
+    ("low_0_1pct_fps", "0.1% low"),
+    ("consistency_gap", "gap"),
+    ("stutter", "stutter"),
+    ("fluidity_score", "score"),
+    ("p99_ms", "p99 ms"),
+    ("p99_9_ms", "p99.9 ms"),
+    ("stall_count", "stalls"),
+    ("stutter_count", "stutters"),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) < 1e6 else f"{value:.1f}"
+    return str(value)
+
+
+def render_table(results: list[dict[str, Any]]) -> str:
+    """An aligned text table, one row per capture, then the notes that qualify the figures."""
+    rows = [[title for _, title in COLUMNS]]
+    rows += [[_cell(r[key]) for key, _ in COLUMNS] for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for r in results:
+        extra = [f"format {r['format']}, interval {r['interval_column']}"]
+        if r["group"]:
+            extra.append(f"group used: {r['group']}")
+        if r["groups_left_out"]:
+            extra.append("groups left out: " + "; ".join(r["groups_left_out"]))
+        if r["dropped_nonpositive"]:
+            extra.append(f"{r['dropped_nonpositive']} frames <= 0 ms dropped")
+        if r["too_short"]:
+            extra.append(f"too short: {r['frames']} frames (< 900), percentiles mean little")
+        if r["corrupted"]:
+            extra.append("corrupted: the FPS figures are out of order")
+        if r["incomplete"]:
+            extra.append(f"incomplete: {r['incomplete_reason']}")
+        extra += r["warnings"]
+        lines.append("")
+        lines.append(f"{r['file']}:")
+        lines.extend(f"  - {e}" for e in extra)
+    return "\n".join(lines)
+
+
+@click.command(name="metrics")
+@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default=None,
+    help="Force a reader instead of detecting the format from content.",
+)
+@click.option(
+    "--process", default=None, metavar="NAME",
+    help="Application to read from a multi-process PresentMon capture (default: most frames).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array, one object per capture.")
+def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool) -> None:
+    """SOP v1.1 figures and diagnostics per capture."""
+    results = measure(list(captures), fmt, process)
+    if as_json:
+        click.echo(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_table(results))
