@@ -50,7 +50,8 @@ def command() -> None:
 def _load_input(path: Path) -> tuple[dict[str, Any], str, str]:
     """A record.json, a build output folder holding one, or a bundle (folder or .zip).
 
-    Returns (record, source, where) with source the SHA-256 of the record's bytes.
+    Returns (record, source, where): source is `record:sha256:<hex>` of the record.json bytes
+    read, or `bundle:sha256:<hex>` of the record computed from a bundle.
     """
     from certgen.fleet import record_source
     from certgen.record import dump_record, load_record
@@ -71,7 +72,10 @@ def _load_input(path: Path) -> tuple[dict[str, Any], str, str]:
                          "add its record.json instead", file=where) from None
     record = make_record(path, fleet=None, draft=False)
     record_dict: dict[str, Any] = dict(record)
-    return record_dict, record_source(dump_record(record_dict)), where
+    # No record.json was written: the source names the record computed here (without ranks,
+    # which do not enter the fleet), so it differs from the hash of a built record.json.
+    digest = record_source(dump_record(record_dict)).removeprefix("record:")
+    return record_dict, f"bundle:{digest}", where
 
 
 @command.command(name="add", short_help="Add certified records or bundles (idempotent).")
