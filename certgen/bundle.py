@@ -416,10 +416,18 @@ def _model_in(ann: Any) -> Any:
 def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> list[str]:
     """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated."""
     lines: list[str] = []
+    unions: set[str] = set()
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
         kind = err["type"]
         where = _loc(loc)
+        if len(loc) != len(err["loc"]):
+            # A number union (int | float): one message for the field, not one per member.
+            if where in unions:
+                continue
+            unions.add(where)
+            if kind in ("int_type", "float_type"):
+                kind = "float_type"
         if kind == "missing":
             text = "required key missing"
         elif kind == "extra_forbidden":
