@@ -318,9 +318,9 @@ def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     for key in obj:
         if key not in JSONL_FIELDS:
             errors.append((key, "unknown field"))
-    for key in JSONL_FIELDS:
-        if key not in obj:
-            errors.append((key, "missing"))
+    missing = [key for key in JSONL_FIELDS if key not in obj]
+    if missing:
+        errors.append((", ".join(missing), "missing"))
 
     def text(key: str, *, nullable: bool = False) -> None:
         if key not in obj:

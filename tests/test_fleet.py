@@ -323,6 +323,12 @@ def test_record_field_errors_name_the_record_path(store: FleetStore) -> None:
     assert str(err.value) == "record.json: runs[0].preset: missing"
 
 
+def test_several_missing_fields_are_one_error(store: FleetStore) -> None:
+    with pytest.raises(FleetImportError) as err:
+        store.import_jsonl(io.StringIO('{"certificate_id": "X", "run_index": 0}\n'), name="f")
+    assert err.value.errors == [f"f:1: {', '.join(JSONL_FIELDS[2:])}: missing"]
+
+
 # --- JSON Lines -------------------------------------------------------------------------------
 
 
