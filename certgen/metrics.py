@@ -151,26 +151,37 @@ def ratios_from_fps(
     ):
         return Ratios(None, None, None, corrupted=True)
 
-    gap_raw: float | None = None
+    # On the decimal values of the rounded figures (28 digits), so that a tie a reader finds
+    # by hand (1 - 79.5/80 = 0.00625 -> 0.0063) is not lost to binary (0.0062499...).
+    gap_raw: Decimal | None = None
     if avg_fps and low_1pct_fps:  # both present and non-zero
-        gap_raw = 1.0 - low_1pct_fps / avg_fps
-    stutter_raw: float | None = None
+        gap_raw = 1 - Decimal(repr(low_1pct_fps)) / Decimal(repr(avg_fps))
+    stutter_raw: Decimal | None = None
     if low_1pct_fps and low_0_1pct_fps is not None:
-        stutter_raw = 1.0 - low_0_1pct_fps / low_1pct_fps
+        stutter_raw = 1 - Decimal(repr(low_0_1pct_fps)) / Decimal(repr(low_1pct_fps))
 
-    gap = None if gap_raw is None else round_half_away(gap_raw, 4)
-    stutter = None if stutter_raw is None else round_half_away(stutter_raw, 4)
+    gap = None if gap_raw is None else _round_decimal(gap_raw, 4)
+    stutter = None if stutter_raw is None else _round_decimal(stutter_raw, 4)
     score = None
     if gap_raw is not None and stutter_raw is not None:
         score = fluidity_score(gap_raw, stutter_raw, weights)
     return Ratios(gap, stutter, score)
 
 
-def fluidity_score(gap: float, stutter: float, weights: Weights) -> float:
-    """S_F = 100 * (1 - (w_g * g + w_s * s)), rounded to 2 decimals."""
-    return round_half_away(
-        100.0 * (1.0 - (weights.consistency_gap * gap + weights.stutter * stutter)), 2
-    )
+def _decimal(value: float | Decimal) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(repr(value))
+
+
+def _round_decimal(value: Decimal, ndigits: int) -> float:
+    return float(value.quantize(Decimal(1).scaleb(-ndigits), rounding=ROUND_HALF_UP))
+
+
+def fluidity_score(gap: float | Decimal, stutter: float | Decimal, weights: Weights) -> float:
+    """S_F = 100 * (1 - (w_g * g + w_s * s)), rounded to 2 decimals (decimal arithmetic)."""
+    total = _decimal(weights.consistency_gap) * _decimal(gap) + _decimal(
+        weights.stutter
+    ) * _decimal(stutter)
+    return _round_decimal(100 * (1 - total), 2)
 
 
 @dataclass(frozen=True)
