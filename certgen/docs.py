@@ -1,0 +1,400 @@
+"""Explainer pages: Markdown in three languages + numbers computed by the engine at build time.
+
+The pages under locales/<lang>/explainers/*.md never type a figure the engine can compute.
+They write a placeholder instead, `{{name}}` or `{{name:fmt}}`, and `explainer_figures()`
+computes every name from certgen.metrics and the versioned rules file. If the arithmetic or a
+prior changes, the pages change with it (and their snapshot tests notice).
+
+Formats: by default a figure keeps the decimals the engine rounds it to; `:N` forces N fixed
+decimals; `:pct` shows a fraction ×100 with a percent sign. Numbers follow the page's locale
+(decimal comma in ru and pt); inside formulas (`$...$`, `$$...$$`) the comma is written `{,}`
+so that LaTeX does not space it as punctuation.
+
+Formulas are LaTeX. For the browser they become MathML (latex2mathml); for the PDF they become
+SVG pictures (ziamath), because WeasyPrint draws no MathML.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from certgen.errors import CertgenError
+from certgen.metrics import (
+    LOW_0_1PCT_DENOMINATOR,
+    LOW_1PCT_DENOMINATOR,
+    Weights,
+    fluidity_score,
+    fps_figures,
+    k_slowest,
+    ratios_from_fps,
+    round_half_away,
+    weights_of,
+)
+from certgen.sop import Rules, load_rules
+
+PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate")
+LANGS: tuple[str, ...] = ("en", "ru", "pt")
+
+
+class ExplainerError(CertgenError, ValueError):
+    """An explainer page cannot be built (unknown placeholder, bad front matter, bad formula)."""
+
+
+def locales_dir() -> Path:
+    """The locales/ folder (source checkout or the wheel's copy)."""
+    from certgen import paths
+
+    return Path(paths.locales_dir())
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number the engine computed, with the decimals it is shown with by default."""
+
+    value: float
+    decimals: int
+    trim: bool = False
+    """Drop trailing zeros (0.2500 -> 0.25) when the default format is used."""
+
+
+def _fig(value: float | None, decimals: int, trim: bool = False) -> Figure:
+    if value is None:
+        raise ExplainerError("an explainer figure came out null; the worked example is broken")
+    return Figure(float(value), decimals, trim)
+
+
+def _int(value: int) -> Figure:
+    return Figure(float(value), 0)
+
+
+def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
+    """Every figure the explainers print, computed by the engine with one rules version.
+
+    Pure: the same rules give the same dictionary. Keys are the placeholder names.
+    """
+    rules = rules or load_rules()
+    w = weights_of(rules)
+    f: dict[str, Figure] = {}
+
+    # Priors of the rules file.
+    f["w.g"] = Figure(w.consistency_gap, 2, trim=True)
+    f["w.s"] = Figure(w.stutter, 2, trim=True)
+    f["w.g100"] = Figure(100 * w.consistency_gap, 0)
+    f["w.s100"] = Figure(100 * w.stutter, 0)
+    f["dsdg"] = Figure(-100 * w.consistency_gap, 0)
+    f["dsds"] = Figure(-100 * w.stutter, 0)
+    f["line.gold"] = Figure(rules.gold_line, 0)
+    f["line.platinum"] = Figure(rules.platinum_line, 0)
+    f["soft_limit"] = Figure(rules.soft_limit_stutter, 2)
+    f["rerun_limit"] = Figure(rules.rerun_stutter, 2)
+    f["min_cohort"] = _int(rules.ranking_min_cohort)
+    f["calib_target"] = _int(rules.calibration_fleet_target)
+
+    # Grade lines as straight lines in the (g, s) plane.
+    for name, line in (("gold", rules.gold_line), ("platinum", rules.platinum_line)):
+        budget = 1.0 - line / 100.0
+        f[f"gl.{name}.budget"] = Figure(round_half_away(budget, 4), 2, trim=True)
+        f[f"gl.{name}.gmax"] = _fig(round_half_away(budget / w.consistency_gap, 4), 4)
+        f[f"gl.{name}.smax"] = _fig(round_half_away(budget / w.stutter, 4), 4)
+
+    # Worked example: the FPS triple 120 / 90 / 60.
+    _triple(f, "wx", 120.0, 90.0, 60.0, w)
+    # The 1000-frame capture: 990 x 8 ms, 9 x 20 ms, 1 x 50 ms.
+    frames = np.array([8.0] * 990 + [20.0] * 9 + [50.0], dtype=np.float64)
+    fps = fps_figures(frames)
+    f["cap.n"] = _int(frames.size)
+    f["cap.total_ms"] = _int(int(round(float(frames.sum()))))
+    f["cap.seconds"] = Figure(float(frames.sum()) / 1000.0, 2)
+    f["cap.mean_ms"] = Figure(round_half_away(float(frames.mean()), 2), 2)
+    f["cap.per_frame"] = _fig(round_half_away(float(np.mean(1000.0 / frames)), 1), 1)
+    f["cap.k1"] = _int(k_slowest(frames.size, LOW_1PCT_DENOMINATOR))
+    f["cap.k01"] = _int(k_slowest(frames.size, LOW_0_1PCT_DENOMINATOR))
+    tail = np.sort(frames)[::-1]
+    f["cap.t1_ms"] = Figure(float(tail[: int(f["cap.k1"].value)].mean()), 1, trim=True)
+    f["cap.t01_ms"] = Figure(float(tail[: int(f["cap.k01"].value)].mean()), 1, trim=True)
+    f["cap.fast_fps"] = _int(int(round(1000.0 / 8.0)))
+    _triple(f, "cap", fps.avg_fps, fps.low_1pct_fps, fps.low_0_1pct_fps, w)
+    f["cap.gap_over"] = Figure(
+        round_half_away(f["cap.per_frame"].value - f["cap.avg"].value, 1), 1
+    )
+
+    # k table.
+    for n in (600, 1000, 7200):
+        f[f"k1.{n}"] = _int(k_slowest(n, LOW_1PCT_DENOMINATOR))
+        f[f"k01.{n}"] = _int(k_slowest(n, LOW_0_1PCT_DENOMINATOR))
+
+    # The Soft Limit dilution example: three runs at 96 and one with g 0.05, s 0.61.
+    g, s = 0.05, 0.61
+    bad = fluidity_score(g, s, w)
+    f["dil.weighted"] = Figure(round_half_away(w.consistency_gap * g + w.stutter * s, 4), 3,
+                               trim=True)
+    f["dil.score"] = _fig(bad, 2, trim=True)
+    f["dil.mean"] = _fig(round_half_away((3 * 96.0 + bad) / 4, 2), 2)
+    f["dil.ratio"] = Figure(round_half_away(1.0 - s, 2), 2)
+    # At the Soft Limit with a zero gap, the score cannot reach the GOLD line.
+    f["sl.cost"] = Figure(round_half_away(w.stutter * rules.soft_limit_stutter, 4), 2, trim=True)
+    f["sl.best"] = _fig(fluidity_score(0.0, rules.soft_limit_stutter, w), 2, trim=True)
+    # Why g = 0.05 with s above the limit is impossible from frame times: the 0.1% tail is a
+    # tenth of the 1% tail, so t_1% >= 0.1 t_0.1% + 0.9 t and t_0.1% = t_1% / (1 - s).
+    tail_ratio = 0.9 / (1.0 - 0.1 / (1.0 - rules.soft_limit_stutter))
+    f["sl.tail_ratio"] = Figure(round_half_away(tail_ratio, 2), 2, trim=True)
+    f["sl.gmin"] = Figure(round_half_away(1.0 - 1.0 / tail_ratio, 2), 2)
+    # The realisable case built from frame times: three runs near 99, one at 100 / 82 / 31.9.
+    _triple(f, "real", 100.0, 82.0, 31.9, w)
+    f["real.mean"] = _fig(round_half_away((3 * 99.0 + f["real.score"].value) / 4, 1), 1)
+
+    # Frame time <-> FPS (the ms a frame takes at a given rate).
+    for rate in (60, 144, 240):
+        f[f"ms.{rate}"] = Figure(round_half_away(1000.0 / rate, 1), 1)
+    # 200 average / 70 low: typical frame, slow-hundredth frame, how many slow frames a second.
+    f["ex200.avg_ms"] = Figure(round_half_away(1000.0 / 200, 1), 0, trim=True)
+    f["ex200.low_ms"] = Figure(round_half_away(1000.0 / 70, 1), 0)
+    f["ex200.ratio"] = Figure(round_half_away((1000.0 / 70) / (1000.0 / 200), 1), 1)
+    f["ex200.per_s"] = _int(k_slowest(200, LOW_1PCT_DENOMINATOR))
+    # 99th-percentile definition vs the slowest-1% mean: 990 frames at 8 ms, 10 at 40 ms.
+    p99_frames = np.array([8.0] * 990 + [40.0] * 10, dtype=np.float64)
+    p99 = float(np.percentile(p99_frames, 99))
+    f["p99.ms"] = Figure(round_half_away(p99, 2), 2)
+    f["p99.fps"] = Figure(round_half_away(1000.0 / p99, 1), 1)
+    p99_fps = fps_figures(p99_frames)
+    f["p99.avg"] = _fig(p99_fps.avg_fps, 1)
+    f["p99.low1"] = _fig(p99_fps.low_1pct_fps, 1)
+    # The smallest p-value an exact two-sided signed-rank test can reach with 5 pairs: 2 / 2^5.
+    f["pairs.p5"] = Figure(2.0 / 2**5, 4)
+    return f
+
+
+def _triple(
+    f: dict[str, Figure], key: str, avg: float | None, low1: float | None, low01: float | None,
+    w: Weights,
+) -> None:
+    """Figures of one FPS triple: the FPS, frame times, ratios, score and the weighted terms."""
+    r = ratios_from_fps(avg, low1, low01, w)
+    f[f"{key}.avg"] = _fig(avg, 1, trim=key == "wx")
+    f[f"{key}.low1"] = _fig(low1, 1, trim=key == "wx")
+    f[f"{key}.low01"] = _fig(low01, 1, trim=key == "wx")
+    assert avg and low1 and low01
+    f[f"{key}.t"] = Figure(1000.0 / avg, 3)
+    f[f"{key}.t1"] = Figure(1000.0 / low1, 3)
+    f[f"{key}.t01"] = Figure(1000.0 / low01, 3)
+    f[f"{key}.fr1"] = Figure(round_half_away(low1 / avg, 4), 4, trim=True)
+    f[f"{key}.fr01"] = Figure(round_half_away(low01 / low1, 4), 4, trim=True)
+    f[f"{key}.g"] = _fig(r.consistency_gap, 4, trim=True)
+    f[f"{key}.s"] = _fig(r.stutter, 4, trim=True)
+    f[f"{key}.score"] = _fig(r.fluidity_score, 2, trim=True)
+    f[f"{key}.tslow"] = Figure(round_half_away((1000.0 / low1) / (1000.0 / avg), 3), 3,
+                               trim=True)
+    f[f"{key}.tspike"] = Figure(round_half_away((1000.0 / low01) / (1000.0 / low1), 3), 3,
+                                trim=True)
+    assert r.consistency_gap is not None and r.stutter is not None
+    wg = round_half_away(w.consistency_gap * r.consistency_gap, 4)
+    ws = round_half_away(w.stutter * r.stutter, 4)
+    f[f"{key}.wg"] = Figure(wg, 4, trim=True)
+    f[f"{key}.ws"] = Figure(ws, 4, trim=True)
+    f[f"{key}.weighted"] = Figure(round_half_away(wg + ws, 4), 4, trim=True)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_number(fig: Figure, lang: str, fmt: str | None = None, *, math: bool = False) -> str:
+    """One figure in the locale's conventions; in a formula the decimal comma is `{,}`."""
+    from babel.numbers import format_decimal, format_percent
+
+    value = fig.value
+    if fmt == "pct":
+        text = format_percent(value, format="#,##0.##%", locale=lang)
+    else:
+        decimals = int(fmt) if fmt is not None else fig.decimals
+        pattern = "0" if decimals == 0 else "0." + ("0" if (fmt is not None or not fig.trim)
+                                                    else "#") * decimals
+        if not math:
+            pattern = "#,##" + pattern
+        text = format_decimal(round_half_away(value, decimals), format=pattern, locale=lang)
+        if fig.trim and fmt is None and decimals and "." not in text and "," not in text:
+            # A whole value with trimmed decimals keeps no separator (0.25 yes, 72.5 yes, 96).
+            pass
+    if math:
+        text = text.replace(",", "{,}").replace("\u2212", "-").replace("%", r"\%")
+        text = text.replace("\xa0", "").replace("\u202f", "")
+    return text
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9_.]+)(?::([a-z0-9]+))?\s*\}\}")
+# Code is left alone; formulas are found so that numbers inside them get the `{,}` form.
+_SEGMENTS = re.compile(
+    r"(?P<fence>^```.*?^```[ \t]*$)|(?P<code>`[^`\n]+`)|(?P<dmath>\$\$.+?\$\$)|"
+    r"(?P<imath>(?<![\\$\w])\$(?=\S)[^$\n]+?(?<=\S)\$(?!\w))",
+    re.S | re.M,
+)
+
+
+def fill_placeholders(text: str, figures: dict[str, Figure], lang: str, source: str) -> str:
+    """Replace every {{name}} with its figure; an unknown name is an error naming the line."""
+
+    def sub(segment: str, offset: int, math: bool) -> str:
+        def one(m: re.Match[str]) -> str:
+            name, fmt = m.group(1), m.group(2)
+            if name not in figures:
+                line = text.count("\n", 0, offset + m.start()) + 1
+                raise ExplainerError(f"unknown figure {{{{{name}}}}}", file=source, line=line)
+            if fmt is not None and fmt != "pct" and not fmt.isdigit():
+                line = text.count("\n", 0, offset + m.start()) + 1
+                raise ExplainerError(
+                    f"{{{{{name}:{fmt}}}}}: format must be a digit count or 'pct'",
+                    file=source, line=line,
+                )
+            return format_number(figures[name], lang, fmt, math=math)
+
+        return _PLACEHOLDER.sub(one, segment)
+
+    out: list[str] = []
+    pos = 0
+    for m in _SEGMENTS.finditer(text):
+        out.append(sub(text[pos:m.start()], pos, False))
+        kind = m.lastgroup
+        out.append(sub(m.group(0), m.start(), kind in ("dmath", "imath")))
+        pos = m.end()
+    out.append(sub(text[pos:], pos, False))
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+@dataclass(frozen=True)
+class ExplainerPage:
+    """One explainer page in one language, rendered to HTML fragments."""
+
+    slug: str
+    lang: str
+    title: str
+    description: str
+    markdown: str
+    """The Markdown with every figure filled in (what the reader of the source would see)."""
+    body_html: str
+    """Body with formulas as MathML (for browsers)."""
+    body_pdf_html: str
+    """Body with formulas as SVG pictures (for WeasyPrint)."""
+
+
+def source_path(slug: str, lang: str) -> Path:
+    return locales_dir() / lang / "explainers" / f"{slug}.md"
+
+
+def split_front_matter(text: str, source: str) -> tuple[dict[str, str], str]:
+    """`---` YAML front matter (title, description) and the Markdown body."""
+    import yaml
+
+    if not text.startswith("---\n"):
+        raise ExplainerError("expected front matter starting with '---'", file=source, line=1)
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise ExplainerError("front matter is not closed by '---'", file=source, line=1)
+    meta = yaml.safe_load(text[4:end]) or {}
+    if not isinstance(meta, dict) or set(meta) != {"title", "description"}:
+        raise ExplainerError(
+            f"front matter: expected keys title, description, got {sorted(meta)!r}",
+            file=source, line=1,
+        )
+    return {k: str(v) for k, v in meta.items()}, text[end + 5:]
+
+
+def build_page(slug: str, lang: str, rules: Rules | None = None) -> ExplainerPage:
+    """Read one page, fill in its figures from the engine and render its body twice."""
+    if slug not in PAGES or lang not in LANGS:
+        raise ExplainerError(f"no explainer {slug!r} in {lang!r}")
+    path = source_path(slug, lang)
+    source = f"locales/{lang}/explainers/{slug}.md"
+    text = path.read_text(encoding="utf-8")
+    figures = explainer_figures(rules)
+    meta, body = split_front_matter(text, source)
+    filled = fill_placeholders(body, figures, lang, source)
+    title = fill_placeholders(meta["title"], figures, lang, source)
+    description = fill_placeholders(meta["description"], figures, lang, source)
+    return ExplainerPage(
+        slug=slug,
+        lang=lang,
+        title=title,
+        description=description,
+        markdown=filled,
+        body_html=markdown_to_html(filled, "mathml", source),
+        body_pdf_html=markdown_to_html(filled, "svg", source),
+    )
+
+
+def markdown_to_html(text: str, math_target: str, source: str) -> str:
+    """Markdown -> HTML, with `$$..$$` / `$..$` formulas as MathML or SVG pictures."""
+    import markdown
+
+    formulas: list[tuple[str, bool]] = []
+
+    def stash(m: re.Match[str]) -> str:
+        kind = m.lastgroup
+        if kind in ("fence", "code"):
+            return m.group(0)
+        display = kind == "dmath"
+        tex = m.group(0)[2:-2] if display else m.group(0)[1:-1]
+        formulas.append((tex.strip(), display))
+        token = f"MATHTOKEN{len(formulas) - 1}X"
+        return f"\n\n{token}\n\n" if display else token
+
+    protected = _SEGMENTS.sub(stash, text)
+    html = markdown.markdown(
+        protected, extensions=["tables", "fenced_code", "attr_list", "toc", "sane_lists"],
+        extension_configs={"toc": {"permalink": False}}, output_format="html",
+    )
+
+    def unstash(m: re.Match[str]) -> str:
+        tex, display = formulas[int(m.group(1))]
+        return _formula(tex, display, math_target, source)
+
+    html = re.sub(r"<p>MATHTOKEN(\d+)X</p>", unstash, html)
+    return re.sub(r"MATHTOKEN(\d+)X", unstash, html)
+
+
+@lru_cache(maxsize=4096)
+def _formula(tex: str, display: bool, target: str, source: str) -> str:
+    try:
+        if target == "mathml":
+            import latex2mathml.converter
+
+            mathml = latex2mathml.converter.convert(tex, display="block" if display else "inline")
+            mathml = mathml.replace("<math ", f'<math alttext="{_attr(tex)}" ', 1)
+            return f'<div class="formula">{mathml}</div>' if display else mathml
+        import ziamath
+
+        svg = ziamath.Latex(tex, size=15 if display else 13).svg()
+        data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        width, height = _svg_size(svg)
+        img = (
+            f'<img class="formula-svg" alt="{_attr(tex)}" width="{width}" height="{height}" '
+            f'src="data:image/svg+xml;base64,{data}">'
+        )
+        return f'<div class="formula">{img}</div>' if display else img
+    except ExplainerError:
+        raise
+    except Exception as exc:  # a formula the converters cannot read is an authoring error
+        raise ExplainerError(f"formula {tex!r} cannot be rendered: {exc}", file=source) from None
+
+
+def _svg_size(svg: str) -> tuple[str, str]:
+    m = re.search(r'width="([\d.]+)" height="([\d.]+)"', svg)
+    if not m:
+        return ("auto", "auto")
+    return (f"{float(m.group(1)):.0f}", f"{float(m.group(2)):.0f}")
+
+
+def _attr(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+    )
