@@ -163,8 +163,14 @@ def fleet_block(runs: Sequence[Mapping[str, Any]], fleet_runs: int | None) -> di
     return fleet_section(runs, fleet_runs=fleet_runs)
 
 
-def record_from_bundle(bundle: Bundle, *, fleet: Fleet | None = None, draft: bool = False) -> Record:
-    """The record of an opened bundle (see make_record)."""
+def record_from_bundle(
+    bundle: Bundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True
+) -> Record:
+    """The record of an opened bundle (see make_record).
+
+    refuse=False returns a refused certificate's record (status.issuable false) even when it is
+    not a draft: `certgen check` reports on it without building anything.
+    """
     card = bundle.card
     rules = load_rules(card.certificate.sop)
     inputs: list[RunInput] = []
@@ -188,7 +194,7 @@ def record_from_bundle(bundle: Bundle, *, fleet: Fleet | None = None, draft: boo
         draft=draft,
     )
     record["fleet"] = fleet_block(record["runs"], None if fleet is None else fleet.run_count())
-    if verdict.refusals and not draft:
+    if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
     return record
 
@@ -204,3 +210,10 @@ def make_record(
     """
     with open_bundle(bundle_path) as bundle:
         return record_from_bundle(bundle, fleet=fleet, draft=draft)
+
+
+def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Record:
+    """The record of a bundle as `certgen check` sees it: never raises for a refusal (the
+    reasons are in status.refusals), and is not marked as a draft."""
+    with open_bundle(bundle_path) as bundle:
+        return record_from_bundle(bundle, fleet=fleet, draft=False, refuse=False)

@@ -91,7 +91,7 @@ def report_lines(record: dict[str, Any]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
 def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
-    from certgen.pipeline import make_record
+    from certgen.pipeline import check_record
     from certgen.record import dump_record
 
     store = None
@@ -100,7 +100,7 @@ def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
 
         store = FleetStore.open(fleet_db, create=False)
     try:
-        record = make_record(bundle, fleet=store, draft=True)
+        record = check_record(bundle, fleet=store)
     finally:
         if store is not None:
             store.close()
