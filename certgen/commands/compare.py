@@ -1,0 +1,500 @@
+"""`certgen compare`: the before/after report (spec/compare.md).
+
+    certgen compare BEFORE AFTER --out DIR [--lang en,ru,pt]
+    certgen compare BOTH.csv --out DIR          (a benchmark-page CSV holding both sides)
+    certgen compare --series SERIES.yaml --out DIR
+
+Writes into DIR: `report.<lang>.html` and `report.<lang>.pdf` per language, `frame-times.svg`
+(both sides; two-capture mode), `compare.csv` (side,kind,name,value) and `manifest.json` last.
+
+The series file (YAML, paths relative to the file; unknown keys are refused):
+
+    series: 1                   # format version
+    order: ABBA                 # optional, how the runs were made (printed on the report)
+    pairs:                      # at least 6 (8 recommended), in run order
+      - {before: runs/01-a.csv, after: runs/01-b.csv}
+      - ...
+    pilot:                      # optional: 10 runs of the unchanged configuration
+      - pilot/01.csv
+      - ...
+
+Without a pilot the smallest detectable effect is unknown and no change is reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape as xml_escape
+
+import click
+
+from certgen.errors import CaptureFormatError, CertgenError
+
+SIDES = ("before", "after")
+REPORT_TEMPLATE = "report.html.j2"
+
+
+class CompareError(CertgenError, ValueError):
+    """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _read_runs(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> list[Any]:
+    from certgen.captures.detect import read_capture_file
+
+    if not path.is_file():
+        raise CompareError("no such capture file", file=shown or str(path))
+    return read_capture_file(path, name=shown, format=fmt, process=process)
+
+
+def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> Any:
+    runs = _read_runs(path, fmt, process, shown)
+    if len(runs) != 1:
+        raise CompareError(
+            f"holds {len(runs)} runs; a side of a comparison is one run (split the file)",
+            file=shown or str(path),
+        )
+    return runs[0]
+
+
+def _two_sides(path: Path, fmt: str | None, process: str | None) -> tuple[Any, Any]:
+    """The before and after runs of one file (a benchmark-page CSV holding both sides)."""
+    runs = _read_runs(path, fmt, process)
+    by_label = {getattr(r, "label", None): r for r in runs}
+    if len(runs) != 2 or set(by_label) != set(SIDES):
+        labels = ", ".join(sorted(str(getattr(r, "label", None)) for r in runs)) or "none"
+        raise CompareError(
+            f"one file compares only when it holds the sides 'before' and 'after' "
+            f"(found: {labels}); otherwise give BEFORE and AFTER",
+            file=str(path),
+        )
+    return by_label["before"], by_label["after"]
+
+
+def side_input(capture: Any) -> Any:
+    """A Capture as the statistics see it: frames, source, focus (none recorded), lost events."""
+    from certgen.compare import SideInput
+
+    return SideInput(
+        frame_times_ms=capture.frame_times_ms,
+        source=capture.source,
+        focus=None,
+        # An incomplete capture (lines dropped, a gap in tick, no end line) lost events somewhere
+        # the Capture record does not locate: none of its blocks can be trusted.
+        lost_events_unplaced=bool(capture.incomplete),
+        lost_reason=capture.incomplete_reason,
+    )
+
+
+# --------------------------------------------------------------------------- chart
+
+
+CHART_W, PANEL_H, MARGIN_L, MARGIN_R, MARGIN_T, GAP = 680.0, 150.0, 52.0, 12.0, 22.0, 40.0
+COLOURS = {"before": "#1f5fa8", "after": "#c4561b"}
+
+
+def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str, unit_ms: str) -> str:
+    """An SVG of both sides' frame times: one panel each, same time and ms scales.
+
+    Each bucket draws a vertical bar from its fastest to its slowest frame (so a single spike
+    survives the downsampling); frames over the 200 ms stall line are drawn clipped at the top
+    with a marker. Labels are XML-escaped; nothing from a capture is drawn as text.
+    """
+    from certgen.diagnostics import STALL_MS
+
+    duration = max((s.duration_ms for s in series.values()), default=0.0) or 1.0
+    top_ms = max((hi for s in series.values() for _, _, hi in s.buckets if hi <= STALL_MS), default=1.0)
+    top_ms = _nice_ceiling(min(max(top_ms * 1.1, 10.0), STALL_MS))
+    plot_w = CHART_W - MARGIN_L - MARGIN_R
+    height = MARGIN_T + len(series) * (PANEL_H + GAP) + 6
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {CHART_W:.0f} {height:.0f}" '
+        f'width="{CHART_W:.0f}" height="{height:.0f}" font-family="DejaVu Sans" font-size="10">'
+    ]
+    for p, (side, s) in enumerate(series.items()):
+        y0 = MARGIN_T + p * (PANEL_H + GAP)
+        colour = COLOURS.get(side, "#333333")
+        out.append(f'<text x="{MARGIN_L:.0f}" y="{y0 - 8:.1f}" font-weight="bold" fill="{colour}">'
+                   f"{xml_escape(labels[side])}</text>")
+        out.append(f'<rect x="{MARGIN_L:.0f}" y="{y0:.1f}" width="{plot_w:.1f}" height="{PANEL_H:.0f}" '
+                   'fill="none" stroke="#999999" stroke-width="0.5"/>')
+        for tick in _ticks(top_ms):
+            y = y0 + PANEL_H - PANEL_H * tick / top_ms
+            out.append(f'<line x1="{MARGIN_L:.0f}" x2="{MARGIN_L + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                       'stroke="#dddddd" stroke-width="0.5"/>')
+            out.append(f'<text x="{MARGIN_L - 4:.0f}" y="{y + 3:.1f}" text-anchor="end">{tick:g}</text>')
+        out.append(f'<text x="8" y="{y0 + PANEL_H / 2:.1f}" transform="rotate(-90 8 {y0 + PANEL_H / 2:.1f})" '
+                   f'text-anchor="middle">{xml_escape(unit_ms)}</text>')
+        bars = []
+        stalls = []
+        for start, lo, hi in s.buckets:
+            x = MARGIN_L + plot_w * start / duration
+            y_lo = y0 + PANEL_H - PANEL_H * min(lo, top_ms) / top_ms
+            y_hi = y0 + PANEL_H - PANEL_H * min(hi, top_ms) / top_ms
+            if y_lo - y_hi < 0.6:
+                y_lo = y_hi + 0.6
+            bars.append(f"M{x:.1f} {y_lo:.1f}V{y_hi:.1f}")
+            if hi > top_ms:
+                stalls.append(f'<circle cx="{x:.1f}" cy="{y0 + 3:.1f}" r="2.2" fill="{colour}"/>')
+        if bars:
+            out.append(f'<path d="{" ".join(bars)}" stroke="{colour}" stroke-width="1.2" fill="none"/>')
+        out.extend(stalls)
+        for tick in _ticks(duration / 1000.0, count=6):
+            x = MARGIN_L + plot_w * tick * 1000.0 / duration
+            out.append(f'<text x="{x:.1f}" y="{y0 + PANEL_H + 12:.1f}" text-anchor="middle">{tick:g}</text>')
+        out.append(f'<text x="{MARGIN_L + plot_w:.1f}" y="{y0 + PANEL_H + 24:.1f}" text-anchor="end">'
+                   f"{xml_escape(unit_s)}</text>")
+    out.append("</svg>\n")
+    return "\n".join(out)
+
+
+def _nice_ceiling(value: float) -> float:
+    for step in (10, 20, 25, 40, 50, 75, 100, 150, 200):
+        if value <= step:
+            return float(step)
+    return float(value)
+
+
+def _ticks(top: float, count: int = 4) -> list[float]:
+    raw = top / count
+    for step in (0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100, 200, 500, 1000, 2000, 5000):
+        if step >= raw:
+            break
+    n = int(top // step)
+    return [round(i * step, 6) for i in range(n + 1)]
+
+
+# --------------------------------------------------------------------------- report context
+
+
+def build_comparison(before: Any, after: Any) -> dict[str, Any]:
+    """The report record of two captures: plain data (JSON-able), what the template reads."""
+    from certgen import compare
+
+    counted = {"before": compare.count_side(side_input(before)),
+               "after": compare.count_side(side_input(after))}
+    floors = compare.noise_floor(counted["before"], counted["after"])
+    captures = {"before": before, "after": after}
+    return {
+        "mode": "pair",
+        "sides": [
+            {"side": side, **_capture_info(captures[side]), **asdict(counted[side].summary),
+             "lost_events": counted[side].lost_events_unplaced}
+            for side in SIDES
+        ],
+        "floors": [{**asdict(f), "difference": _fraction(f.difference_pct),
+                    "floor": _fraction(f.floor_pct)} for f in floors],
+        "focus_recorded": all(counted[s].summary.focus_recorded for s in SIDES),
+        "rules": _rules(),
+        "_counted": counted,
+    }
+
+
+def _capture_info(capture: Any) -> dict[str, Any]:
+    return {
+        "file": capture.source,
+        "format": capture.format,
+        "interval_column": capture.interval_column,
+        "incomplete_reason": capture.incomplete_reason,
+        "warnings": list(capture.warnings),
+    }
+
+
+def _fraction(pct: float | None) -> float | None:
+    """A percentage as the fraction the `pct` filter shows (rounded again: no binary tail)."""
+    from certgen.metrics import round_half_away
+
+    return None if pct is None else round_half_away(pct / 100.0, 6)
+
+
+def _rules() -> dict[str, Any]:
+    from certgen import compare, diagnostics
+
+    return {
+        "stall_ms": diagnostics.STALL_MS,
+        "too_short_frames": diagnostics.TOO_SHORT_FRAMES,
+        "block_s": compare.BLOCK_MS / 1000.0,
+        "min_blocks": compare.MIN_BLOCKS,
+        "min_floor_fps": compare.MIN_FLOOR_FPS,
+        "min_pairs": compare.MIN_PAIRS,
+        "recommended_pairs": compare.RECOMMENDED_PAIRS,
+        "pilot_runs": compare.MIN_PILOT_RUNS,
+        "resamples": compare.BOOTSTRAP_RESAMPLES,
+        "seed": compare.BOOTSTRAP_SEED,
+        "focus_regain_s": compare.FOCUS_REGAIN_DROP_MS / 1000.0,
+        "focus_loss_s": compare.FOCUS_LOSS_DROP_MS / 1000.0,
+    }
+
+
+# --------------------------------------------------------------------------- series
+
+
+def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None]:
+    """Pairs, pilot and order of a series file (see the module docstring); strict."""
+    import yaml
+
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise CompareError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
+                           line=None if line is None else line + 1) from exc
+    if not isinstance(data, dict):
+        raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
+    unknown = sorted(set(map(str, data)) - {"series", "order", "pairs", "pilot"})
+    if unknown:
+        raise CompareError("unknown key (expected series, order, pairs, pilot)", file=shown,
+                           field=unknown[0])
+    if data.get("series") != 1:
+        raise CompareError(f"expected 1 (the format version), got {data.get('series')!r}",
+                           file=shown, field="series")
+    base = path.parent
+    pairs_raw = data.get("pairs")
+    if not isinstance(pairs_raw, list):
+        raise CompareError("expected a list of {before: PATH, after: PATH}", file=shown, field="pairs")
+    pairs = []
+    for i, entry in enumerate(pairs_raw):
+        if not isinstance(entry, dict) or set(entry) != {"before", "after"} or not all(
+            isinstance(entry[k], str) and entry[k] for k in ("before", "after")
+        ):
+            raise CompareError("expected {before: PATH, after: PATH}", file=shown, field=f"pairs[{i}]")
+        pairs.append((base / entry["before"], base / entry["after"]))
+    pilot = None
+    if "pilot" in data:
+        pilot_raw = data["pilot"]
+        if not isinstance(pilot_raw, list) or not all(isinstance(p, str) and p for p in pilot_raw):
+            raise CompareError("expected a list of capture paths", file=shown, field="pilot")
+        pilot = [base / p for p in pilot_raw]
+    order = data.get("order")
+    if order is not None and not isinstance(order, str):
+        raise CompareError("expected a text such as ABBA", file=shown, field="order")
+    return pairs, pilot, order
+
+
+def _unique_key_loader() -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
+
+
+class _LazyLoader:
+    _cls: Any = None
+
+    def __call__(self, stream: Any) -> Any:
+        if _LazyLoader._cls is None:
+            _LazyLoader._cls = _unique_key_loader()
+        return _LazyLoader._cls(stream)
+
+
+_UniqueKeyLoader = _LazyLoader()
+
+
+def build_series(series_path: Path, fmt: str | None, process: str | None) -> dict[str, Any]:
+    """The report record of a paired series."""
+    from certgen import compare
+
+    pairs, pilot_paths, order = read_series_file(series_path)
+    shown_base = series_path.parent
+
+    def shown(p: Path) -> str:
+        try:
+            return p.relative_to(shown_base).as_posix()
+        except ValueError:
+            return str(p)
+
+    if len(pairs) < compare.MIN_PAIRS:
+        raise CompareError(
+            f"{len(pairs)} pairs given, at least {compare.MIN_PAIRS} are needed (with 5 the "
+            "smallest possible p-value of the exact signed-rank test is 0.0625); 8 recommended, "
+            "in ABBA order",
+            file=str(series_path), field="pairs",
+        )
+    if pilot_paths is not None and len(pilot_paths) < compare.MIN_PILOT_RUNS:
+        raise CompareError(
+            f"{len(pilot_paths)} pilot runs given, the pilot is {compare.MIN_PILOT_RUNS} runs of "
+            "the unchanged configuration",
+            file=str(series_path), field="pilot",
+        )
+    counted_pairs = []
+    for b, a in pairs:
+        cb = compare.count_side(side_input(_one_run(b, fmt, process, shown(b))))
+        ca = compare.count_side(side_input(_one_run(a, fmt, process, shown(a))))
+        counted_pairs.append((cb, ca))
+    pilot = None
+    if pilot_paths is not None:
+        pilot = [compare.count_side(side_input(_one_run(p, fmt, process, shown(p)))).summary
+                 for p in pilot_paths]
+    figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
+    return {
+        "mode": "series",
+        "order": order,
+        "series_file": series_path.name,
+        "pairs": [
+            {"index": i + 1, "before": asdict(b.summary), "after": asdict(a.summary)}
+            for i, (b, a) in enumerate(counted_pairs)
+        ],
+        "pilot_runs": None if pilot is None else len(pilot),
+        "figures": [
+            {**asdict(f), "median": _fraction(f.median_pct), "ci_low": _fraction(f.ci_low_pct),
+             "ci_high": _fraction(f.ci_high_pct), "smallest_effect": _fraction(f.smallest_effect_pct)}
+            for f in figures
+        ],
+        "rules": _rules(),
+        "_counted_pairs": counted_pairs,
+    }
+
+
+def series_csv(record: dict[str, Any]) -> str:
+    """The series export: one metric block per run, side = pair_NN_before / pair_NN_after."""
+    from certgen import compare
+
+    sides = []
+    for i, (b, a) in enumerate(record["_counted_pairs"]):
+        sides.append((f"pair_{i + 1:02d}_before", b))
+        sides.append((f"pair_{i + 1:02d}_after", a))
+    return compare.csv_text(sides)
+
+
+# --------------------------------------------------------------------------- render and write
+
+
+def build_date() -> dt.datetime:
+    """The document date: SOURCE_DATE_EPOCH when set, else a fixed epoch (never the clock)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.strip().isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
+    return dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def render_html(record: dict[str, Any], lang: str, chart_svg: str | None) -> str:
+    """The report in one language (the certificates' Jinja environment and safety rules)."""
+    from certgen.render.html import render_template
+
+    context = {k: v for k, v in record.items() if not k.startswith("_")}
+    context["chart_src"] = None
+    if chart_svg is not None:
+        context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
+            chart_svg.encode("utf-8")).decode("ascii")
+    context["csv_name"] = CSV_NAME
+    return render_template(REPORT_TEMPLATE, context, lang)
+
+
+def chart_for(record: dict[str, Any], lang: str) -> str:
+    from certgen import compare
+    from certgen.render.i18n import gettext_for
+
+    _ = gettext_for(lang)
+    counted = record["_counted"]
+    series = {side: compare.chart_series(counted[side]) for side in SIDES}
+    labels = {"before": _("Before"), "after": _("After")}
+    return frame_time_chart(series, labels, _("capture time, s"), _("frame time, ms"))
+
+
+CSV_NAME = "compare.csv"
+CHART_NAME = "frame-times.svg"
+
+
+def write_report(record: dict[str, Any], out: Path, langs: list[str]) -> list[str]:
+    """Render everything in memory, then write it (atomic, confined, manifest last)."""
+    from certgen import compare
+    from certgen.render.pdf import html_to_pdf
+    from certgen.render.i18n import gettext_for
+    from certgen.writer import Writer
+
+    created = build_date()
+    if record["mode"] == "pair":
+        counted = record["_counted"]
+        csv_data = compare.csv_text([(s, counted[s]) for s in SIDES]).encode("utf-8")
+    else:
+        csv_data = series_csv(record).encode("utf-8")
+    files: list[tuple[str, bytes]] = [(CSV_NAME, csv_data)]
+    for i, lang in enumerate(langs):
+        svg = chart_for(record, lang) if record["mode"] == "pair" else None
+        if svg is not None and i == 0:
+            files.append((CHART_NAME, svg.encode("utf-8")))
+        html = render_html(record, lang, svg)
+        title = gettext_for(lang)("Before/after report")
+        pdf = html_to_pdf(html, lang=lang, title=title, author="certgen",
+                          attachments=[(CSV_NAME, csv_data, "side,kind,name,value")],
+                          created=created)
+        files.append((f"report.{lang}.html", html.encode("utf-8")))
+        files.append((f"report.{lang}.pdf", pdf))
+    writer = Writer(out)
+    for name, data in files:
+        writer.write(name, data)
+    writer.finish({"kind": "compare", "mode": record["mode"], "languages": langs})
+    return [name for name, _ in files]
+
+
+def parse_langs(value: str) -> list[str]:
+    from certgen.render.i18n import LANGUAGES
+
+    langs = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in langs if v not in LANGUAGES]
+    if not langs or bad:
+        raise click.BadParameter(
+            f"{', '.join(bad) or value!r}: expected a comma-separated list of {', '.join(LANGUAGES)}",
+            param_hint="--lang",
+        )
+    return list(dict.fromkeys(langs))
+
+
+@click.command("compare")
+@click.argument("captures", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder.")
+@click.option("--lang", "lang", default="en", show_default=True,
+              help="Report languages, comma-separated (en, ru, pt).")
+@click.option("--series", "series", type=click.Path(dir_okay=False, path_type=Path),
+              help="A paired-series file (YAML: pairs of before/after captures, optional pilot).")
+@click.option("--format", "fmt", default=None, help="Force a capture reader (see certgen metrics).")
+@click.option("--process", default=None, help="PresentMon family: the Application to read.")
+def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
+            fmt: str | None, process: str | None) -> None:
+    """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series."""
+    langs = parse_langs(lang)
+    if series is not None:
+        if captures:
+            raise click.UsageError("give either --series or BEFORE AFTER, not both")
+        record = build_series(series, fmt, process)
+    elif len(captures) == 2:
+        before = _one_run(captures[0], fmt, process)
+        after = _one_run(captures[1], fmt, process)
+        record = build_comparison(before, after)
+    elif len(captures) == 1:
+        before, after = _two_sides(captures[0], fmt, process)
+        record = build_comparison(before, after)
+    else:
+        raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
+    written = write_report(record, out, langs)
+    for name in written:
+        click.echo(str(out / name))
+
+
+__all__ = ["command", "build_comparison", "build_series", "CaptureFormatError"]
