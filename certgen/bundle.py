@@ -283,7 +283,7 @@ def _confined(value: str, info: ValidationInfo) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs here
     """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
 
     duplicates: list[str]
@@ -632,4 +632,5 @@ def card_json_schema() -> dict[str, Any]:
     """The JSON Schema of card.yaml, generated from the models (deterministic)."""
     schema = CardFile.model_json_schema(mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    return json.loads(json.dumps(schema, sort_keys=True))
+    ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
+    return ordered

@@ -23,9 +23,8 @@ def good_bundle(root: Path, **run_extra: Any) -> Path:
 
 
 def errors_of(path: Path, **kw: Any) -> tuple[str, ...]:
-    with pytest.raises(BundleErrors) as info:
-        with open_bundle(path, **kw):
-            pass
+    with pytest.raises(BundleErrors) as info, open_bundle(path, **kw):
+        pass
     return info.value.errors
 
 
@@ -87,11 +86,11 @@ def test_parent_and_absolute_paths_are_refused(tmp_path: Path) -> None:
     ]
     write_card(bundle, card(runs))
     assert errors_of(bundle) == (
-        "card.yaml: runs[0].capture: expected a path inside the bundle without '..', "
-        "got '../outside.csv'",
+        ("card.yaml: runs[0].capture: expected a path inside the bundle without '..', "
+        "got '../outside.csv'"),
         f"card.yaml: runs[1].capture: expected a relative path inside the bundle, got '{outside}'",
-        "card.yaml: runs[2].capture: expected a path inside the bundle without '..', "
-        "got 'captures/../../outside.csv'",
+        ("card.yaml: runs[2].capture: expected a path inside the bundle without '..', "
+        "got 'captures/../../outside.csv'"),
     )
 
 
@@ -103,8 +102,8 @@ def test_symlink_out_of_the_bundle_is_refused(tmp_path: Path) -> None:
     os.symlink(secret, bundle / "captures" / "link.csv")
     write_card(bundle, card([run_entry(capture="captures/link.csv")]))
     assert errors_of(bundle) == (
-        "card.yaml: runs[0].capture: 'captures/link.csv': resolves outside the bundle "
-        "(a symlink out)",
+        ("card.yaml: runs[0].capture: 'captures/link.csv': resolves outside the bundle "
+        "(a symlink out)"),
     )
 
 
@@ -119,8 +118,8 @@ def test_symlink_inside_the_bundle_is_fine(tmp_path: Path) -> None:
 def test_first_capture_path_is_confined_too(tmp_path: Path) -> None:
     good_bundle(tmp_path, first_capture={"file": "../x.csv", "sha256": "0" * 64})
     assert errors_of(tmp_path) == (
-        "card.yaml: runs[0].first_capture.file: expected a path inside the bundle without '..', "
-        "got '../x.csv'",
+        ("card.yaml: runs[0].first_capture.file: expected a path inside the bundle without '..', "
+        "got '../x.csv'"),
     )
 
 
@@ -174,9 +173,8 @@ runs:
     captrue: captures/a.csv
 """
     write_card(tmp_path, text)
-    with pytest.raises(BundleErrors) as info:
-        with open_bundle(tmp_path):
-            pass
+    with pytest.raises(BundleErrors) as info, open_bundle(tmp_path):
+        pass
     assert info.value.errors == (
         "card.yaml: certificate.languages[1]: expected one of en, ru, pt, got 'de'",
         "card.yaml: card.vram_gb: expected a number, got 'six'",

@@ -42,12 +42,12 @@ def test_check_refusal_prints_every_reason_and_exits_1(
     code, out, err = run_ok(["check", str(tmp_path)], capsys)
     assert code == 1
     assert err.splitlines() == [
-        'certgen: card.yaml: runs[3].first_capture: run "Game 3 2560x1440" needed a re-run '
+        ('certgen: card.yaml: runs[3].first_capture: run "Game 3 2560x1440" needed a re-run '
         "(stutter 0.6110 > 0.60) but has no archived first capture; the re-run step was skipped "
-        "(archive the first capture and cite its SHA-256)",
-        'certgen: card.yaml: runs[3].soft_limit: run "Game 3 2560x1440" has stutter 0.6110 > '
+        "(archive the first capture and cite its SHA-256)"),
+        ('certgen: card.yaml: runs[3].soft_limit: run "Game 3 2560x1440" has stutter 0.6110 > '
         "0.60; a justification and a Phase 1 VRM re-examination are required before this "
-        "certificate can be issued",
+        "certificate can be issued"),
     ]
     assert out.splitlines()[-1] == "refused (2 reasons, on stderr)"
 
@@ -99,7 +99,7 @@ def test_schema_command_prints_the_json_schema(capsys: pytest.CaptureFixture[str
     assert code == 0
     schema = json.loads(out)
     assert schema["title"] == "card.yaml"
-    code2, out2, _ = run_ok(["schema"], capsys)
+    _, out2, _ = run_ok(["schema"], capsys)
     assert out2 == out
 
 

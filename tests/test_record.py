@@ -83,9 +83,9 @@ def test_dilution_figures_come_out_of_the_frame_times() -> None:
 def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: Path) -> None:
     dilution_bundle(tmp_path)
     assert refusals(tmp_path) == [
-        'card.yaml: runs[3].soft_limit: run "Streaming Title 2560x1440" has stutter 0.6110 > '
+        ('card.yaml: runs[3].soft_limit: run "Streaming Title 2560x1440" has stutter 0.6110 > '
         "0.60; a justification and a Phase 1 VRM re-examination are required before this "
-        "certificate can be issued"
+        "certificate can be issued")
     ]
     draft = make_record(tmp_path, draft=True)
     assert draft["tiers"][0]["mean_fluidity"] == 91.52  # (3 x 99.00 + 69.07) / 4, above 88
@@ -129,9 +129,9 @@ def test_stutter_of_exactly_060_does_not_raise_the_soft_limit(tmp_path: Path) ->
 def test_skipped_rerun_is_refused(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, archive=False, soft_limit=JUSTIFIED)
     assert refusals(tmp_path) == [
-        'card.yaml: runs[3].first_capture: run "Streaming Title 2560x1440" needed a re-run '
+        ('card.yaml: runs[3].first_capture: run "Streaming Title 2560x1440" needed a re-run '
         "(stutter 0.6110 > 0.60) but has no archived first capture; the re-run step was "
-        "skipped (archive the first capture and cite its SHA-256)"
+        "skipped (archive the first capture and cite its SHA-256)")
     ]
 
 
@@ -140,9 +140,9 @@ def test_first_capture_hash_mismatch_is_refused(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED, declared_sha=declared)
     actual = sha256_of(tmp_path / "archive/run3-first.csv")
     assert refusals(tmp_path) == [
-        f"card.yaml: runs[3].first_capture: archive/run3-first.csv: SHA-256 mismatch: declared "
+        (f"card.yaml: runs[3].first_capture: archive/run3-first.csv: SHA-256 mismatch: declared "
         f"{declared}, file has {actual}; the archived first capture is not the one cited in "
-        "the audit trail"
+        "the audit trail")
     ]
 
 

@@ -11,7 +11,6 @@ from certgen.rules import (
     RunFacts,
     cohort_label,
     decide,
-    grade_gates,
     grade_tiers,
     mean_score,
 )
@@ -139,9 +138,9 @@ def test_soft_limit_raised_above_060_refuses_without_justification() -> None:
                 first_capture_declared=SHA_A, first_capture_actual=SHA_A)]
     verdict = decide(runs, None, RULES)
     assert verdict.refusals == (
-        'card.yaml: runs[0].soft_limit: run "Title 0 2560x1440" has stutter 0.6110 > 0.60; '
+        ('card.yaml: runs[0].soft_limit: run "Title 0 2560x1440" has stutter 0.6110 > 0.60; '
         "a justification and a Phase 1 VRM re-examination are required before this "
-        "certificate can be issued",
+        "certificate can be issued"),
     )
 
 
@@ -169,9 +168,9 @@ def test_stutter_exactly_060_raises_nothing() -> None:
 def test_incomplete_capture_without_first_capture_is_a_skipped_rerun() -> None:
     runs = [run(1, "1920x1080", 97.0, incomplete=True, incomplete_reason="no end line")]
     assert decide(runs, None, RULES).refusals == (
-        'card.yaml: runs[1].first_capture: run "Title 1 1920x1080" needed a re-run (incomplete: '
+        ('card.yaml: runs[1].first_capture: run "Title 1 1920x1080" needed a re-run (incomplete: '
         "no end line) but has no archived first capture; the re-run step was skipped (archive "
-        "the first capture and cite its SHA-256)",
+        "the first capture and cite its SHA-256)"),
     )
 
 
@@ -179,9 +178,9 @@ def test_hash_mismatch_names_the_file_and_both_hashes() -> None:
     runs = [run(0, "1920x1080", 97.0, first_capture_file="archive/first.csv",
                 first_capture_declared=SHA_A, first_capture_actual=SHA_B)]
     assert decide(runs, None, RULES).refusals == (
-        f"card.yaml: runs[0].first_capture: archive/first.csv: SHA-256 mismatch: declared "
+        (f"card.yaml: runs[0].first_capture: archive/first.csv: SHA-256 mismatch: declared "
         f"{SHA_A}, file has {SHA_B}; the archived first capture is not the one cited in the "
-        "audit trail",
+        "audit trail"),
     )
 
 

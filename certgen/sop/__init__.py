@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from certgen.errors import RulesError
@@ -64,7 +64,7 @@ def available_sops() -> list[str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_rules(sop: str = DEFAULT_SOP) -> Rules:
     """Load the rules file of one SOP version; a missing or malformed file is a RulesError."""
     import yaml
