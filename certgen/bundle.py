@@ -26,7 +26,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -86,6 +86,14 @@ class Certificate(_Strict):
     languages: list[Literal["en", "ru", "pt"]] = Field(
         min_length=1, description="Languages of the customer documents."
     )
+
+    @field_validator("issued", mode="before")
+    @classmethod
+    def _issued(cls, value: Any) -> Any:
+        # YAML gives a date for 2026-11-29 and a text when quoted; a number is never a date.
+        if isinstance(value, datetime) or not isinstance(value, date | str):
+            raise PydanticCustomError("date_type", "expected a date YYYY-MM-DD")
+        return value
 
     @field_validator("id")
     @classmethod
@@ -554,7 +562,12 @@ def check_zip(archive: zipfile.ZipFile, source: str, limits: ZipLimits) -> list[
     if len(infos) > limits.max_entries:
         problems.append(f"{source}: {len(infos)} entries, more than the limit of {limits.max_entries}")
     total = 0
+    seen: set[str] = set()
     for info in infos:
+        key = info.filename.replace("\\", "/").rstrip("/")
+        if key in seen:
+            problems.append(f"{source}: entry {info.filename!r} appears twice")
+        seen.add(key)
         problem = _zip_entry_problem(info)
         if problem:
             problems.append(f"{source}: entry {info.filename!r} {problem}")

@@ -27,10 +27,6 @@ from certgen.sop import Rules
 
 CARD_FILE = "card.yaml"
 
-CohortKey = tuple[str, str, str, bool, str, "str | None", bool]
-"""(title, output resolution, preset, ray tracing, upscaler, upscaler mode, frame generation)."""
-
-
 # --------------------------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------------------------

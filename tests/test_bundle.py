@@ -279,3 +279,21 @@ def test_schema_is_generated_strict_and_deterministic() -> None:
     assert run["additionalProperties"] is False
     assert run["properties"]["resolution"]["pattern"] == "^([1-9][0-9]{1,5})x([1-9][0-9]{1,5})$"
     assert run["properties"]["upscaler"]["enum"] == ["none", "DLSS", "FSR", "XeSS"]
+
+
+def test_zip_with_a_duplicate_entry_is_refused(tmp_path: Path) -> None:
+    zipped = zip_folder(good_bundle(tmp_path / "b"), tmp_path / "b.zip")
+    with zipfile.ZipFile(zipped, "a") as zf, pytest.warns(UserWarning, match="Duplicate name"):
+        zf.writestr("my-card/card.yaml", "customer: evil\n")
+    assert errors_of(zipped) == (f"{zipped}: entry 'my-card/card.yaml' appears twice",)
+
+
+@pytest.mark.parametrize(("value", "shown"), [(1700000000, "'1700000000'"),
+                                              ("29/11/2026", "'29/11/2026'")])
+def test_issue_date_must_be_a_date(tmp_path: Path, value: object, shown: str) -> None:
+    good_bundle(tmp_path)
+    data = card([run_entry(capture="captures/run0.csv")])
+    data["certificate"]["issued"] = value
+    write_card(tmp_path, data)
+    (error,) = errors_of(tmp_path)
+    assert error == f"card.yaml: certificate.issued: expected a date YYYY-MM-DD, got {shown}"
