@@ -448,38 +448,45 @@ FLEET_COHORTS = (
 
 
 def make_fleet(path: Path) -> None:
-    """Sample fleet rows: FPS triples per run; some cohorts hold n >= 30, others stay provisional.
+    """Sample fleet in the `certgen fleet export` JSON Lines format.
 
-    One JSON object per line, keys sorted, no timestamps. The rows carry the three FPS figures
-    (the engine recomputes gap, stutter and score from them with the null rule).
+    Some cohorts hold at least 30 runs (ranked), others fewer (Provisional). The rows are
+    synthetic FPS triples; gap, stutter and score come from the engine (certgen.metrics), so
+    the file holds what a real export would. No timestamps; lines sorted by certificate id.
     """
+    from certgen.fleet import JSONL_FIELDS
+    from certgen.metrics import ratios_from_fps, weights_of
+    from certgen.sop import load_rules
+
+    weights = weights_of(load_rules())
     rng = np.random.default_rng(4242)
     rows = []
     for c_i, (title, res, preset, rt, up, mode, fg, n, fps, gap, stutter) in enumerate(
         FLEET_COHORTS
     ):
         for r in range(n):
-            f = fps * float(rng.uniform(0.75, 1.25))
+            f = round(fps * float(rng.uniform(0.75, 1.25)), 1)
             g = min(0.5, max(0.005, gap * float(rng.lognormal(0.0, 0.35))))
             s = min(0.7, max(0.005, stutter * float(rng.lognormal(0.0, 0.35))))
             low1 = round(f * (1 - g), 1)
             low01 = round(low1 * (1 - s), 1)
-            rows.append(
-                {
-                    "avg_fps": round(f, 1),
-                    "card_id": f"FLEET-{c_i:02d}{r:03d}",
-                    "frame_generation": fg,
-                    "low_0_1pct_fps": low01,
-                    "low_1pct_fps": low1,
-                    "preset": preset,
-                    "ray_tracing": rt,
-                    "resolution": res,
-                    "title": title,
-                    "upscaler": up,
-                    "upscaler_mode": mode,
-                }
-            )
-    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+            ratios = ratios_from_fps(f, low1, low01, weights)
+            card = f"FLEET-{c_i:02d}{r:03d}"
+            row = {
+                "certificate_id": card, "run_index": 0, "issued": "2026-10-01",
+                "card_model": "Illustrative fleet card", "card_serial": f"SAMPLE-{card}",
+                "title": title, "resolution": res, "preset": preset, "ray_tracing": rt,
+                "upscaler": up, "upscaler_mode": mode, "frame_generation": fg,
+                "avg_fps": f, "low_1pct_fps": low1, "low_0_1pct_fps": low01,
+                "consistency_gap": ratios.consistency_gap, "stutter": ratios.stutter,
+                "fluidity_score": ratios.fluidity_score,
+                "source": "examples/make_examples.py (synthetic, illustrative)",
+            }
+            rows.append({k: row[k] for k in JSONL_FIELDS})
+    rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
+    text = "".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
+    )
     path.write_text(text, encoding="utf-8")
 
 
