@@ -351,3 +351,22 @@ def test_chart_buckets_bound_every_frame(values: list[float]) -> None:
     assert abs(max(b[2] for b in buckets) - float(frames.max())) <= 0.0005  # 3-decimal rounding
     assert abs(min(b[1] for b in buckets) - float(frames.min())) <= 0.0005
     assert chart["low_1pct_ms"] is None
+
+
+def test_a_capture_file_holding_several_runs_is_refused(tmp_path: Path) -> None:
+    import json
+
+    one = {"CaptureData": {"TimeInSeconds": [i * 0.01 for i in range(1000)],
+                           "MsBetweenPresents": [10.0] * 1000, "Dropped": [False] * 1000}}
+    (tmp_path / "captures").mkdir()
+    (tmp_path / "captures/cx.json").write_text(
+        json.dumps({"Hash": "x", "Info": {"GameName": "G"}, "Runs": [one, one]}))
+    write_card(tmp_path, card([run_entry(capture="captures/cx.json")]))
+    from certgen.errors import BundleError
+
+    with pytest.raises(BundleError) as info:
+        make_record(tmp_path)
+    assert str(info.value) == (
+        "card.yaml: runs[0].capture: captures/cx.json holds 2 runs; certgen never pools runs: "
+        "give each run its own capture file"
+    )

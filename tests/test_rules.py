@@ -193,3 +193,23 @@ def test_cohort_label() -> None:
     assert cohort_label(("Cyberpunk 2077", "2560x1440", "Ultra", False, "DLSS", "Quality", True)) == (
         "Cyberpunk 2077|2560x1440|Ultra|rt:off|DLSS|Quality|fg:on"
     )
+
+
+GRADE_ORDER = ["SILVER", "GOLD", "PLATINUM"]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["1920x1080", "2560x1440", "3840x2160"]),
+                       st.integers(min_value=7000, max_value=10000)), min_size=1, max_size=8),
+    st.integers(min_value=0, max_value=7),
+    st.integers(min_value=1, max_value=500),
+)
+def test_raising_a_run_score_never_lowers_the_grade(
+    scored: list[tuple[str, int]], which: int, bump: int
+) -> None:
+    runs = [run(i, res, cents / 100) for i, (res, cents) in enumerate(scored)]
+    before = grade_of(runs)
+    i = which % len(runs)
+    better = list(runs)
+    better[i] = run(i, runs[i].resolution, min(100.0, (scored[i][1] + bump) / 100))
+    assert GRADE_ORDER.index(grade_of(better)) >= GRADE_ORDER.index(before)
