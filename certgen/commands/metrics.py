@@ -62,33 +62,30 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
 
 
 COLUMNS = (
-    ("file", "capture"),
-    ("frames", "frames"),
-    ("avg_fps", "avg FPS"),
-    ("low_1pct_fps", "1% low"),
-    ("low_0_1pct_fps", "0.1% low"),
-    ("consistency_gap", "gap"),
-    ("stutter", "stutter"),
-    ("fluidity_score", "score"),
-    ("p99_ms", "p99 ms"),
-    ("p99_9_ms", "p99.9 ms"),
-    ("stall_count", "stalls"),
-    ("stutter_count", "stutters"),
+    ("file", "capture", "{}"),
+    ("frames", "frames", "{}"),
+    ("avg_fps", "avg FPS", "{:.1f}"),
+    ("low_1pct_fps", "1% low", "{:.1f}"),
+    ("low_0_1pct_fps", "0.1% low", "{:.1f}"),
+    ("consistency_gap", "gap", "{:.4f}"),
+    ("stutter", "stutter", "{:.4f}"),
+    ("fluidity_score", "score", "{:.2f}"),
+    ("p99_ms", "p99 ms", "{:.3f}"),
+    ("p99_9_ms", "p99.9 ms", "{:.3f}"),
+    ("stall_count", "stalls", "{}"),
+    ("stutter_count", "stutters", "{}"),
 )
+"""(JSON key, column title, format) of the table; figures keep their SOP precision."""
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:g}" if abs(value) < 1e6 else f"{value:.1f}"
-    return str(value)
+def _cell(value: Any, spec: str) -> str:
+    return "-" if value is None else spec.format(value)
 
 
 def render_table(results: list[dict[str, Any]]) -> str:
     """An aligned text table, one row per capture, then the notes that qualify the figures."""
-    rows = [[title for _, title in COLUMNS]]
-    rows += [[_cell(r[key]) for key, _ in COLUMNS] for r in results]
+    rows = [[title for _, title, _ in COLUMNS]]
+    rows += [[_cell(r[key], spec) for key, _, spec in COLUMNS] for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = []
     for row in rows:
