@@ -1,0 +1,269 @@
+"""`certgen compare`: the CSV a spreadsheet user re-computes, the report in three languages,
+the paired-series file, and the refusals."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from certgen import compare
+from certgen.cli import main
+
+LANGS = ("en", "ru", "pt")
+
+
+def frames_with_stalls(seed: int, base_ms: float, seconds: float) -> list[float]:
+    """A seeded capture: jittery frames around base_ms, a few stutters, three stalls (> 200 ms)."""
+    rng = np.random.default_rng(seed)
+    n = int(seconds * 1000.0 / base_ms)
+    frames = np.round(base_ms + rng.gamma(2.0, 0.4, size=n), 3)
+    frames[n // 7] = round(base_ms * 3.1, 3)  # a stutter
+    frames[n // 3] = 250.0  # a shader hitch: a stall and a stutter
+    frames[n // 2] = 1200.0  # a loading screen: a stall only
+    frames[(2 * n) // 3] = 200.0  # on the line: counted, not a stall
+    frames[(3 * n) // 4] = 450.5
+    return [float(v) for v in frames]
+
+
+def write_bench_csv(path: Path, sides: dict[str, list[float]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["side", "kind", "name", "value"])
+        for side, frames in sides.items():
+            for v in frames:
+                w.writerow([side, "frame", "frame_time_ms", repr(v)])
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- the CSV, by hand
+
+
+def spreadsheet_low(values: list[float], share: Decimal) -> float:
+    """The spreadsheet recipe: drop rows over 200, sort descending, average the first
+    ceil(rows x share) rows (at least one), 1000 / that mean, rounded to 1 decimal."""
+    kept = sorted((v for v in values if v <= 200.0), reverse=True)
+    take = max(1, int((Decimal(len(kept)) * share).to_integral_value(rounding="ROUND_CEILING")))
+    mean = sum(Decimal(repr(v)) for v in kept[:take]) / take
+    return float((Decimal(1000) / mean).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def test_csv_recomputes_by_hand_as_a_spreadsheet_user_would() -> None:
+    sides = [
+        ("before", compare.count_side(compare.SideInput(np.asarray(frames_with_stalls(1, 12.0, 30)), "b.csv"))),
+        ("after", compare.count_side(compare.SideInput(np.asarray(frames_with_stalls(2, 10.0, 30)), "a.csv"))),
+    ]
+    rows = list(csv.DictReader(io.StringIO(compare.csv_text(sides))))
+    assert list(rows[0]) == ["side", "kind", "name", "value"]
+    for side in ("before", "after"):
+        metric = {r["name"]: r["value"] for r in rows if r["side"] == side and r["kind"] == "metric"}
+        values = [float(r["value"]) for r in rows if r["side"] == side and r["kind"] == "frame"]
+        assert sum(v <= 200 for v in values) == int(metric["frames"])
+        assert sum(v > 200 for v in values) == int(metric["excluded_over_stall_ms"]) == 3
+        assert spreadsheet_low(values, Decimal("0.01")) == float(metric["low_1pct_fps"])
+        assert spreadsheet_low(values, Decimal("0.001")) == float(metric["low_0_1pct_fps"])
+        counted = [v for v in values if v <= 200]
+        assert float(metric["avg_fps"]) == float(
+            (Decimal(len(counted)) * 1000 / sum(Decimal(repr(v)) for v in counted)).quantize(
+                Decimal("0.1"), rounding=ROUND_HALF_UP))
+    # Dot decimals and English identifiers whatever the report language.
+    assert all("," not in r["value"] for r in rows)
+    assert {r["kind"] for r in rows} == {"metric", "frame"}
+
+
+def test_csv_snapshot(snapshot: object) -> None:
+    """A small pair: 300 frames a side with one stall each (the whole table under a snapshot)."""
+    b = [10.0, 10.5, 11.25, 9.875] * 75
+    a = [8.0, 8.5, 9.125, 7.75] * 75
+    b[100], a[200] = 230.0, 16.5
+    a[50] = 205.125
+    sides = [(s, compare.count_side(compare.SideInput(np.asarray(f), f"{s}.csv"))) for s, f in
+             (("before", b), ("after", a))]
+    assert compare.csv_text(sides) == snapshot
+
+
+# --------------------------------------------------------------------------- the command
+
+
+@pytest.fixture(scope="module")
+def pair_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One benchmark CSV holding both sides (130 s each), compared in en, ru and pt."""
+    base = tmp_path_factory.mktemp("pair")
+    src = base / "both.csv"
+    write_bench_csv(src, {"before": frames_with_stalls(1, 12.0, 130),
+                          "after": frames_with_stalls(2, 10.0, 130)})
+    # Relative paths, as a user types them: the report names the files as given.
+    cwd = os.getcwd()
+    os.chdir(base)
+    try:
+        main(["compare", "both.csv", "--out", "out", "--lang", "en,ru,pt"])
+    except SystemExit as exc:  # pragma: no cover - a failure shows in the asserts below
+        assert exc.code == 0
+    finally:
+        os.chdir(cwd)
+    return base / "out"
+
+
+def test_outputs_and_manifest_last(pair_report: Path) -> None:
+    names = sorted(p.name for p in pair_report.iterdir())
+    assert names == sorted(["compare.csv", "frame-times.svg", "manifest.json"]
+                           + [f"report.{lang}.{ext}" for lang in LANGS for ext in ("html", "pdf")])
+    manifest = json.loads((pair_report / "manifest.json").read_text())
+    assert [f["path"] for f in manifest["files"]] == sorted(n for n in names if n != "manifest.json")
+    assert manifest["languages"] == list(LANGS)
+
+
+def test_the_export_reads_back_as_input_without_a_warning(pair_report: Path) -> None:
+    """Our CSV is also an input: both sides come back with the same figures, no disagreement."""
+    from certgen.captures.detect import read_capture_file
+
+    runs = read_capture_file(pair_report / "compare.csv")
+    assert [r.label for r in runs] == ["before", "after"]
+    assert all(r.warnings == () for r in runs)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_report_html_snapshot(pair_report: Path, lang: str, snapshot: object) -> None:
+    assert (pair_report / f"report.{lang}.html").read_text(encoding="utf-8") == snapshot
+
+
+@pytest.mark.parametrize(("lang", "words"), [
+    ("en", ("gain", "gained", "caused by", "because of")),
+    ("ru", ("выигрыш", "прирост", "вызвал", "из-за")),
+    ("pt", ("ganho", "ganhou", "causado", "por causa")),
+])
+def test_no_fps_gained_figure_and_no_cause(pair_report: Path, lang: str, words: tuple[str, ...]) -> None:
+    import re
+
+    html = (pair_report / f"report.{lang}.html").read_text(encoding="utf-8").lower()
+    assert [w for w in words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", html)] == []
+
+
+def test_report_reads_the_noise_floor_verdicts(pair_report: Path) -> None:
+    html = (pair_report / "report.en.html").read_text(encoding="utf-8")
+    assert "Focus not recorded" in html
+    assert "Not comparable" not in html
+    assert html.count("±") == 3
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pdf_has_the_title_and_carries_the_csv(pair_report: Path, lang: str) -> None:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(pair_report / f"report.{lang}.pdf"))
+    title = {"en": "Before/after report", "ru": "Отчёт «до и после»", "pt": "Relatório antes/depois"}[lang]
+    assert reader.metadata is not None and reader.metadata.title == title
+    assert title in reader.pages[0].extract_text()
+    assert list(reader.attachments) == ["compare.csv"]
+    assert reader.attachments["compare.csv"][0] == (pair_report / "compare.csv").read_bytes()
+
+
+def test_two_files_and_one_block_is_not_comparable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b, a = tmp_path / "before.csv", tmp_path / "after.csv"
+    write_bench_csv(b, {"run": frames_with_stalls(3, 10.0, 90)})
+    write_bench_csv(a, {"run": frames_with_stalls(4, 10.0, 150)})
+    code, out, err = run_cli(["compare", str(b), str(a), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (0, "")
+    html = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8")
+    assert html.count("Not comparable: the before capture has fewer than two whole 60 s blocks") == 3
+
+
+def test_file_names_are_escaped_in_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hostile = tmp_path / "<img src=x onerror=alert(1)>.csv"
+    write_bench_csv(hostile, {"before": [10.0] * 950, "after": [9.0] * 950})
+    code, _, err = run_cli(["compare", str(hostile), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (0, "")
+    html = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;.csv" in html
+
+
+def test_one_file_without_two_sides_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "one.csv"
+    write_bench_csv(src, {"run": [10.0] * 100})
+    code, _, err = run_cli(["compare", str(src), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1
+    assert err == (f"certgen: {src}: one file compares only when it holds the sides 'before' and "
+                   "'after' (found: run); otherwise give BEFORE AFTER\n").replace(
+                       "BEFORE AFTER", "BEFORE and AFTER")
+
+
+def test_unknown_language_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["compare", "x.csv", "y.csv", "--out", str(tmp_path), "--lang", "de"], capsys)
+    assert code == 2 and "Invalid value for --lang: 'de': expected a comma-separated list of en, ru, pt" in err
+
+
+# --------------------------------------------------------------------------- paired series
+
+
+def write_series(base: Path, before: list[float], after: list[float], pilot: list[float] | None) -> Path:
+    """One single-side CSV per run (1000 frames at 1000 / fps ms), and the series file."""
+    lines = ["series: 1", "order: ABBA", "pairs:"]
+    for i, (b, a) in enumerate(zip(before, after)):
+        for tag, fps in (("before", b), ("after", a)):
+            write_bench_csv(base / f"{i:02d}-{tag}.csv", {"run": [round(1000.0 / fps, 4)] * 1000})
+        lines.append(f"  - {{before: {i:02d}-before.csv, after: {i:02d}-after.csv}}")
+    if pilot is not None:
+        lines.append("pilot:")
+        for i, fps in enumerate(pilot):
+            write_bench_csv(base / f"pilot-{i:02d}.csv", {"run": [round(1000.0 / fps, 4)] * 1000})
+            lines.append(f"  - pilot-{i:02d}.csv")
+    path = base / "series.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+PILOT = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 100.8, 99.2, 100.3, 99.7]
+BEFORE8 = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.1]
+AFTER8 = [110.0, 111.5, 108.9, 110.0, 109.8, 110.4, 109.6, 110.3]
+
+
+def test_series_of_eight_clear_pairs_reports_a_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], snapshot: object
+) -> None:
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (0, "")
+    html = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8")
+    assert html.count("Higher: every condition holds") == 3
+    assert html == snapshot
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "o" / "compare.csv").read_text())))
+    assert {r["side"] for r in rows} == {f"pair_{i:02d}_{s}" for i in range(1, 9) for s in ("before", "after")}
+
+
+def test_series_of_five_pairs_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    series = write_series(tmp_path, BEFORE8[:5], AFTER8[:5], PILOT)
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1
+    assert err == (f"certgen: {series}: pairs: 5 pairs given, at least 6 are needed (with 5 the "
+                   "smallest possible p-value of the exact signed-rank test is 0.0625); "
+                   "8 recommended, in ABBA order\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_series_file_with_an_unknown_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("series: 1\npairs: []\npliot: []\n", encoding="utf-8")
+    code, _, err = run_cli(["compare", "--series", str(path), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (1, f"certgen: {path}: pliot: unknown key (expected series, order, pairs, pilot)\n")
+
+
+def test_series_file_with_a_duplicate_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("series: 1\npairs: []\npairs: []\n", encoding="utf-8")
+    code, _, err = run_cli(["compare", "--series", str(path), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1 and "duplicate key 'pairs'" in err and err.startswith(f"certgen: {path}:3: ")
