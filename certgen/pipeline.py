@@ -6,7 +6,7 @@ Only `open_bundle` and the capture readers touch the disk; every later step is a
 `make_record` is what `certgen check`, `certgen build` and `certgen fleet add` call.
 
 The fleet plugs in through `Fleet` (a Protocol): `certgen.fleet.FleetStore` satisfies it. With
-no fleet every rank is provisional with n = 0 (nothing to compare against).
+no fleet every rank is provisional with n = 1: the cohort holds only the run itself, as in an empty fleet.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ class Fleet(Protocol):
 
 
 def provisional_ranks(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Ranks with no fleet: provisional, n = 0, for every ranked metric that has a value."""
+    """Ranks with no fleet: provisional, n = 1 (the run itself, as certgen.fleet counts it)."""
     return {
-        name: {"percentile": None, "n": 0, "cohort_mean": None, "z": None}
+        name: {"percentile": None, "n": 1, "cohort_mean": None, "z": None}
         for name in RANKED_METRICS
         if metrics.get(name) is not None
     }

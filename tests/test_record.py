@@ -320,7 +320,7 @@ def test_without_a_fleet_every_rank_is_provisional_with_n_0(tmp_path: Path) -> N
     ranks = make_record(tmp_path)["runs"][0]["ranks"]
     assert list(ranks) == ["fluidity_score", "consistency_gap", "stutter", "avg_fps",
                            "low_1pct_fps", "low_0_1pct_fps"]
-    assert all(r == {"percentile": None, "n": 0, "cohort_mean": None, "z": None}
+    assert all(r == {"percentile": None, "n": 1, "cohort_mean": None, "z": None}
                for r in ranks.values())
 
 
