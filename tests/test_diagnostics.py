@@ -1,0 +1,189 @@
+"""Diagnostics beside the SOP figures: percentiles, stalls, too-short, and the stutter rule.
+
+The fast stutter detector is checked against a brute-force reading of the rule (the docstring
+of certgen.diagnostics states it): every window built literally from the present times and its
+median taken with np.median.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from certgen import diagnostics
+from certgen.diagnostics import compute_diagnostics, stutter_events
+
+
+def brute_force_stutters(frames: np.ndarray) -> np.ndarray:
+    """The rule, literally: window = frames j with T_i - 1500 <= T_j <= T_i + 1500."""
+    present = np.cumsum(frames)
+    events = []
+    for i in range(frames.size):
+        in_window = (present >= present[i] - 1500.0) & (present <= present[i] + 1500.0)
+        median = float(np.median(frames[in_window]))
+        t = float(frames[i])
+        if t <= 1000.0 and t > 2.0 * median and t > median + 8.0:
+            events.append(i)
+    return np.asarray(events, dtype=np.intp)
+
+
+def interpolated_percentile(values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks, written out by hand."""
+    ordered = sorted(values)
+    rank = q / 100.0 * (len(ordered) - 1)
+    below = math.floor(rank)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (rank - below) * (ordered[above] - ordered[below])
+
+
+FORCE_LOOP = 10**12
+FORCE_ALL_AT_ONCE = 0
+
+frame_time = st.one_of(
+    st.integers(1, 40).map(float),  # whole milliseconds: windows end exactly on +-1500 often
+    st.floats(0.5, 40.0, allow_nan=False, allow_infinity=False),
+    st.sampled_from([8.0, 16.0, 1000.0, 1000.001, 250.0, 2000.0]),
+    st.floats(40.0, 1200.0, allow_nan=False, allow_infinity=False),
+)
+
+
+@pytest.mark.parametrize("loop_cost", [FORCE_LOOP, FORCE_ALL_AT_ONCE], ids=["loop", "all-at-once"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(frames=st.lists(frame_time, min_size=1, max_size=400))
+def test_stutter_events_match_brute_force(
+    frames: list[float], loop_cost: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both median strategies give exactly the events of the literal rule."""
+    monkeypatch.setattr(diagnostics, "_LOOP_COST_PER_FRAME", loop_cost)
+    array = np.asarray(frames, dtype=np.float64)
+    assert stutter_events(array).tolist() == brute_force_stutters(array).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    base=st.floats(4.0, 30.0),
+    jitter=st.floats(0.0, 1.5),
+    seed=st.integers(0, 2**32 - 1),
+    size=st.integers(200, 1500),
+)
+def test_stutter_events_match_brute_force_on_noisy_captures(
+    base: float, jitter: float, seed: int, size: int
+) -> None:
+    """Long noisy captures, where the block bound is in play and many frames are candidates."""
+    rng = np.random.default_rng(seed)
+    frames = base * rng.gamma(4.0, 0.25, size) ** jitter
+    assert stutter_events(frames).tolist() == brute_force_stutters(frames).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.integers(0, 30).map(float), min_size=1, max_size=200),
+    data=st.data(),
+)
+def test_kth_smallest_is_the_sorted_window_value(values: list[float], data: st.DataObject) -> None:
+    """The all-at-once order statistic equals sorting each window (ties included)."""
+    array = np.asarray(values)
+    queries = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, array.size - 1), st.integers(1, array.size)).filter(
+                lambda q: q[0] < q[1]
+            ),
+            min_size=1,
+            max_size=30,
+        )
+    )
+    lo = np.array([q[0] for q in queries])
+    hi = np.array([q[1] for q in queries])
+    k = np.array([data.draw(st.integers(0, int(h - a - 1))) for a, h in zip(lo, hi)])
+    got = diagnostics._kth_smallest(array, lo, hi, k)
+    expected = [sorted(values[a:h])[j] for a, h, j in zip(lo, hi, k)]
+    assert got.tolist() == expected
+
+
+def _steady_with(frame: float, base: float, *, before: int = 400, after: int = 400) -> np.ndarray:
+    return np.array([base] * before + [frame] + [base] * after)
+
+
+@pytest.mark.parametrize(
+    ("frame", "base", "is_event"),
+    [
+        (20.0, 10.0, False),  # exactly 2 x the median: not longer than it
+        (20.001, 10.0, True),
+        (13.0, 5.0, False),  # exactly median + 8 ms (2 x 5 = 10 is passed)
+        (13.001, 5.0, True),
+        (1000.0, 10.0, True),  # a 1 s frame still counts
+        (1000.001, 10.0, False),  # longer than 1 s: a stall, not a stutter
+        (8.0, 0.5, False),  # t > m + 8 needs more than 8 ms
+    ],
+)
+def test_stutter_thresholds(frame: float, base: float, is_event: bool) -> None:
+    frames = _steady_with(frame, base, before=3000, after=3000)
+    assert stutter_events(frames).tolist() == ([3000] if is_event else [])
+
+
+def _window_edge_capture(far_frame: float) -> tuple[np.ndarray, int]:
+    """Frame i (30 ms) whose median depends on one 2 ms frame ending 1500 ms before it.
+
+    With that frame in the window: 136 x 2 ms, 135 x 20 ms and the 30 ms frame, median
+    (2 + 20) / 2 = 11, an event. Without it the median is 20: no event. far_frame is the 20 ms
+    frame next to the 2 ms frames; lengthening it pushes the 2 ms frame past 1500 ms.
+    """
+    near = [far_frame] + [20.0] * 59
+    frames = np.array([2.0] * 1000 + near + [30.0] + [20.0] * 200)
+    return frames, 1000 + len(near)
+
+
+def test_window_includes_a_frame_exactly_1500_ms_before() -> None:
+    frames, i = _window_edge_capture(20.0)
+    present = np.cumsum(frames)
+    edge = 1000 - 136  # the 136th 2 ms frame back from frame i
+    assert present[i] - present[edge] == 1500.0 and present[i] - present[edge - 1] > 1500.0
+    assert i in stutter_events(frames).tolist()
+    assert i in brute_force_stutters(frames).tolist()
+
+
+def test_window_excludes_a_frame_just_over_1500_ms_before() -> None:
+    frames, i = _window_edge_capture(20.5)
+    assert i not in stutter_events(frames).tolist()
+
+
+def test_stalls_are_counted_and_kept_out_of_the_percentiles() -> None:
+    steady = [10.0 + (j % 7) for j in range(1000)]
+    frames = np.array(steady + [250.0, 200.0, 1500.0])
+    diag = compute_diagnostics(frames)
+    assert diag.stall_count == 2  # over 200 ms: 250 and 1500, not 200 itself
+    assert diag.stall_total_ms == 1750.0
+    counted = steady + [200.0]
+    assert diag.p99_ms == pytest.approx(interpolated_percentile(counted, 99.0), abs=1e-12)
+    assert diag.p99_9_ms == pytest.approx(interpolated_percentile(counted, 99.9), abs=1e-12)
+    # 250 and 200 ms are stutter events (<= 1 s); the 1.5 s frame is only a stall.
+    assert stutter_events(frames).tolist() == [1000, 1001]
+    assert diag.stutter_count == 2
+
+
+def test_percentiles_interpolate_between_closest_ranks() -> None:
+    values = [float(v) for v in range(1, 101)]
+    diag = compute_diagnostics(np.array(values[::-1]))
+    assert diag.p99_ms == pytest.approx(interpolated_percentile(values, 99.0), abs=1e-12)
+    assert diag.p99_9_ms == pytest.approx(interpolated_percentile(values, 99.9), abs=1e-12)
+    assert diag.p99_ms != 99.0 and diag.p99_ms != 100.0  # neither nearest rank
+
+
+@pytest.mark.parametrize(("frames", "too_short"), [(899, True), (900, False)])
+def test_too_short_below_900_frames(frames: int, too_short: bool) -> None:
+    assert compute_diagnostics(np.full(frames, 16.0)).too_short is too_short
+
+
+def test_no_frames_no_percentiles() -> None:
+    diag = compute_diagnostics(np.empty(0))
+    assert (diag.p99_ms, diag.p99_9_ms, diag.stall_count, diag.stutter_count) == (None, None, 0, 0)
+
+
+def test_stutter_events_leave_the_frames_untouched() -> None:
+    frames = np.array([10.0] * 500 + [40.0] + [10.0] * 500)
+    frames.setflags(write=False)
+    assert stutter_events(frames).tolist() == [500]
