@@ -282,3 +282,43 @@ def term(key: str, lang: str) -> str:
     if entry is None or lang not in entry:
         raise RenderError(f"locales/glossary.yaml: term {key!r} has no {lang!r} entry")
     return entry[lang]
+
+
+# --- maintenance: which messages the certificate uses -------------------------------------
+
+CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
+    ("templates", "certificate.html.j2"),
+    ("templates", "base.html.j2"),
+    ("python", "render/certificate.py"),
+)
+"""The files whose messages belong in certgen.po (tests compare them with the catalogs)."""
+
+
+def extract_certificate_messages() -> list[tuple[str, str | None]]:
+    """(msgid, msgid_plural or None) of every message the certificate sources use, sorted."""
+    from babel.messages.extract import extract
+
+    from certgen.paths import templates_dir
+
+    found: set[tuple[str, str | None]] = set()
+    package = Path(__file__).resolve().parent.parent
+    for kind, name in CERTIFICATE_SOURCES:
+        if kind == "templates":
+            path = templates_dir() / name
+            method = "jinja2.ext:babel_extract"
+            options = {"extensions": "jinja2.ext.i18n", "trim_blocks": "True",
+                       "lstrip_blocks": "True"}
+        else:
+            path = package / name
+            method = "python"
+            options = {}
+        with path.open("rb") as fh:
+            for _lineno, message, _comments, _context in extract(
+                method, fh, keywords={"_": None, "gettext": None, "ngettext": (1, 2)},
+                options=options,
+            ):
+                if isinstance(message, tuple):
+                    found.add((message[0], message[1]))
+                else:
+                    found.add((message, None))
+    return sorted(found, key=lambda m: (m[0], m[1] or ""))

@@ -1,0 +1,88 @@
+"""`certgen build BUNDLE... --out DIR [--lang en,ru,pt] [--fleet DB] [--draft] [--jobs N]`.
+
+Per bundle: DIR/<certificate id>/record.json, certificate.<lang>.html and .pdf, manifest.json
+(written last). Languages default to card.yaml's `languages`. Several bundles build in a
+process pool (--jobs, default: the number of cores) with a progress bar on a terminal; a
+bundle whose inputs did not change since its last build is not rebuilt (content-hash cache,
+see certgen/render/build.py). The QR code on each document points to
+<verify base>/<certificate id>?sha256=<record SHA-256>; the base defaults to
+https://certificates.example.org/verify and is set with --verify-base.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
+
+
+def _languages(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    from certgen.render.i18n import LANGUAGES
+
+    langs = [part.strip() for part in value.split(",") if part.strip()]
+    for lang in langs:
+        if lang not in LANGUAGES:
+            raise click.BadParameter(
+                f"{lang!r}: expected a comma-separated list of {', '.join(LANGUAGES)}",
+                param_hint="--lang",
+            )
+    if not langs:
+        raise click.BadParameter("expected at least one language", param_hint="--lang")
+    return langs
+
+
+@click.command("build")
+@click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Output folder; each certificate gets DIR/<certificate id>/.")
+@click.option("--lang", "lang", default=None, metavar="en,ru,pt",
+              help="Languages to render (default: card.yaml's languages).")
+@click.option("--fleet", type=click.Path(dir_okay=False), default=None,
+              help="Fleet database for cohort ranks (default: no ranks, all provisional).")
+@click.option("--draft", is_flag=True,
+              help="Render a refused certificate anyway, visibly marked as a draft.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Bundles built in parallel (default: the number of cores).")
+@click.option("--verify-base", default=DEFAULT_VERIFY_BASE, show_default=True,
+              help="Base URL of the verification link and QR code.")
+def command(
+    bundles: tuple[str, ...],
+    out_dir: str,
+    lang: str | None,
+    fleet: str | None,
+    draft: bool,
+    jobs: int | None,
+    verify_base: str,
+) -> None:
+    """Render certificates (record.json, HTML, PDF) for one or more bundles."""
+    from certgen.errors import CertgenError
+    from certgen.render.build import build_many, check_unique_ids
+
+    langs = _languages(lang)
+    check_unique_ids(list(bundles))
+    workers = jobs or os.cpu_count() or 1
+    kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
+                  jobs=workers)
+    if sys.stderr.isatty() and len(bundles) > 1:
+        with click.progressbar(length=len(bundles), label="building", file=sys.stderr) as bar:
+            results = build_many(list(bundles), out_dir, progress=bar.update, **kwargs)  # type: ignore[arg-type]
+    else:
+        results = build_many(list(bundles), out_dir, **kwargs)  # type: ignore[arg-type]
+    failures = [(bundle, r) for bundle, r in results if isinstance(r, Exception)]
+    for bundle, result in results:
+        if isinstance(result, Exception):
+            continue
+        state = "built" if result.rebuilt else "unchanged"
+        click.echo(f"{state} {result.certificate_id} ({', '.join(result.languages)}) -> "
+                   f"{result.folder}")
+    if len(failures) == 1 and len(bundles) == 1:
+        raise failures[0][1]
+    if failures:
+        for bundle, exc in failures:
+            click.echo(f"certgen: {bundle}: {exc}", err=True)
+        raise CertgenError(f"{len(failures)} of {len(bundles)} bundles were not built")

@@ -1,0 +1,275 @@
+"""Bundles → out/<certificate id>/{record.json, certificate.<lang>.html, certificate.<lang>.pdf}.
+
+One bundle is built by `build_bundle` (pure up to the writer): make the record, render every
+language in memory, then hand the bytes to the writer (atomic, confined, manifest last).
+
+The cache: `inputs_key` hashes everything an output depends on — every file of the bundle
+(relative path and content), the rules files, templates/, locales/, the certgen version, the
+fleet database's content when one is used, the languages, the draft flag and the verification
+base. The manifest of a finished folder records that key; when the key is unchanged and every
+file the manifest lists is intact, the bundle is not rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from certgen import __version__
+from certgen.errors import BundleError, RenderError
+
+RECORD_NAME = "record.json"
+
+
+def html_name(lang: str) -> str:
+    return f"certificate.{lang}.html"
+
+
+def pdf_name(lang: str) -> str:
+    return f"certificate.{lang}.pdf"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one bundle produced: its id, languages, folder, and whether it was rebuilt."""
+
+    bundle: str
+    certificate_id: str
+    languages: tuple[str, ...]
+    folder: str
+    rebuilt: bool
+    record_sha256: str
+
+
+def _hash_tree(root: Path, digest: Any, label: str) -> None:
+    """Feed every regular file under root (sorted relative paths, then contents) to digest."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        digest.update(f"{label}/{rel}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+@lru_cache(maxsize=4)
+def _static_inputs_digest(templates: str, locales: str, sop: str) -> bytes:
+    digest = hashlib.sha256()
+    digest.update(f"certgen {__version__}\0".encode())
+    _hash_tree(Path(templates), digest, "templates")
+    # Only what certificates read: the message catalogs and the glossary (explainer pages
+    # under locales/<lang>/explainers/ do not change a certificate).
+    for catalog in sorted(Path(locales).glob("*/LC_MESSAGES")):
+        _hash_tree(catalog, digest, f"locales/{catalog.parent.name}")
+    glossary = Path(locales) / "glossary.yaml"
+    if glossary.is_file():
+        digest.update(b"glossary\0" + hashlib.sha256(glossary.read_bytes()).digest())
+    _hash_tree(Path(sop), digest, "sop")
+    return digest.digest()
+
+
+def static_inputs_digest() -> bytes:
+    """Digest of the certgen version, templates/, locales/ and the rules files (cached)."""
+    from certgen.paths import locales_dir, templates_dir
+
+    sop = Path(__file__).resolve().parent.parent / "sop"
+    return _static_inputs_digest(str(templates_dir()), str(locales_dir()), str(sop))
+
+
+def inputs_key(
+    bundle: Path,
+    *,
+    languages: Sequence[str] | None,
+    draft: bool,
+    verify_base: str,
+    fleet: Path | None,
+) -> str:
+    """The content hash that decides whether a bundle must be rebuilt (see module doc)."""
+    digest = hashlib.sha256(static_inputs_digest())
+    if bundle.is_dir():
+        _hash_tree(bundle, digest, "bundle")
+    else:
+        digest.update(b"bundle.zip\0")
+        digest.update(hashlib.sha256(bundle.read_bytes()).digest())
+    digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
+    digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
+    if fleet is not None:
+        digest.update(b"fleet\0")
+        if fleet.is_file():
+            digest.update(hashlib.sha256(fleet.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _certificate_id(bundle: Path) -> str:
+    from certgen.bundle import open_bundle
+
+    with open_bundle(bundle) as opened:
+        return str(opened.card.certificate.id)
+
+
+def _check_folder_name(cert_id: str) -> None:
+    if not cert_id or "/" in cert_id or "\\" in cert_id or cert_id in (".", "..") or "\x00" in cert_id:
+        raise BundleError(
+            f"expected a certificate id usable as a folder name, got {cert_id!r}",
+            file="card.yaml", field="certificate.id",
+        )
+
+
+def choose_languages(record: dict[str, Any], requested: Sequence[str] | None) -> tuple[str, ...]:
+    """--lang when given, else card.yaml's `languages`; validated, order kept, no repeats."""
+    from certgen.render.i18n import check_language
+
+    wanted = list(requested) if requested else list(record["certificate"].get("languages") or ["en"])
+    out: list[str] = []
+    for lang in wanted:
+        check_language(lang)
+        if lang not in out:
+            out.append(lang)
+    return tuple(out)
+
+
+def render_documents(
+    record: dict[str, Any], languages: Iterable[str], *, verify_base: str
+) -> tuple[bytes, dict[str, bytes]]:
+    """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory."""
+    from certgen.record import dump_record
+    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+
+    record_bytes = dump_record(record)
+    sha = hashlib.sha256(record_bytes).hexdigest()
+    documents: dict[str, bytes] = {}
+    for lang in languages:
+        html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base)
+        documents[html_name(lang)] = html.encode("utf-8")
+        documents[pdf_name(lang)] = render_certificate_pdf(html, record, record_bytes, lang)
+    return record_bytes, documents
+
+
+def build_bundle(
+    bundle: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    languages: Sequence[str] | None = None,
+    fleet: str | os.PathLike[str] | None = None,
+    draft: bool = False,
+    verify_base: str | None = None,
+    use_cache: bool = True,
+) -> BuildResult:
+    """Build one bundle into out_dir/<certificate id>/ unless its cached output is current."""
+    from certgen.pipeline import make_record
+    from certgen.render.certificate import DEFAULT_VERIFY_BASE
+    from certgen.writer import Writer, read_manifest, verify_manifest
+
+    base = verify_base or DEFAULT_VERIFY_BASE
+    bundle_path = Path(bundle)
+    fleet_path = None if fleet is None else Path(fleet)
+    key = inputs_key(bundle_path, languages=languages, draft=draft, verify_base=base,
+                     fleet=fleet_path)
+    out = Path(out_dir)
+    if use_cache:
+        cert_id = _certificate_id(bundle_path)
+        _check_folder_name(cert_id)
+        folder = out / cert_id
+        manifest = read_manifest(folder)
+        if (manifest is not None and manifest.get("inputs_sha256") == key
+                and verify_manifest(folder, manifest)):
+            return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
+                               str(folder), False, str(manifest.get("record_sha256", "")))
+
+    if fleet_path is not None:
+        from certgen.fleet import FleetStore
+
+        with FleetStore.open(fleet_path, create=False) as store:
+            record = make_record(bundle_path, fleet=store, draft=draft)
+    else:
+        record = make_record(bundle_path, draft=draft)
+    cert_id = str(record["certificate"]["id"])
+    _check_folder_name(cert_id)
+    langs = choose_languages(record, languages)
+    record_bytes, documents = render_documents(record, langs, verify_base=base)
+    record_sha = hashlib.sha256(record_bytes).hexdigest()
+
+    writer = Writer(out, cert_id)
+    writer.write(RECORD_NAME, record_bytes)
+    for name in sorted(documents):
+        writer.write(name, documents[name])
+    writer.finish({
+        "certificate": cert_id,
+        "languages": list(langs),
+        "record_sha256": record_sha,
+        "inputs_sha256": key,
+        "certgen_version": __version__,
+    })
+    return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)
+
+
+def build_many(
+    bundles: Sequence[str],
+    out_dir: str,
+    *,
+    languages: Sequence[str] | None,
+    fleet: str | None,
+    draft: bool,
+    verify_base: str | None,
+    jobs: int,
+    progress: Any = None,
+) -> list[tuple[str, BuildResult | Exception]]:
+    """Build several bundles (a process pool when jobs > 1); results in the given order.
+
+    A CertgenError of one bundle does not stop the others; it is returned in its place.
+    `progress(n)` is called as bundles finish (the CLI's progress bar).
+    """
+    from certgen.errors import CertgenError
+
+    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base)
+    results: dict[int, BuildResult | Exception] = {}
+    if jobs <= 1 or len(bundles) <= 1:
+        for i, bundle in enumerate(bundles):
+            try:
+                results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
+            except CertgenError as exc:
+                results[i] = exc
+            if progress is not None:
+                progress(1)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context) as pool:
+            futures = {pool.submit(_build_safe, b, out_dir, kwargs): i for i, b in enumerate(bundles)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                if progress is not None:
+                    progress(1)
+    return [(bundles[i], results[i]) for i in range(len(bundles))]
+
+
+def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResult | Exception:
+    from certgen.errors import CertgenError
+
+    try:
+        return build_bundle(bundle, out_dir, **kwargs)
+    except CertgenError as exc:
+        # Subclasses with their own __init__ (RefusalError) do not survive pickling intact:
+        # send the message across as a plain CertgenError.
+        return CertgenError(str(exc))
+
+
+def check_unique_ids(bundles: Sequence[str]) -> None:
+    """Refuse two bundles that would write the same output folder (same certificate id)."""
+    seen: dict[str, str] = {}
+    for bundle in bundles:
+        try:
+            cert_id = _certificate_id(Path(bundle))
+        except Exception:
+            continue  # the bundle's own build reports its error
+        if cert_id in seen:
+            raise RenderError(
+                f"{bundle}: certificate id {cert_id!r} is also the id of {seen[cert_id]}; "
+                "two bundles cannot write the same output folder"
+            )
+        seen[cert_id] = bundle

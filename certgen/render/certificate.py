@@ -1,0 +1,164 @@
+"""record.json → certificate HTML (one language) → PDF. Pure: bytes in memory, no disk writes.
+
+The templates display; this module prepares what they cannot safely or simply do:
+- the justification Markdown, rendered then sanitised with nh3 (no script, iframe, style,
+  images at all, only http(s)/mailto links), as markup;
+- one frame-time chart per recorded run (inline SVG, certgen's own drawing);
+- the verification URL and its QR code (segno, SVG), with the record's SHA-256.
+Nothing from the bundle becomes a template: record values only ever reach templates as data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from certgen.errors import RenderError
+from certgen.render import i18n
+
+DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
+"""Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
+
+TEMPLATE = "certificate.html.j2"
+
+_ALLOWED_TAGS = {"p", "br", "em", "strong", "code", "ul", "ol", "li", "blockquote", "a"}
+_ALLOWED_SCHEMES = {"http", "https", "mailto"}
+
+
+def sanitise_markdown(text: str | None) -> str:
+    """Markdown → HTML → nh3: text formatting and http(s)/mailto links only, nothing else."""
+    if not text:
+        return ""
+    import markdown
+    import nh3
+
+    rendered = markdown.markdown(text, extensions=[], output_format="html")
+    return str(
+        nh3.clean(
+            rendered,
+            tags=_ALLOWED_TAGS,
+            clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
+            attributes={"a": {"href"}},
+            url_schemes=_ALLOWED_SCHEMES,
+            link_rel="noopener noreferrer nofollow",
+            strip_comments=True,
+        )
+    )
+
+
+def verify_url(base: str, certificate_id: str, record_sha256: str) -> str:
+    """<base>/<certificate id>?sha256=<record hash> (the id percent-encoded)."""
+    return f"{base.rstrip('/')}/{quote(certificate_id, safe='')}?sha256={record_sha256}"
+
+
+def qr_svg(url: str) -> str:
+    """The verification URL as an inline SVG QR code (segno, error correction M)."""
+    import segno
+
+    code = segno.make(url, error="m", micro=False)
+    return str(code.svg_inline(scale=2, border=2, dark="#111111", light="#ffffff", omitsize=False))
+
+
+def build_date(record: Mapping[str, Any]) -> dt.datetime:
+    """The document date: the certificate's issue date, else SOURCE_DATE_EPOCH (never the clock)."""
+    issued = (record.get("certificate") or {}).get("issued")
+    if issued:
+        day = i18n.parse_date(issued)
+        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        raise RenderError("record.json: certificate.issued: expected a date (or SOURCE_DATE_EPOCH)")
+    return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
+
+
+def _chart(run: Mapping[str, Any], lang: str) -> str:
+    from certgen.render.charts import frame_time_chart
+
+    _ = i18n.gettext_for(lang)
+    title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
+        "title": run["title"], "resolution": run["resolution"]}
+    return frame_time_chart(
+        run["chart"], lang,
+        x_label=_("capture time, s"), y_label=_("frame time, ms"),
+        low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {}, title=title,
+        unit=_("ms"),
+    )
+
+
+def certificate_context(
+    record: Mapping[str, Any], lang: str, *, record_sha256: str, verify_base: str
+) -> dict[str, Any]:
+    """What certificate.html.j2 reads: the record, plus prepared markup (see module doc)."""
+    from markupsafe import Markup
+
+    status = record["status"]
+    url = verify_url(verify_base, record["certificate"]["id"], record_sha256)
+    charts: dict[int, Markup] = {}
+    justifications: dict[int, Markup] = {}
+    for run in record["runs"]:
+        if run.get("chart") and run["chart"].get("buckets"):
+            charts[run["index"]] = Markup(_chart(run, lang))  # noqa: S704 - our own SVG
+        soft = run.get("soft_limit") or {}
+        if soft.get("raised"):
+            justifications[run["index"]] = Markup(  # noqa: S704 - sanitised by nh3
+                sanitise_markdown(soft.get("justification")))
+    runs_by_index = {run["index"]: run for run in record["runs"]}
+    return {
+        "record": record,
+        "certificate": record["certificate"],
+        "card": record["card"],
+        "grade": record["grade"],
+        "runs": record["runs"],
+        "runs_by_index": runs_by_index,
+        "recorded_runs": [r for r in record["runs"] if r["status"] == "recorded"],
+        "not_run_runs": [r for r in record["runs"] if r["status"] != "recorded"],
+        "soft_limit_runs": [r for r in record["runs"] if (r.get("soft_limit") or {}).get("raised")],
+        "draft": bool(status.get("draft")) or not status.get("issuable", False),
+        "charts": charts,
+        "justifications": justifications,
+        "record_sha256": record_sha256,
+        "verify_url": url,
+        "qr_svg": Markup(qr_svg(url)),  # noqa: S704 - segno's SVG of our URL
+        "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def render_certificate_html(
+    record: Mapping[str, Any],
+    lang: str,
+    *,
+    record_sha256: str,
+    verify_base: str = DEFAULT_VERIFY_BASE,
+) -> str:
+    """The certificate of `record` in `lang` as one self-contained HTML document."""
+    from certgen.render.html import render_template
+
+    context = certificate_context(record, lang, record_sha256=record_sha256, verify_base=verify_base)
+    return render_template(TEMPLATE, context, lang)
+
+
+def certificate_title(record: Mapping[str, Any], lang: str) -> str:
+    """The PDF title: translated "Frame-pacing certificate" and the certificate id."""
+    _ = i18n.gettext_for(lang)
+    return _("Frame-pacing certificate %(id)s") % {"id": record["certificate"]["id"]}
+
+
+def render_certificate_pdf(
+    html: str, record: Mapping[str, Any], record_bytes: bytes, lang: str, *, fetcher: Any = None
+) -> bytes:
+    """The PDF/A-3b of a rendered certificate, with record.json attached (relationship Data)."""
+    from certgen.render.pdf import html_to_pdf
+
+    _ = i18n.gettext_for(lang)
+    return html_to_pdf(
+        html,
+        lang=lang,
+        title=certificate_title(record, lang),
+        author=_("certgen, SOP-GPU-001 certification"),
+        attachments=[("record.json", record_bytes, _("The certificate record (record.json)"))],
+        created=build_date(record),
+        fetcher=fetcher,
+    )
