@@ -100,9 +100,11 @@ def generate(path: Path, frames: int, seed: int) -> None:
     os.replace(tmp, path)
 
 
-def capture_path(frames: int = DEFAULT_FRAMES, seed: int = DEFAULT_SEED) -> Path:
-    """The cached CSV for (frames, seed), generated on first use."""
-    path = OUT_DIR / f"presentmon1x_n{frames}_seed{seed}_v{GENERATOR_VERSION}.csv"
+def capture_path(
+    frames: int = DEFAULT_FRAMES, seed: int = DEFAULT_SEED, out_dir: Path = OUT_DIR
+) -> Path:
+    """The cached CSV for (frames, seed) in out_dir, generated on first use."""
+    path = out_dir / f"presentmon1x_n{frames}_seed{seed}_v{GENERATOR_VERSION}.csv"
     if not path.exists():
         generate(path, frames, seed)
     return path
@@ -112,8 +114,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=DEFAULT_FRAMES)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help="folder for the CSV")
     args = parser.parse_args()
-    print(capture_path(args.frames, args.seed))
+    print(capture_path(args.frames, args.seed, args.out))
 
 
 if __name__ == "__main__":
