@@ -1,0 +1,227 @@
+"""The publishable static site: an index per language, the explainers, the sample certificates.
+
+Layout of DIR (every link relative, nothing fetched from outside):
+
+    index.html                      the English index (the site's entry point)
+    <lang>/index.html               the index in en, ru, pt
+    <lang>/explainers/<slug>.html   each explainer (MathML formulas)
+    <lang>/explainers/<slug>.pdf    the same page as PDF (SVG formulas)
+    samples/<id>/…                  the sample certificates, built by the real build pipeline
+                                    (record.json, certificate.<lang>.html / .pdf)
+    assets/site.css
+    manifest.json                   written last
+
+The samples come from examples/ through `certgen.render.build.build_bundle`, ranked against
+the sample fleet examples/fleet.jsonl (imported into a temporary database, never into DIR).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import posixpath
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from certgen.docs import LANGS, PAGES, ExplainerPage, build_page
+from certgen.errors import CertgenError
+
+LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "pt": "Português"}
+DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)
+
+# Sample folder -> one-line description (msgid, translated in site.po).
+SAMPLE_BLURBS = {
+    "PLATINUM": "Every resolution tier clears the GOLD line and one clears the PLATINUM line; "
+    "the runs are ranked against full cohorts.",
+    "GOLD": "The 2560×1440 tier mean clears the GOLD line while one run is past the stutter "
+    "Soft Limit: its justification, the VRM re-examination and the archived first capture "
+    "are in the audit trail.",
+    "SILVER": "No hardware ray tracing, so one title is disclosed as not run; one tier is below "
+    "the GOLD line; small cohorts stay provisional.",
+}
+
+Progress = Callable[[str], None]
+
+
+def repo_examples_dir() -> Path:
+    """examples/ of the source checkout (the samples are not shipped inside the wheel)."""
+    return Path(__file__).resolve().parent.parent / "examples"
+
+
+def site_date() -> dt.datetime:
+    """The date the PDFs carry: SOURCE_DATE_EPOCH when set, else the samples' issue date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
+    return DEFAULT_DATE
+
+
+def explainer_path(lang: str, slug: str, ext: str = "html") -> str:
+    return f"{lang}/explainers/{slug}.{ext}"
+
+
+def rel(from_file: str, to_file: str) -> str:
+    """A relative link from one site file to another (both relative to the site root)."""
+    fragment = ""
+    if "#" in to_file:
+        to_file, fragment = to_file.split("#", 1)
+        fragment = "#" + fragment
+    return posixpath.relpath(to_file, posixpath.dirname(from_file) or ".") + fragment
+
+
+def _alternates(from_file: str, target_of: Callable[[str], str]) -> list[dict[str, str]]:
+    return [
+        {"lang": lang, "name": LANGUAGE_NAMES[lang], "href": rel(from_file, target_of(lang))}
+        for lang in LANGS
+    ]
+
+
+def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False,
+                          css: str = "") -> str:
+    """One explainer page as a complete HTML document (browser form or the PDF's form)."""
+    from certgen.render.html import render_template
+
+    me = explainer_path(page.lang, page.slug)
+    context: dict[str, Any] = {
+        "page": page,
+        "body": page.body_pdf_html if for_pdf else page.body_html,
+        "alternates": _alternates(me, lambda lang: explainer_path(lang, page.slug)),
+        "x_default": rel(me, explainer_path("en", page.slug)),
+        "inline_css": for_pdf,
+        "css": css,
+        "css_href": rel(me, "assets/site.css"),
+        "index_href": rel(me, f"{page.lang}/index.html"),
+        "pdf_href": rel(me, explainer_path(page.lang, page.slug, "pdf")),
+        "rules_version": rules_version,
+    }
+    return render_template("explainer.html.j2", context, page.lang)
+
+
+@dataclass(frozen=True)
+class SampleLink:
+    """What the index shows of one built sample certificate."""
+
+    id: str
+    grade: str
+    model: str
+    languages: tuple[str, ...]
+
+
+def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
+                      *, at: str) -> str:
+    """The index in `lang`, written at site path `at` (links are relative to it)."""
+    from certgen.render.html import render_template
+    from certgen.render.i18n import gettext_for
+
+    _ = gettext_for(lang)
+    context: dict[str, Any] = {
+        "alternates": _alternates(at, lambda other: f"{other}/index.html"),
+        "x_default": rel(at, "index.html"),
+        "css_href": rel(at, "assets/site.css"),
+        "self_href": rel(at, at),
+        "pages": [
+            {
+                "title": pages[slug].title,
+                "description": pages[slug].description,
+                "href": rel(at, explainer_path(lang, slug)),
+                "pdf_href": rel(at, explainer_path(lang, slug, "pdf")),
+            }
+            for slug in PAGES
+        ],
+        "samples": [
+            {
+                "id": s.id,
+                "grade": s.grade,
+                "model": s.model,
+                "blurb": _(SAMPLE_BLURBS[s.grade]) if s.grade in SAMPLE_BLURBS else "",
+                "html_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.html"),
+                "pdf_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.pdf"),
+                "record_href": rel(at, f"samples/{s.id}/record.json"),
+            }
+            for s in samples
+        ],
+    }
+    return render_template("index.html.j2", context, lang)
+
+
+def _pick(lang: str, sample: SampleLink) -> str:
+    return lang if lang in sample.languages else sample.languages[0]
+
+
+def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
+    """Build every sample bundle of examples/ into out/samples with the sample fleet."""
+    import json
+
+    from certgen.fleet import FleetStore
+    from certgen.render.build import build_bundle
+
+    bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file())
+    if not bundles:
+        raise CertgenError("no sample bundle (a folder with card.yaml)", file=str(examples))
+    links: list[SampleLink] = []
+    with tempfile.TemporaryDirectory(prefix="certgen-site-") as tmp:
+        fleet_db = Path(tmp) / "fleet.sqlite"
+        with FleetStore.open(fleet_db) as store, (examples / "fleet.jsonl").open(
+            encoding="utf-8"
+        ) as fh:
+            store.import_jsonl(fh, name="examples/fleet.jsonl")
+        for bundle in bundles:
+            if progress:
+                progress(f"sample {bundle.name}")
+            result = build_bundle(bundle, out / "samples", languages=list(LANGS),
+                                  fleet=fleet_db, use_cache=False)
+            record = json.loads((Path(result.folder) / "record.json").read_text("utf-8"))
+            links.append(SampleLink(
+                id=result.certificate_id,
+                grade=str(record["grade"]["value"]),
+                model=str(record["card"]["model"]),
+                languages=tuple(result.languages),
+            ))
+    order = {"PLATINUM": 0, "GOLD": 1, "SILVER": 2}
+    return sorted(links, key=lambda s: (order.get(s.grade, 9), s.id))
+
+
+def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
+               progress: Progress | None = None, pdf: bool = True) -> list[str]:
+    """Write the whole site into `out`; return the site-relative paths written, sorted."""
+    from certgen.paths import templates_dir
+    from certgen.render.pdf import html_to_pdf
+    from certgen.sop import load_rules
+    from certgen.writer import Writer
+
+    out_path = Path(out)
+    out_path.mkdir(parents=True, exist_ok=True)
+    rules = load_rules()
+    css = (templates_dir() / "site.css").read_text(encoding="utf-8")
+    samples = build_samples(out_path, examples or repo_examples_dir(), progress)
+
+    writer = Writer(out_path)
+    writer.write("assets/site.css", css.encode("utf-8"))
+    pages: dict[str, dict[str, ExplainerPage]] = {}
+    created = site_date()
+    for lang in LANGS:
+        pages[lang] = {}
+        for slug in PAGES:
+            if progress:
+                progress(f"explainer {lang}/{slug}")
+            page = build_page(slug, lang, rules)
+            pages[lang][slug] = page
+            writer.write(explainer_path(lang, slug), render_explainer_html(
+                page, rules_version=rules.rules_version).encode("utf-8"))
+            if pdf:
+                printable = render_explainer_html(page, rules_version=rules.rules_version,
+                                                  for_pdf=True, css=css)
+                writer.write(explainer_path(lang, slug, "pdf"), html_to_pdf(
+                    printable, lang=lang, title=page.title, author="certgen",
+                    created=created))
+        writer.write(f"{lang}/index.html",
+                     render_index_html(lang, samples, pages[lang], at=f"{lang}/index.html")
+                     .encode("utf-8"))
+    writer.write("index.html",
+                 render_index_html("en", samples, pages["en"], at="index.html").encode("utf-8"))
+    writer.finish({"samples": [s.id for s in samples]})
+    files = [p.relative_to(out_path).as_posix() for p in out_path.rglob("*") if p.is_file()]
+    return sorted(files)
