@@ -139,8 +139,8 @@ def test_frame_stats_complete_run(tmp_path: pathlib.Path) -> None:
     ("text", "reason"),
     [
         (WARM + BODY, "no end line (the process did not exit cleanly)"),
-        (WARM + BODY + '{"schema_version":1,"tick":6,"t_m', "no end line (the process did not "
-         "exit cleanly)"),
+        (WARM + BODY + '{"schema_version":1,"tick":6,"t_m', ("no end line (the process did not "
+         "exit cleanly)")),
         (WARM + BODY + end(7, 1), "the end line reports 1 dropped lines"),
         (WARM + "".join(line(t, v) for t, v in zip([2, 3, 5, 6], A)) + end(7, 1),
          "1 lines missing in 1 tick gaps; the end line reports 1 dropped lines"),

@@ -47,19 +47,19 @@ CASES = [
     ("inf.csv", pm_rows("inf", "16.7"),
      "captures/inf.csv:2: MsBetweenPresents: expected a finite number, got 'inf'"),
     ("zero.csv", pm_rows("0", "0.0", "0"),
-     "captures/zero.csv: no frame with a positive frame time (3 dropped as <= 0); "
-     "the run must be captured again"),
+     ("captures/zero.csv: no frame with a positive frame time (3 dropped as <= 0); "
+     "the run must be captured again")),
     ("negative.csv", pm_rows("-1.5", "-16.6"),
-     "captures/negative.csv: no frame with a positive frame time (2 dropped as <= 0); "
-     "the run must be captured again"),
-    ("nocolumn.csv", "//GameName=x.exe\nApplication,ProcessID,SwapChainAddress,Dropped\n"
-     "x.exe,1,0x1,0\n",
-     "captures/nocolumn.csv:2: no frame-time column: expected MsBetweenPresents, "
-     "msBetweenPresents or FrameTime"),
+     ("captures/negative.csv: no frame with a positive frame time (2 dropped as <= 0); "
+     "the run must be captured again")),
+    ("nocolumn.csv", ("//GameName=x.exe\nApplication,ProcessID,SwapChainAddress,Dropped\n"
+     "x.exe,1,0x1,0\n"),
+     ("captures/nocolumn.csv:2: no frame-time column: expected MsBetweenPresents, "
+     "msBetweenPresents or FrameTime")),
     ("unknown.csv", "time,value\n1,2\n",
-     "captures/unknown.csv:1: not a capture format certgen reads: the first line is "
+     ("captures/unknown.csv:1: not a capture format certgen reads: the first line is "
      "'time,value' (expected a PresentMon, OCAT, FrameView, CapFrameX, MangoHud, frame-stats "
-     "or benchmark CSV file)"),
+     "or benchmark CSV file)")),
     ("short.csv", PM_HEADER + "game.exe,1,0x1,0,16.6\ngame.exe,1,0x1,16.6\n",
      "captures/short.csv:3: expected 5 fields as in the header, got 4"),
     ("long.csv", PM_HEADER + "game.exe,1,0x1,0,16.6,7\ngame.exe,1,0x1,0,16.6\n",
@@ -68,8 +68,8 @@ CASES = [
      "captures/dropped.csv:2: Dropped: expected 0 or 1, got 'yes'"),
     ("truncated.json", '{"Info": {"GPU": "x"},\n "Runs": [{"CaptureData": {"MsBetweenPresents": [1.0,',
      "captures/truncated.json:2: not valid JSON: Expecting value (column 54)"),
-    ("runs.json", '{"Runs": {}}', "captures/runs.json: Runs: expected a non-empty list of runs, "
-     "got an object"),
+    ("runs.json", '{"Runs": {}}', ("captures/runs.json: Runs: expected a non-empty list of runs, "
+     "got an object")),
     ("noruns.json", '{"Hash": "x", "Info": {}}',
      "captures/noruns.json: Runs: expected a non-empty list of runs, got nothing"),
     ("emptyruns.json", '{"Runs": []}',
@@ -81,12 +81,12 @@ CASES = [
     ("stats.jsonl", frame_line(0, None) + "garbage\n" + frame_line(1, 16.6),
      "captures/stats.jsonl:2: expected one JSON object per line, got 'garbage'"),
     ("twice.jsonl", frame_line(0, None) + frame_line(1, 16.6) + frame_line(0, None),
-     "captures/twice.jsonl:3: tick 0 after tick 1: two renderers wrote this file; capture one "
-     "run per file"),
+     ("captures/twice.jsonl:3: tick 0 after tick 1: two renderers wrote this file; capture one "
+     "run per file")),
     ("sampled.csv", MANGOHUD_HEADER + "".join(
         f"60,16.6,10,20,{i * 1_000_000_000}\n" for i in range(10)),
-     "captures/sampled.csv: a sampled log, not one line per frame: its 10 frame times add up "
-     "to 0.1 s of a 9.0 s log; record it again with log_interval=0"),
+     ("captures/sampled.csv: a sampled log, not one line per frame: its 10 frame times add up "
+     "to 0.1 s of a 9.0 s log; record it again with log_interval=0")),
     ("junk.bin", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00",
      "captures/junk.bin: binary data, not a text capture (NUL byte at offset 8)"),
     ("latin1.csv", "Application,MsBetweenPresents\ncaf\xe9.exe,16.6\n".encode("latin-1"),
@@ -134,10 +134,10 @@ def test_forced_format_reports_what_is_missing(
 ) -> None:
     (tmp_path / "log.csv").write_text("fps,frametime,elapsed\n60,16.6,0\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["metrics", "--format", "presentmon", "log.csv"], capsys)
+    code, _out, err = run(["metrics", "--format", "presentmon", "log.csv"], capsys)
     assert (code, err) == (
-        1, "certgen: log.csv:1: no frame-time column: expected MsBetweenPresents, "
-        "msBetweenPresents or FrameTime\n")
+        1, ("certgen: log.csv:1: no frame-time column: expected MsBetweenPresents, "
+        "msBetweenPresents or FrameTime\n"))
 
 
 def test_unknown_process_lists_the_groups(
@@ -148,8 +148,8 @@ def test_unknown_process_lists_the_groups(
     monkeypatch.chdir(tmp_path)
     code, out, err = run(["metrics", "--process", "c.exe", "pm.csv"], capsys)
     assert (code, out, err) == (
-        1, "", "certgen: pm.csv: no process named 'c.exe'; groups: a.exe (pid 1, swap chain "
-        "0x1): 2 rows; b.exe (pid 2, swap chain 0x2): 1 rows\n")
+        1, "", ("certgen: pm.csv: no process named 'c.exe'; groups: a.exe (pid 1, swap chain "
+        "0x1): 2 rows; b.exe (pid 2, swap chain 0x2): 1 rows\n"))
 
 
 def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

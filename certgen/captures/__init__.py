@@ -1,9 +1,11 @@
-"""Capture readers. `read_captures(path)` detects the format from content and returns Captures.
+"""Capture readers. `read_capture_file(path)` detects the format from content and returns Captures.
 
 Every reader returns the same Capture record (captures/model.py). A file may hold several runs
-(CapFrameX JSON), hence a list; most formats give exactly one.
+(CapFrameX JSON, the sides of a benchmark CSV), hence a list; most formats give exactly one.
+Format ids and detection markers: captures/detect.py.
 """
 
+from certgen.captures.detect import FORMATS, detect_format, read_capture_file
 from certgen.captures.model import Capture, Group, Hints
 
-__all__ = ["Capture", "Group", "Hints"]
+__all__ = ["FORMATS", "Capture", "Group", "Hints", "detect_format", "read_capture_file"]

@@ -48,7 +48,7 @@ def recompute(frames: np.ndarray) -> dict[str, float | int | None]:
     }
 
 
-def _same(given: float | None, computed: float | int | None) -> bool:
+def _same(given: float | None, computed: float | None) -> bool:
     if given is None or computed is None:
         return given is None and computed is None
     return abs(given - float(computed)) <= 1e-9 * max(1.0, abs(given))

@@ -65,7 +65,8 @@ def read_capframex_json(path: pathlib.Path, name: str) -> list[Capture]:
         got = "nothing" if runs is None else _type_name(runs) if runs != [] else "an empty list"
         raise CaptureFormatError(f"expected a non-empty list of runs, got {got}", file=name,
                                  field="Runs")
-    info = doc.get("Info") if isinstance(doc.get("Info"), dict) else {}
+    info_value = doc.get("Info")
+    info: dict[str, Any] = info_value if isinstance(info_value, dict) else {}
     hints = Hints(
         gpu=_text(info.get("GPU")),
         cpu=_text(info.get("Processor")),

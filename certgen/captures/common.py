@@ -63,7 +63,7 @@ def decode(data: bytes, name: str) -> str:
     """Whole-file bytes to text: UTF-8, BOM stripped (checked like the head)."""
     check_text(data, name)
     text = data.decode("utf-8")
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def read_text(path: pathlib.Path, name: str) -> str:
@@ -77,8 +77,7 @@ def read_text(path: pathlib.Path, name: str) -> str:
 
 def first_line(head: bytes) -> tuple[int, str]:
     """(1-based line number, text) of the first non-empty line, BOM stripped."""
-    if head.startswith(UTF8_BOM):
-        head = head[len(UTF8_BOM) :]
+    head = head.removeprefix(UTF8_BOM)
     text = head.decode("utf-8", errors="replace")
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():

@@ -63,7 +63,7 @@ def detect_format(head: bytes, name: str) -> str:
         return "capframex-csv"
     if line.replace(" ", "") == "side,kind,name,value":
         return "bench-csv"
-    if line.startswith("os,cpu,gpu") or line == "v1" or line.startswith("fps,frametime"):
+    if line.startswith(("os,cpu,gpu", "fps,frametime")) or line == "v1":
         return "mangohud"
     fields = next(csv.reader([line]), [])
     if any(f.strip() in INTERVAL_MARKERS for f in fields) or line.startswith("Application,"):

@@ -160,8 +160,8 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
     idle = sum(1 for k in kinds[start:] if k == "idle")
     skipped = 1 + start
     warnings = [
-        f"skipped {skipped} warm-up frames (the first frame, then until the interval settled "
-        "within 2x of the median)"
+        (f"skipped {skipped} warm-up frames (the first frame, then until the interval settled "
+        "within 2x of the median)")
     ]
     if idle:
         warnings.append(f"{idle} idle frames (the last image presented again) are counted")

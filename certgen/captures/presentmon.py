@@ -76,7 +76,7 @@ class _Layout:
 
 
 def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
-    text = head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    text = head.removeprefix(UTF8_BOM)
     lines = text.decode("utf-8", errors="replace").splitlines()
     info: dict[str, str] = {}
     index = 0
@@ -132,7 +132,7 @@ def _hints(layout: _Layout, head: bytes) -> Hints:
         )
     if layout.flavour not in ("ocat", "frameview"):
         return Hints()
-    text = head[len(UTF8_BOM) :] if head.startswith(UTF8_BOM) else head
+    text = head.removeprefix(UTF8_BOM)
     rows = list(csv.reader(io.StringIO(text.decode("utf-8", errors="replace"))))
     if len(rows) < layout.header_line + 1:
         return Hints()
@@ -243,10 +243,9 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
         frame = df
         if key is not None and len(groups) > 1:
-            mask = None
+            mask = pl.lit(True)
             for col, value in zip(key_names, key):
-                part = pl.col(col).cast(pl.String) == value
-                mask = part if mask is None else mask & part
+                mask = mask & (pl.col(col).cast(pl.String) == value)
             frame = df.filter(mask)
         values = frame[header[layout.interval_index]].to_numpy()
         return values, dropped_of(frame)
