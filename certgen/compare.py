@@ -554,7 +554,7 @@ over the stall line (200 ms). The spec's own consistency check says so ("the cou
 time is on the report, not in the CSV."""
 
 
-def csv_number(value: float | int | bool | None) -> str:
+def csv_number(value: float | bool | None) -> str:
     """A number as the CSV writes it: dot decimal whatever the locale, shortest exact form."""
     if value is None:
         return ""

@@ -20,7 +20,7 @@ def side(frames: list[float] | np.ndarray, **kw: object) -> compare.CountedSide:
 
 def steady(ms: float, seconds: float) -> list[float]:
     """Constant frame time for `seconds` of capture time."""
-    return [ms] * int(round(seconds * 1000.0 / ms))
+    return [ms] * round(seconds * 1000.0 / ms)
 
 
 # --------------------------------------------------------------------------- counting rules
@@ -270,3 +270,49 @@ def test_smallest_detectable_effect_definition() -> None:
     pilot = np.asarray([99.0, 101.0] * 5)
     sd = float(np.std(pilot, ddof=1))
     assert compare.smallest_detectable_effect(pilot) == pytest.approx(2.2621571627 * math.sqrt(2) * sd)
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+exact_ms = st.sampled_from([2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0, 12.0, 12.5, 15.0, 16.0, 20.0, 24.0, 25.0, 40.0])
+"""Frame times exact in binary that divide 60 s: every block ends exactly on its boundary."""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(exact_ms, min_size=2, max_size=4), st.lists(exact_ms, min_size=2, max_size=4))
+def test_floor_is_never_zero_and_the_verdict_follows_it(before_ms: list[float], after_ms: list[float]) -> None:
+    """Any whole blocks (one constant frame time per 60 s block): a positive floor, and a
+    difference is a change exactly when it lies outside the floor."""
+    before = side([t for ms in before_ms for t in steady(ms, 60)])
+    after = side([t for ms in after_ms for t in steady(ms, 60)])
+    for f in noise_floor(before, after):
+        assert (f.blocks_before, f.blocks_after) == (len(before_ms), len(after_ms))
+        assert f.floor_pct is not None and f.floor_pct > 0
+        assert f.difference_pct is not None
+        inside = abs(f.difference_pct) <= f.floor_pct
+        assert f.verdict == ("no_change" if inside else "higher" if f.difference_pct > 0 else "lower")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(min_value=0.5, max_value=1500.0, allow_nan=False).map(lambda v: round(v, 3)),
+                min_size=1, max_size=2500))
+def test_csv_counts_agree_with_the_metric_rows(frames: list[float]) -> None:
+    import csv
+    import io
+
+    counted = side(frames)
+    rows = list(csv.DictReader(io.StringIO(compare.csv_text([("before", counted)]))))
+    metric = {r["name"]: r["value"] for r in rows if r["kind"] == "metric"}
+    values = [float(r["value"]) for r in rows if r["kind"] == "frame"]
+    assert values == frames
+    assert sum(v <= 200 for v in values) == int(metric["frames"])
+    assert sum(v > 200 for v in values) == int(metric["excluded_over_stall_ms"])
+    kept = sorted((v for v in values if v <= 200), reverse=True)
+    if kept:
+        k = max(1, -(-len(kept) // 100))
+        assert float(metric["low_1pct_fps"]) == pytest.approx(1000 / (sum(kept[:k]) / k), abs=0.05 + 1e-9)
+    else:
+        assert metric["low_1pct_fps"] == ""

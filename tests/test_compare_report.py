@@ -177,7 +177,7 @@ def test_two_files_and_one_block_is_not_comparable(tmp_path: Path, capsys: pytes
     b, a = tmp_path / "before.csv", tmp_path / "after.csv"
     write_bench_csv(b, {"run": frames_with_stalls(3, 10.0, 90)})
     write_bench_csv(a, {"run": frames_with_stalls(4, 10.0, 150)})
-    code, out, err = run_cli(["compare", str(b), str(a), "--out", str(tmp_path / "o")], capsys)
+    code, _out, err = run_cli(["compare", str(b), str(a), "--out", str(tmp_path / "o")], capsys)
     assert (code, err) == (0, "")
     html = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8")
     assert html.count("Not comparable: the before capture has fewer than two whole 60 s blocks") == 3

@@ -115,8 +115,8 @@ def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str
     plot_w = CHART_W - MARGIN_L - MARGIN_R
     height = MARGIN_T + len(series) * (PANEL_H + GAP) + 6
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {CHART_W:.0f} {height:.0f}" '
-        f'width="{CHART_W:.0f}" height="{height:.0f}" font-family="DejaVu Sans" font-size="10">'
+        (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {CHART_W:.0f} {height:.0f}" '
+        f'width="{CHART_W:.0f}" height="{height:.0f}" font-family="DejaVu Sans" font-size="10">')
     ]
     for p, (side, s) in enumerate(series.items()):
         y0 = MARGIN_T + p * (PANEL_H + GAP)
@@ -246,7 +246,7 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
     except OSError as exc:
         raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise CompareError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
@@ -286,7 +286,7 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
 def _unique_key_loader() -> Any:
     import yaml
 
-    class Loader(yaml.SafeLoader):
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
         pass
 
     def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
@@ -388,8 +388,8 @@ def build_date() -> dt.datetime:
     """The document date: SOURCE_DATE_EPOCH when set, else a fixed epoch (never the clock)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.strip().isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
-    return dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc)
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+    return dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
 def render_html(record: dict[str, Any], lang: str, chart_svg: str | None) -> str:
@@ -423,8 +423,8 @@ CHART_NAME = "frame-times.svg"
 def write_report(record: dict[str, Any], out: Path, langs: list[str]) -> list[str]:
     """Render everything in memory, then write it (atomic, confined, manifest last)."""
     from certgen import compare
-    from certgen.render.pdf import html_to_pdf
     from certgen.render.i18n import gettext_for
+    from certgen.render.pdf import html_to_pdf
     from certgen.writer import Writer
 
     created = build_date()
@@ -497,4 +497,4 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
         click.echo(str(out / name))
 
 
-__all__ = ["command", "build_comparison", "build_series", "CaptureFormatError"]
+__all__ = ["CaptureFormatError", "build_comparison", "build_series", "command"]
