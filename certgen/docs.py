@@ -262,7 +262,10 @@ def fill_placeholders(text: str, figures: dict[str, Figure], lang: str, source: 
     for m in _SEGMENTS.finditer(text):
         out.append(sub(text[pos:m.start()], pos, False))
         kind = m.lastgroup
-        out.append(sub(m.group(0), m.start(), kind in ("dmath", "imath")))
+        if kind in ("fence", "code"):
+            out.append(m.group(0))  # code is copied as written: no figure, no locale
+        else:
+            out.append(sub(m.group(0), m.start(), True))
         pos = m.end()
     out.append(sub(text[pos:], pos, False))
     return "".join(out)

@@ -1,0 +1,140 @@
+"""Explainer pages: every engine figure is computed at build time, formatted per locale, and
+the rendered pages are pinned by snapshots (so a change in the arithmetic shows up here)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from certgen.docs import (
+    LANGS,
+    PAGES,
+    ExplainerError,
+    Figure,
+    build_page,
+    explainer_figures,
+    fill_placeholders,
+    format_number,
+    source_path,
+)
+from certgen.sop import load_rules
+
+# Figures the engine computes (spec test vectors, grade-line table, worked examples). None of
+# them may be typed into a page: it must come from a placeholder.
+ENGINE_FIGURES = (
+    "72.5", "38.61", "122.7", "124.2", "91.55", "0.6455", "0.5402", "43.5", "0.3333",
+    "0.1714", "0.4000", "0.0714", "0.1667", "78.2", "69.07", "0.611", "8.333", "11.111",
+    "16.667", "0.275", "0.218", "0.0625", "8150", "8 150", "8,150", "0.6667",
+)
+
+
+def _literal_pattern(figure: str) -> re.Pattern[str]:
+    forms = {re.escape(figure), re.escape(figure.replace(".", ","))}
+    return re.compile(r"(?<![\w.,{])(?:" + "|".join(sorted(forms)) + r")(?![\d])")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("slug", PAGES)
+def test_no_engine_figure_is_typed_into_a_page(slug: str, lang: str) -> None:
+    text = source_path(slug, lang).read_text(encoding="utf-8")
+    without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
+    typed = [
+        f for f in ENGINE_FIGURES if _literal_pattern(f).search(without_placeholders)
+    ]
+    assert typed == [], f"{slug}.{lang}: figures typed instead of computed: {typed}"
+
+
+def test_the_literal_scan_catches_both_decimal_forms() -> None:
+    assert _literal_pattern("72.5").search("a score of 72.5 here")
+    assert _literal_pattern("72.5").search("оценка 72,5 здесь")
+    assert not _literal_pattern("72.5").search("{{wx.score}} and 172.55")
+
+
+def test_figures_are_the_spec_test_vectors() -> None:
+    f = explainer_figures()
+    got = {k: format_number(f[k], "en") for k in (
+        "wx.g", "wx.s", "wx.score", "cap.avg", "cap.low1", "cap.low01", "cap.g", "cap.s",
+        "cap.score", "cap.per_frame", "dil.mean", "dil.score", "gl.gold.gmax", "gl.gold.smax",
+        "gl.platinum.gmax", "gl.platinum.smax", "k1.7200", "k01.7200", "real.score",
+    )}
+    assert got == {
+        "wx.g": "0.25", "wx.s": "0.3333", "wx.score": "72.5", "cap.avg": "122.7",
+        "cap.low1": "43.5", "cap.low01": "20.0", "cap.g": "0.6455", "cap.s": "0.5402",
+        "cap.score": "38.61", "cap.per_frame": "124.2", "dil.mean": "91.55",
+        "dil.score": "78.2", "gl.gold.gmax": "0.1714", "gl.gold.smax": "0.4000",
+        "gl.platinum.gmax": "0.0714", "gl.platinum.smax": "0.1667", "k1.7200": "72",
+        "k01.7200": "8", "real.score": "69.07",
+    }
+
+
+@pytest.mark.parametrize(("lang", "prose", "math"), [
+    ("en", "72.5", "72.5"), ("ru", "72,5", "72{,}5"), ("pt", "72,5", "72{,}5"),
+])
+def test_numbers_follow_the_locale_in_prose_and_in_formulas(lang: str, prose: str, math: str) -> None:
+    fig = explainer_figures()["wx.score"]
+    assert format_number(fig, lang) == prose
+    assert format_number(fig, lang, math=True) == math
+    page = build_page("frame-pacing", lang)
+    assert f"= {math}" in page.markdown  # inside the worked example's formula
+    avg = prose.replace("72", "122").replace("5", "7")  # 122.7 / 122,7 in the table's prose
+    assert f"| {avg} FPS |" in page.markdown
+
+
+def test_pages_in_the_three_languages_use_the_same_figures() -> None:
+    pattern = re.compile(r"\{\{\s*([a-z0-9_.:]+)\s*\}\}")
+    for slug in PAGES:
+        sets = {lang: set(pattern.findall(source_path(slug, lang).read_text("utf-8")))
+                for lang in LANGS}
+        assert sets["en"] == sets["ru"] == sets["pt"], slug
+
+
+def test_unknown_placeholder_names_file_and_line() -> None:
+    with pytest.raises(ExplainerError) as err:
+        fill_placeholders("one\ntwo {{no.such}}\n", {"a": Figure(1.0, 0)}, "en", "x.md")
+    assert str(err.value) == "x.md:2: unknown figure {{no.such}}"
+
+
+def test_code_blocks_are_left_alone() -> None:
+    text = "```\n$ms = {{a}}\n```\nand {{a}}"
+    out = fill_placeholders(text, {"a": Figure(1.5, 1)}, "ru", "x.md")
+    assert out == "```\n$ms = {{a}}\n```\nand 1,5"
+
+
+def test_changing_a_weight_changes_the_page() -> None:
+    """The pages follow the rules file: other weights give other figures, on every page."""
+    rules = load_rules()
+    other = dataclasses.replace(rules, weight_gap=0.6, weight_stutter=0.4)
+    for lang in LANGS:
+        before = build_page("frame-pacing", lang, rules)
+        after = build_page("frame-pacing", lang, other)
+        assert before.body_html != after.body_html
+        old_score = format_number(explainer_figures(rules)["wx.score"], lang, math=True)
+        new_score = format_number(explainer_figures(other)["wx.score"], lang, math=True)
+        assert old_score != new_score
+        assert f"&= {old_score}" in before.markdown and f"&= {old_score}" not in after.markdown
+        assert f"&= {new_score}" in after.markdown
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("slug", PAGES)
+def test_explainer_page_html_snapshot(slug: str, lang: str, snapshot) -> None:  # type: ignore[no-untyped-def]
+    from certgen.site import render_explainer_html
+
+    rules = load_rules()
+    page = build_page(slug, lang, rules)
+    html = render_explainer_html(page, rules_version=rules.rules_version)
+    assert f'<html lang="{lang}">' in html
+    for other in LANGS:
+        href = f"{slug}.html" if other == lang else f"../../{other}/explainers/{slug}.html"
+        assert f'<link rel="alternate" hreflang="{other}" href="{href}">' in html
+    assert "<math" in html and "MATHTOKEN" not in html
+    assert html == snapshot
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pdf_form_draws_formulas_as_svg_pictures(lang: str) -> None:
+    page = build_page("frame-pacing", lang)
+    assert "<math" not in page.body_pdf_html
+    assert 'src="data:image/svg+xml;base64,' in page.body_pdf_html
