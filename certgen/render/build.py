@@ -25,6 +25,9 @@ from certgen.errors import BundleError, RenderError
 
 RECORD_NAME = "record.json"
 
+CERTIFICATE_TEMPLATE_FILES = ("base.html.j2", "certificate.html.j2", "certificate.css", "fonts.conf")
+"""The templates/ files a certificate is rendered from (with templates/fonts/): the cache key."""
+
 
 def html_name(lang: str) -> str:
     return f"certificate.{lang}.html"
@@ -59,7 +62,13 @@ def _hash_tree(root: Path, digest: Any, label: str) -> None:
 def _static_inputs_digest(templates: str, locales: str, sop: str) -> bytes:
     digest = hashlib.sha256()
     digest.update(f"certgen {__version__}\0".encode())
-    _hash_tree(Path(templates), digest, "templates")
+    # Only what certificates read: their templates, the stylesheet, fonts.conf and the fonts
+    # (the report and site templates of other commands do not change a certificate).
+    root = Path(templates)
+    for name in CERTIFICATE_TEMPLATE_FILES:
+        digest.update(f"templates/{name}\0".encode())
+        digest.update(hashlib.sha256((root / name).read_bytes()).digest())
+    _hash_tree(root / "fonts", digest, "templates/fonts")
     # Only what certificates read: the message catalogs and the glossary (explainer pages
     # under locales/<lang>/explainers/ do not change a certificate).
     for catalog in sorted(Path(locales).glob("*/LC_MESSAGES")):

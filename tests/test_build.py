@@ -1,0 +1,231 @@
+"""certgen build: outputs, cache, byte-identical rebuilds in separate processes, hostile bundles."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pypdf
+import pytest
+import yaml
+
+from bundlekit import card, frames_for, run_entry, sha256_of, write_card, write_presentmon
+from certgen.cli import main
+from certgen.paths import templates_dir
+
+HOSTILE = "<script>alert(1)</script>{{ 7*7 }}{% if 1 %}x{% endif %}<b onmouseover=x>"
+
+
+def _bundle(root: Path, *, languages: list[str] | None = None) -> Path:
+    runs = []
+    for i, figures in enumerate([(120.0, 110.0, 100.0), (100.0, 82.0, 31.9)]):
+        rel = f"captures/run{i}.csv"
+        write_presentmon(root / rel, frames_for(*figures))
+        runs.append(run_entry(f"Game {i}", capture=rel))
+    first = write_presentmon(root / "archive/first.csv", frames_for(100.0, 80.0, 30.0))
+    runs[1]["first_capture"] = {"file": "archive/first.csv", "sha256": sha256_of(first)}
+    runs[1]["soft_limit"] = {"justification": "Spikes at *streaming* points.",
+                             "vrm_reexamination": "pass"}
+    runs.append(run_entry("Ray Game", ray_tracing=True, not_run="no hardware ray tracing"))
+    data = card(runs)
+    data["certificate"]["languages"] = languages or ["en", "ru"]
+    return write_card(root, data)
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_build_writes_record_documents_and_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(["build", str(bundle), "--out", str(out), "--jobs", "1"], capsys)
+    assert (code, stderr) == (0, "")
+    folder = out / "TEST-0001"
+    assert stdout == f"built TEST-0001 (en, ru) -> {folder}\n"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "certificate.en.html", "certificate.en.pdf", "certificate.ru.html", "certificate.ru.pdf",
+        "manifest.json", "record.json",
+    ]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["languages"] == ["en", "ru"]
+    reader = pypdf.PdfReader(io.BytesIO((folder / "certificate.ru.pdf").read_bytes()))
+    assert dict(reader.attachments) == {"record.json": [(folder / "record.json").read_bytes()]}
+    assert manifest["record_sha256"] in (folder / "certificate.en.html").read_text()
+
+
+def test_unchanged_bundle_is_not_rebuilt_and_a_change_rebuilds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    out = tmp_path / "out"
+    args = ["build", str(bundle), "--out", str(out), "--lang", "en", "--jobs", "1"]
+    assert _run(args, capsys)[1].startswith("built ")
+    pdf = out / "TEST-0001" / "certificate.en.pdf"
+    before = pdf.stat().st_mtime_ns
+    assert _run(args, capsys)[1].startswith("unchanged TEST-0001 (en)")
+    assert pdf.stat().st_mtime_ns == before
+    data = yaml.safe_load((bundle / "card.yaml").read_text())
+    data["customer"] = "Another Customer"
+    write_card(bundle, data)
+    assert _run(args, capsys)[1].startswith("built ")
+    assert "Another Customer" in (out / "TEST-0001" / "certificate.en.html").read_text()
+    # a damaged output is rebuilt too
+    pdf.write_bytes(b"broken")
+    assert _run(args, capsys)[1].startswith("built ")
+
+
+def test_refused_bundle_exits_1_and_draft_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    data = yaml.safe_load((bundle / "card.yaml").read_text())
+    del data["runs"][1]["soft_limit"]
+    write_card(bundle, data)
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(["build", str(bundle), "--out", str(out), "--lang", "en"], capsys)
+    assert code == 1 and stdout == ""
+    assert stderr.startswith('certgen: card.yaml: runs[1].soft_limit: run "Game 1 2560x1440" has stutter')
+    assert not out.joinpath("TEST-0001").exists()
+    code, _, _ = _run(["build", str(bundle), "--out", str(out), "--lang", "en", "--draft"], capsys)
+    assert code == 0
+    html = (out / "TEST-0001" / "certificate.en.html").read_text()
+    assert "DRAFT — NOT ISSUABLE" in html
+
+
+def test_bad_language_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    code, _, stderr = _run(["build", str(bundle), "--out", str(tmp_path / "o"), "--lang", "de"], capsys)
+    assert code == 2
+    assert "'de': expected a comma-separated list of en, ru, pt" in stderr
+
+
+def test_two_bundles_with_one_id_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _bundle(tmp_path / "a")
+    b = _bundle(tmp_path / "b")
+    code, _, stderr = _run(["build", str(a), str(b), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1
+    assert stderr == (f"certgen: {b}: certificate id 'TEST-0001' is also the id of {a}; "
+                      "two bundles cannot write the same output folder\n")
+
+
+def _build_in_subprocess(bundle: Path, out: Path) -> None:
+    env = {**os.environ, "PYTHONHASHSEED": "random"}
+    env.pop("SOURCE_DATE_EPOCH", None)
+    subprocess.run([sys.executable, "-m", "certgen", "build", str(bundle), "--out", str(out),
+                    "--lang", "en,ru,pt", "--jobs", "1"], check=True, env=env,
+                   capture_output=True)
+
+
+def test_two_builds_in_two_processes_are_byte_identical(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    _build_in_subprocess(bundle, tmp_path / "one")
+    _build_in_subprocess(bundle, tmp_path / "two")
+    one = sorted((tmp_path / "one" / "TEST-0001").iterdir())
+    two = sorted((tmp_path / "two" / "TEST-0001").iterdir())
+    assert [p.name for p in one] == [p.name for p in two] and len(one) == 8
+    for a, b in zip(one, two, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def _hostile_bundle(root: Path, secret: Path) -> Path:
+    runs = []
+    write_presentmon(root / "captures/a.csv", frames_for(120.0, 110.0, 100.0))
+    write_presentmon(root / "captures/b.csv", frames_for(100.0, 82.0, 31.9))
+    first = write_presentmon(root / "archive/first.csv", frames_for(100.0, 80.0, 30.0))
+    extra = {"preset": HOSTILE}
+    runs.append(run_entry(HOSTILE, capture="captures/a.csv", **extra))
+    runs.append(run_entry(
+        HOSTILE + " 2", capture="captures/b.csv",
+        first_capture={"file": "archive/first.csv", "sha256": sha256_of(first)},
+        soft_limit={
+            "justification": (
+                f"{HOSTILE}\n\n[click me](javascript:alert(1)) "
+                '<iframe src="https://evil.example/"></iframe>'
+                f'<img src="{secret.as_uri()}"> ![s]({secret.as_uri()}) '
+                f'<link rel="attachment" href="{secret.as_uri()}"> '
+                f'<a rel="attachment" href="{secret.as_uri()}">att</a> '
+                '<style>@import url("file:///etc/passwd");</style>'
+            ),
+            "vrm_reexamination": HOSTILE,
+        },
+        **extra,
+    ))
+    runs.append(run_entry(HOSTILE + " 3", not_run=HOSTILE + f" {secret}", **extra))
+    data = card(runs, customer=HOSTILE)
+    data["certificate"]["languages"] = ["en", "ru", "pt"]
+    for key in ("vendor", "model", "gpu", "serial", "driver"):
+        data["card"][key] = HOSTILE
+    data["phase1"]["vrm_rail_resistance"] = HOSTILE
+    return write_card(root, data)
+
+
+def test_hostile_bundle_is_shown_as_text_and_opens_nothing_outside(tmp_path: Path) -> None:
+    """Markup and template syntax everywhere, links and images to a secret file: all inert.
+
+    The build runs in a child process with an audit hook (sys.addaudithook cannot be removed):
+    every file it opens after start-up must be in the bundle, templates/, the output folder,
+    or Python's own installation (lazy imports); the secret next to the bundle never is.
+    """
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    bundle = _hostile_bundle(tmp_path / "bundle", secret)
+    out = tmp_path / "out"
+    log = tmp_path / "opened.json"
+    script = textwrap.dedent(f"""
+        import json, mimetypes, sys
+        import certgen.render.build, certgen.pipeline, certgen.render.certificate
+        import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
+        import babel.dates
+        mimetypes.init()  # /etc/mime.types, read once per process by every library
+        babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process
+        opened = []
+        def hook(event, args):
+            if event == "open" and args and isinstance(args[0], (str, bytes)):
+                opened.append(args[0] if isinstance(args[0], str) else args[0].decode())
+        sys.addaudithook(hook)
+        from certgen.cli import main
+        try:
+            main(["build", {str(bundle)!r}, "--out", {str(out)!r}, "--jobs", "1"])
+        finally:
+            with open({str(log)!r}, "w") as fh:
+                json.dump(opened, fh)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    opened = json.loads(log.read_text())
+    allowed = [str(bundle.resolve()), str(templates_dir()), str(out.resolve()), sys.prefix,
+               sys.base_prefix, str(Path(__import__("certgen").__file__).resolve().parent),
+               str(templates_dir().parent / "locales")]
+    outside = [p for p in opened if p != str(log)
+               and not any(os.path.realpath(p).startswith(a) for a in allowed)]
+    assert outside == [], sorted(set(outside))
+    assert not any(str(secret) in p for p in opened)
+    folder = out / "TEST-0001"
+    for lang in ("en", "ru", "pt"):
+        html = (folder / f"certificate.{lang}.html").read_text()
+        assert "<script>alert(1)" not in html and "<iframe" not in html and "<b onmouseover" not in html
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;{{ 7*7 }}{% if 1 %}x{% endif %}" in html
+        assert "javascript:" not in html and "<img" not in html and "evil.example" not in html
+        assert "TOP SECRET" not in html
+        reader = pypdf.PdfReader(io.BytesIO((folder / f"certificate.{lang}.pdf").read_bytes()))
+        assert list(reader.attachments) == ["record.json"]
+        text = "".join(page.extract_text() for page in reader.pages)
+        assert "TOP SECRET" not in text and "{{ 7*7 }}" in text
+
+
+def test_a_capture_outside_the_bundle_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outside = write_presentmon(tmp_path / "outside.csv", frames_for(120.0, 110.0, 100.0))
+    bundle = write_card(tmp_path / "bundle", card([run_entry(capture=f"../{outside.name}")]))
+    code, stdout, stderr = _run(["build", str(bundle), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1 and stdout == ""
+    assert stderr.startswith("certgen: card.yaml: runs[0].capture")
+    assert not (tmp_path / "o" / "TEST-0001").exists()
