@@ -64,6 +64,9 @@ CASES = [
      "captures/short.csv:3: expected 5 fields as in the header, got 4"),
     ("long.csv", PM_HEADER + "game.exe,1,0x1,0,16.6,7\ngame.exe,1,0x1,0,16.6\n",
      "captures/long.csv:2: expected 5 fields as in the header, got 6"),
+    ("wide.csv", "Application,ProcessID,SwapChainAddress,Dropped,MsBetweenPresents,Runtime,"
+     "PresentMode\n" + "g.exe,1,0x1,0,16.6,DXGI,Flip\n" * 3 + "g.exe,1,0x1,0,16.6,DXGI,Flip,x\n",
+     "captures/wide.csv:5: expected 7 fields as in the header, got 8"),
     ("dropped.csv", pm_rows("16.6").replace(",0,16.6", ",yes,16.6"),
      "captures/dropped.csv:2: Dropped: expected 0 or 1, got 'yes'"),
     ("truncated.json", '{"Info": {"GPU": "x"},\n "Runs": [{"CaptureData": {"MsBetweenPresents": [1.0,',

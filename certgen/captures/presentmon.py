@@ -181,10 +181,17 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
     if len(set(header)) != len(header):
         raise _Suspect  # duplicate column names: let the csv module read it by position
     last = len(header) - 1
-    wanted = sorted(set(layout.needed) | ({last} if layout.flavour != "ocat" else set()))
+    ocat = layout.flavour == "ocat"
+    width_ok, single = _scan(path, layout)
+    if not width_ok and not ocat:
+        raise _Suspect  # a longer row, a quoted comma or a blank line: the slow path judges
+    needed = set(layout.needed) - (set(layout.keys or ()) if single else set())
+    # OCAT rows are shorter than its header by design, so its width check is polars' own,
+    # which it makes only when every column is read (OCAT logs are small).
+    wanted = list(range(len(header))) if ocat else sorted(needed | {last})
     dtypes: dict[str, Any] = {header[layout.interval_index]: pl.Float64}
     nulls: dict[str, str] = {header[layout.interval_index]: NA}
-    if layout.keys:
+    if layout.keys and not single:
         for i in layout.keys:
             dtypes[header[i]] = pl.Categorical
     if layout.dropped_index is not None:
@@ -200,7 +207,7 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
             infer_schema=False,
             schema_overrides=dtypes,
             null_values=nulls,
-            truncate_ragged_lines=layout.flavour == "ocat",
+            truncate_ragged_lines=False,
             raise_if_empty=False,
             encoding="utf8",
         )
@@ -210,9 +217,9 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
         raise _Suspect
     interval = df[header[layout.interval_index]]
     checks = [interval.is_null().any(), not interval.is_finite().all()]
-    if layout.keys:
+    if layout.keys and not single:
         checks.extend(df[header[i]].is_null().any() for i in layout.keys)
-    if layout.flavour != "ocat":
+    if not ocat:
         checks.append(df[header[last]].is_null().any())  # a short row (or an empty last cell)
     if layout.dropped_index is not None and layout.dropped_is_flag:
         flag = df[header[layout.dropped_index]]
@@ -232,7 +239,9 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
         a, b, c = (str(v) for v in values)
         return (a, b, c)
 
-    if not key_names:
+    if single:
+        groups = [(single, df.height)]
+    elif not key_names:
         groups = []
     elif all(df[k].n_unique() == 1 for k in key_names):
         groups = [(as_key(tuple(df[k][0] for k in key_names)), df.height)]
@@ -251,6 +260,42 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
         return values, dropped_of(frame)
 
     return _Rows(groups=groups, select=select)
+
+
+def _scan(path: pathlib.Path, layout: _Layout) -> tuple[bool, tuple[str, str, str] | None]:
+    """Byte-level checks polars cannot make cheaply: (rows all as wide as the header, one key).
+
+    polars checks a row's width only when it reads every column, so the commas after the header
+    are counted: (width - 1) per line start means no row is longer (a shorter one leaves a null
+    in the last column, which the fast path checks). A quoted comma also fails the count and
+    sends the file to the exact slow path.
+
+    Parsing three string columns costs polars about as much as the interval itself; in the
+    common one-process file the same byte pass proves there is one group (every line start after
+    the header is followed by the same `Application,ProcessID,SwapChainAddress,` prefix).
+    """
+    data = path.read_bytes()
+    pos = -1
+    for _ in range(layout.header_line):
+        pos = data.find(b"\n", pos + 1)
+        if pos < 0:
+            return False, None
+    starts = data.count(b"\n", pos) - (1 if data.endswith(b"\n") else 0)
+    width_ok = data.count(b",", pos) == (len(layout.header) - 1) * starts
+    if layout.keys != (0, 1, 2):
+        return width_ok, None
+    end = data.find(b"\n", pos + 1)
+    fields = data[pos + 1 : end if end >= 0 else len(data)].split(b",", 3)
+    if len(fields) < 4 or any(b'"' in f or not f.strip() for f in fields[:3]):
+        return width_ok, None
+    prefix = b"\n" + b",".join(fields[:3]) + b","
+    if data.count(prefix, pos) != starts:
+        return width_ok, None
+    try:
+        a, b, c = (f.decode("utf-8").strip() for f in fields[:3])
+    except UnicodeDecodeError:
+        return width_ok, None
+    return width_ok, (a, b, c)
 
 
 def _slow(path: pathlib.Path, name: str, layout: _Layout) -> _Rows:
