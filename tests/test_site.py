@@ -1,0 +1,100 @@
+"""`certgen site`: self-contained, every internal link resolves, every page declares its lang
+and (index and explainers) its alternates in the three languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from certgen.docs import LANGS, PAGES
+from sitekit import parse, resolve
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from certgen.site import build_site
+
+    out = tmp_path_factory.mktemp("site")
+    build_site(out)
+    return out
+
+
+def test_site_has_index_explainers_samples_in_three_languages(site: Path) -> None:
+    assert (site / "index.html").is_file() and (site / "assets/site.css").is_file()
+    for lang in LANGS:
+        assert (site / lang / "index.html").is_file()
+        for slug in PAGES:
+            assert (site / lang / "explainers" / f"{slug}.html").is_file()
+            assert (site / lang / "explainers" / f"{slug}.pdf").read_bytes().startswith(b"%PDF")
+    samples = sorted(p.name for p in (site / "samples").iterdir())
+    assert len(samples) >= 3
+    for sample in samples:
+        for lang in LANGS:
+            assert (site / "samples" / sample / f"certificate.{lang}.html").is_file()
+            assert (site / "samples" / sample / f"certificate.{lang}.pdf").is_file()
+    assert (site / "manifest.json").is_file()
+
+
+def test_every_internal_link_resolves_and_nothing_is_remote(site: Path) -> None:
+    broken: list[str] = []
+    remote: list[str] = []
+    pages = sorted(site.rglob("*.html"))
+    parsed = {p.resolve(): parse(p) for p in pages}
+    for page_path in pages:
+        page = parsed[page_path.resolve()]
+        for asset in page.assets:
+            if asset.startswith(("http:", "https:", "//")):
+                remote.append(f"{page_path.relative_to(site)}: {asset}")
+        for href in page.links + page.assets:
+            target = resolve(site, page_path, href)
+            if target is None:
+                continue
+            path, fragment = target
+            if not path.is_file() or site.resolve() not in path.parents:
+                broken.append(f"{page_path.relative_to(site)}: {href}")
+            elif fragment and path.suffix == ".html" and fragment not in parsed[path].ids:
+                broken.append(f"{page_path.relative_to(site)}: {href} (no such anchor)")
+    assert remote == []
+    assert broken == []
+
+
+def test_every_page_declares_its_lang_and_the_alternates(site: Path) -> None:
+    for page_path in sorted(site.rglob("*.html")):
+        page = parse(page_path)
+        assert page.lang in LANGS, page_path
+    mine = [site / "index.html"] + [site / lang / "index.html" for lang in LANGS] + [
+        site / lang / "explainers" / f"{slug}.html" for lang in LANGS for slug in PAGES
+    ]
+    for page_path in mine:
+        page = parse(page_path)
+        assert set(page.alternates) == {*LANGS, "x-default"}, page_path
+        lang_dir = page_path.relative_to(site).parts[0]
+        if lang_dir in LANGS:
+            assert page.lang == lang_dir
+            me = resolve(site, page_path, page.alternates[lang_dir])
+            assert me is not None and me[0] == page_path.resolve()
+
+
+def test_explainers_link_to_the_samples_and_the_index_says_they_are_illustrative(site: Path) -> None:
+    for lang in LANGS:
+        text = (site / lang / "explainers" / "reading-your-certificate.html").read_text("utf-8")
+        assert "../index.html#samples" in text
+        index = (site / lang / "index.html").read_text("utf-8")
+        assert index.count("samples/SAMPLE-") >= 9
+    assert "not from a measured card" in (site / "index.html").read_text("utf-8")
+
+
+def test_cli_site_prints_where_to_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import certgen.site
+    from certgen.commands.site import command
+
+    calls: list[str] = []
+    monkeypatch.setattr(certgen.site, "build_site",
+                        lambda out, **kw: calls.append(str(out)) or ["index.html"])
+    result = CliRunner().invoke(command, ["--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert calls == [str(tmp_path / "s")]
+    assert f"Open {tmp_path / 's' / 'index.html'} in a browser." in result.output
