@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gen_presentmon  # noqa: E402  (the generator lives beside this script)
+import gen_presentmon  # the generator lives beside this script
 
 # The peer: what a competent script with polars does, as a whole process.
 PEER_SCRIPT = """\
@@ -186,10 +186,11 @@ def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
         differing.append(f"frames: certgen {ours.get('frames')} vs peer {peer.get('frames')}")
     if differing:
         return ["figures differ from the peer: " + "; ".join(differing)]
-    return [
+    agreed = (
         f"figures agree with the peer: {ours['avg_fps']} / {ours['low_1pct_fps']} / "
         f"{ours['low_0_1pct_fps']} FPS over {ours['frames']} frames"
-    ]
+    )
+    return [agreed]
 
 
 def in_process(frames: np.ndarray, label: str, repeats: int) -> list[Row]:
