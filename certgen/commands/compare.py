@@ -477,7 +477,19 @@ def parse_langs(value: str) -> list[str]:
 @click.option("--process", default=None, help="PresentMon family: the Application to read.")
 def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
             fmt: str | None, process: str | None) -> None:
-    """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series."""
+    """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series.
+
+    \b
+    The series file (YAML, paths relative to it):
+      series: 1
+      order: ABBA            # optional
+      pairs:                 # at least 6, 8 recommended, in run order
+        - {before: runs/01-a.csv, after: runs/01-b.csv}
+      pilot: [pilot/01.csv, ...]   # optional: 10 runs, no change
+
+    Writes report.<lang>.html/.pdf, frame-times.svg, compare.csv (side,kind,name,value) and
+    manifest.json (last) into --out.
+    """
     langs = parse_langs(lang)
     if series is not None:
         if captures:
