@@ -1,0 +1,148 @@
+"""A real browser opens the site: Debian's Chromium, headless.
+
+For the index pages and every explainer in the three languages it takes a screenshot (which
+must not be blank), dumps the rendered DOM (which must hold the page's text), and reads
+Chromium's own log: any console message fails the test, and so does any file the browser
+asked for that does not exist (a missing image, stylesheet or link target it loaded).
+
+Chromium is installed with apt when missing and we are root (as on CI); otherwise the test is
+skipped with the reason printed. Set CERTGEN_SCREENSHOTS=DIR to keep the screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from certgen.docs import LANGS, PAGES
+
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--enable-logging=stderr", "--v=1", "--window-size=1100,1600",
+]
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.geteuid() != 0:
+        pytest.skip("CHROMIUM MISSING and not root: cannot `apt-get install chromium`; "
+                    "the real-browser test did NOT run")
+    subprocess.run(["apt-get", "update", "-qq"], check=False, capture_output=True, timeout=600)
+    done = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True,
+                          timeout=1200, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    found = shutil.which("chromium")
+    if not found:
+        pytest.fail(f"apt-get install chromium failed: {done.stderr.decode()[-500:]}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from certgen.site import build_site
+
+    out = tmp_path_factory.mktemp("site")
+    build_site(out, pdf=False)
+    return out
+
+
+def _run(browser: str, profile: Path, action: str, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [browser, *FLAGS, f"--user-data-dir={profile}", action, url],
+        capture_output=True, text=True, timeout=120, cwd=profile,
+    )
+
+
+def _png_is_blank(data: bytes) -> bool:
+    """True when the decoded image has (almost) a single colour."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    width, bpp = 0, 4
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width = struct.unpack(">I", chunk[:4])[0]
+            bpp = {2: 3, 6: 4, 0: 1, 4: 2}[chunk[9]]
+        if kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp + 1
+    rows = [raw[i + 1:i + stride] for i in range(0, len(raw), stride)]
+    return len(set(rows)) < 20  # fewer than 20 distinct rows: no text was drawn
+
+
+def _fetched_files(log: str) -> list[Path]:
+    urls = re.findall(r"FileURLLoader::Start: (file://\S+)", log)
+    return [Path(unquote(urlsplit(u).path)) for u in urls]
+
+
+def pages(site: Path) -> list[Path]:
+    out = [site / "index.html"] + [site / lang / "index.html" for lang in LANGS]
+    out += [site / lang / "explainers" / f"{slug}.html" for lang in LANGS for slug in PAGES]
+    return out
+
+
+def test_every_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
+    browser = chromium()
+    keep = os.environ.get("CERTGEN_SCREENSHOTS")
+    problems: list[str] = []
+    for page in pages(site):
+        name = page.relative_to(site).as_posix().replace("/", "_").removesuffix(".html")
+        profile = tmp_path / f"profile-{name}"
+        profile.mkdir()
+        url = page.as_uri()
+        shot = _run(browser, profile, f"--screenshot={profile / 'shot.png'}", url)
+        dom = _run(browser, profile, "--dump-dom", url)
+        log = shot.stderr + dom.stderr
+        for line in log.splitlines():
+            if ":CONSOLE" in line:
+                problems.append(f"{name}: console: {line.strip()}")
+        for fetched in _fetched_files(log):
+            if not fetched.is_file():
+                problems.append(f"{name}: the browser asked for a missing file {fetched}")
+        png = (profile / "shot.png").read_bytes()
+        if _png_is_blank(png):
+            problems.append(f"{name}: the screenshot is blank")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / f"{name}.png").write_bytes(png)
+        text = re.sub(r"<[^>]+>", " ", dom.stdout)
+        words = re.findall(r"\w{3,}", text)
+        if len(words) < 100:
+            problems.append(f"{name}: rendered DOM holds only {len(words)} words")
+        title = re.search(r"<h1>(.*?)</h1>", page.read_text("utf-8"))
+        if title and title.group(1) not in dom.stdout:
+            problems.append(f"{name}: heading {title.group(1)!r} not in the rendered DOM")
+    assert problems == []
+
+
+def test_the_checks_catch_a_broken_page(tmp_path: Path) -> None:
+    """A page with a console error and a missing image is caught (the test can fail)."""
+    browser = chromium()
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html lang="en"><body><p>x</p><img src="nope.png">'
+                   '<script>console.error("boom")</script></body></html>', encoding="utf-8")
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    run = _run(browser, profile, f"--screenshot={profile / 'shot.png'}", bad.as_uri())
+    assert any(":CONSOLE" in line and "boom" in line for line in run.stderr.splitlines())
+    assert tmp_path / "nope.png" in _fetched_files(run.stderr)
+    assert not (tmp_path / "nope.png").exists()
+    assert not _png_is_blank((profile / "shot.png").read_bytes())
+    empty = tmp_path / "empty.html"
+    empty.write_text('<!DOCTYPE html><html lang="en"><body></body></html>', encoding="utf-8")
+    _run(browser, profile, f"--screenshot={profile / 'empty.png'}", empty.as_uri())
+    assert _png_is_blank((profile / "empty.png").read_bytes())
