@@ -373,6 +373,14 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
 
             mathml = latex2mathml.converter.convert(tex, display="block" if display else "inline")
             mathml = mathml.replace("<math ", f'<math alttext="{_attr(tex)}" ', 1)
+            # A single-letter <mi> is drawn from the Mathematical Alphanumeric Symbols block
+            # (U+1D400…), which common fonts lack (tofu boxes): keep the plain letter and let
+            # CSS slant it.
+            # A decimal comma ({,}) is one number, not a number, a comma operator and another.
+            mathml = re.sub(r"<mn>(\d+)</mn><mrow><mo>&#x0002C;</mo></mrow><mn>(\d+)</mn>",
+                            r"<mn>\1,\2</mn>", mathml)
+            mathml = re.sub(r"<mi>([A-Za-z])</mi>", r'<mi mathvariant="normal" class="v">\1</mi>',
+                            mathml)
             return f'<div class="formula">{mathml}</div>' if display else mathml
         import ziamath
 
