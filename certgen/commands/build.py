@@ -42,8 +42,9 @@ def _languages(value: str | None) -> list[str] | None:
               help="Output folder; each certificate gets DIR/<certificate id>/.")
 @click.option("--lang", "lang", default=None, metavar="en,ru,pt",
               help="Languages to render (default: card.yaml's languages).")
-@click.option("--fleet", type=click.Path(dir_okay=False), default=None,
-              help="Fleet database for cohort ranks (default: no ranks, all provisional).")
+@click.option("--fleet", type=click.Path(dir_okay=False), default=None, envvar="CERTGEN_FLEET",
+              help="Fleet database for cohort ranks (default: $CERTGEN_FLEET; without either, "
+                   "every rank is provisional).")
 @click.option("--draft", is_flag=True,
               help="Render a refused certificate anyway, visibly marked as a draft.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
