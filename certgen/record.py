@@ -175,6 +175,7 @@ def build_record(
                 "matches": f.matches,
                 "required": f.required,
                 "why": f.why,
+                "why_detail": f.why_detail_json(),
             }
             for f in verdict.first_captures
             if f is not None and f.file is not None
@@ -206,6 +207,7 @@ def build_record(
             "issuable": verdict.issuable,
             "draft": draft,
             "refusals": list(verdict.refusals),
+            "refusal_details": [r.as_json() for r in verdict.refusal_details],
         },
         "customer": customer,
         "card": dict(card),

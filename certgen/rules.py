@@ -260,7 +260,43 @@ def _fmt_limit(value: float) -> str:
     return f"{value:.2f}"
 
 
-def soft_limit_check(run: RunFacts, rules: Rules) -> tuple[SoftLimitCheck, str | None]:
+@dataclass(frozen=True)
+class Refusal:
+    """One reason the certificate cannot be issued, as an English message and as data.
+
+    `message` is the API text (`certgen check` prints it, tests assert it word for word);
+    `code` and `params` let a renderer say the same thing in another language
+    (docs/record.md, Refusals). `params` keeps its order so the JSON is deterministic.
+    """
+
+    code: str
+    message: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """{"code": ..., <params in order>}: a tuple of pairs becomes an object, a tuple a list."""
+        out: dict[str, Any] = {"code": self.code}
+        for key, value in self.params:
+            out[key] = _json_value(value)
+        return out
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, tuple):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {str(k): _json_value(v) for k, v in value}
+        return [_json_value(v) for v in value]
+    return value
+
+
+SOFT_LIMIT_REQUIREMENTS = (
+    ("justification", "a justification"),
+    ("vrm_reexamination", "a Phase 1 VRM re-examination"),
+)
+"""What a raised Soft Limit needs: (code in `missing`, words of the English message)."""
+
+
+def soft_limit_check(run: RunFacts, rules: Rules) -> tuple[SoftLimitCheck, Refusal | None]:
     """The Soft Limit on one recorded run and, when unsatisfied, the refusal naming it."""
     limit = rules.soft_limit_stutter
     raised = run.recorded and run.stutter is not None and run.stutter > limit
@@ -274,18 +310,21 @@ def soft_limit_check(run: RunFacts, rules: Rules) -> tuple[SoftLimitCheck, str |
     )
     if check.satisfied:
         return check, None
-    missing = []
-    if not run.justification:
-        missing.append("a justification")
-    if not run.vrm_reexamination:
-        missing.append("a Phase 1 VRM re-examination")
+    given = {"justification": run.justification, "vrm_reexamination": run.vrm_reexamination}
+    missing = [(code, words) for code, words in SOFT_LIMIT_REQUIREMENTS if not given[code]]
     verb = "are" if len(missing) == 2 else "is"
     message = (
         f"{CARD_FILE}: runs[{run.index}].soft_limit: run \"{run.label}\" has stutter "
-        f"{run.stutter:.4f} > {_fmt_limit(limit)}; {' and '.join(missing)} {verb} required "
-        "before this certificate can be issued"
+        f"{run.stutter:.4f} > {_fmt_limit(limit)}; {' and '.join(w for _, w in missing)} "
+        f"{verb} required before this certificate can be issued"
     )
-    return check, message
+    refusal = Refusal(
+        "soft_limit_missing",
+        message,
+        (("run", run.index), ("missing", tuple(code for code, _ in missing)),
+         ("stutter", run.stutter), ("limit", limit)),
+    )
+    return check, refusal
 
 
 @dataclass(frozen=True)
@@ -299,6 +338,9 @@ class FirstCaptureCheck:
     file: str | None
     sha256_declared: str | None
     sha256_actual: str | None
+    why_detail: tuple[tuple[str, Any], ...] | None = None
+    """The same as data: (("code", "incomplete"), ("reason", ...)) or
+    (("code", "stutter_over_rerun_line"), ("stutter", 0.611), ("line", 0.6)) (or None)."""
 
     @property
     def matches(self) -> bool | None:
@@ -317,17 +359,26 @@ class FirstCaptureCheck:
             "matches": self.matches,
             "required": self.required,
             "why": self.why,
+            "why_detail": self.why_detail_json(),
         }
 
+    def why_detail_json(self) -> dict[str, Any] | None:
+        """`why_detail` as a JSON object (None when no re-run was required)."""
+        return None if self.why_detail is None else dict(self.why_detail)
 
-def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[str]]:
+
+def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Refusal]]:
     """The re-run rule on one recorded run: the archived first capture and its SHA-256."""
-    reasons: list[str] = []
+    reasons: list[Refusal] = []
     why: str | None = None
+    detail: tuple[tuple[str, Any], ...] | None = None
     if run.recorded and run.incomplete:
         why = "incomplete" + (f": {run.incomplete_reason}" if run.incomplete_reason else "")
+        detail = (("code", "incomplete"), ("reason", run.incomplete_reason or None))
     elif run.recorded and run.stutter is not None and run.stutter > rules.rerun_stutter:
         why = f"stutter {run.stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}"
+        detail = (("code", "stutter_over_rerun_line"), ("stutter", run.stutter),
+                  ("line", rules.rerun_stutter))
     check = FirstCaptureCheck(
         run=run.index,
         required=why is not None,
@@ -335,19 +386,26 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[st
         file=run.first_capture_file,
         sha256_declared=run.first_capture_declared,
         sha256_actual=run.first_capture_actual,
+        why_detail=detail,
     )
     where = f"{CARD_FILE}: runs[{run.index}].first_capture"
-    if why is not None and run.first_capture_file is None:
-        reasons.append(
+    if why is not None and detail is not None and run.first_capture_file is None:
+        reasons.append(Refusal(
+            "rerun_first_capture_missing",
             f"{where}: run \"{run.label}\" needed a re-run ({why}) but has no archived first "
-            "capture; the re-run step was skipped (archive the first capture and cite its SHA-256)"
-        )
+            "capture; the re-run step was skipped (archive the first capture and cite its SHA-256)",
+            (("run", run.index), ("why", detail)),
+        ))
     if check.matches is False:
-        reasons.append(
+        reasons.append(Refusal(
+            "first_capture_sha256_mismatch",
             f"{where}: {run.first_capture_file}: SHA-256 mismatch: declared "
             f"{run.first_capture_declared}, file has {run.first_capture_actual}; "
-            "the archived first capture is not the one cited in the audit trail"
-        )
+            "the archived first capture is not the one cited in the audit trail",
+            (("run", run.index), ("file", run.first_capture_file),
+             ("sha256_declared", run.first_capture_declared),
+             ("sha256_actual", run.first_capture_actual)),
+        ))
     return check, reasons
 
 
@@ -365,11 +423,17 @@ class Verdict:
     soft_limits: tuple[SoftLimitCheck | None, ...]
     """Per run in card.yaml order; None for a not-run run."""
     first_captures: tuple[FirstCaptureCheck | None, ...]
-    refusals: tuple[str, ...]
+    refusal_details: tuple[Refusal, ...]
+    """Every reason the certificate cannot be issued, in run order (re-run audit, Soft Limit)."""
+
+    @property
+    def refusals(self) -> tuple[str, ...]:
+        """The English messages of the refusals (what `certgen check` prints)."""
+        return tuple(r.message for r in self.refusal_details)
 
     @property
     def issuable(self) -> bool:
-        return not self.refusals
+        return not self.refusal_details
 
 
 def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verdict:
@@ -378,7 +442,7 @@ def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verd
     grade = grade_gates(tiers, cap, rules)
     soft: list[SoftLimitCheck | None] = []
     firsts: list[FirstCaptureCheck | None] = []
-    refusals: list[str] = []
+    refusals: list[Refusal] = []
     for run in runs:
         if not run.recorded:
             soft.append(None)

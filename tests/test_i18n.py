@@ -148,3 +148,11 @@ def test_glossary_has_every_language_for_every_term() -> None:
     for key, entry in terms.items():
         assert sorted(entry) == ["en", "pt", "ru"], key
     assert i18n.term("cohort", "ru") == terms["cohort"]["ru"]
+
+
+def test_certgen_po_holds_exactly_the_messages_the_certificate_uses() -> None:
+    """A message added to a template must be added to the catalogs; a stale one removed."""
+    with (locales_dir() / "en" / "LC_MESSAGES" / "certgen.po").open("rb") as fh:
+        catalog = {(m.id, None) if isinstance(m.id, str) else (m.id[0], m.id[1])
+                   for m in read_po(fh) if m.id}
+    assert sorted(set(i18n.extract_certificate_messages()) ^ catalog) == []

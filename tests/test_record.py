@@ -90,14 +90,19 @@ def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: P
     draft = make_record(tmp_path, draft=True)
     assert draft["tiers"][0]["mean_fluidity"] == 91.52  # (3 x 99.00 + 69.07) / 4, above 88
     assert draft["grade"]["value"] == "GOLD"  # what the gates say; the Soft Limit blocks issue
-    assert draft["status"] == {"issuable": False, "draft": True,
-                               "refusals": refusals(tmp_path)}
+    assert draft["status"] == {
+        "issuable": False, "draft": True, "refusals": refusals(tmp_path),
+        "refusal_details": [{"code": "soft_limit_missing", "run": 3,
+                             "missing": ["justification", "vrm_reexamination"],
+                             "stutter": 0.611, "limit": 0.6}],
+    }
 
 
 def test_diluted_tier_is_issued_with_justification_and_vrm_reexamination(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED)
     record = make_record(tmp_path)
-    assert record["status"] == {"issuable": True, "draft": False, "refusals": []}
+    assert record["status"] == {"issuable": True, "draft": False, "refusals": [],
+                                "refusal_details": []}
     assert record["grade"]["value"] == "GOLD"
     run = record["runs"][3]
     assert run["soft_limit"] == {"raised": True, "limit": 0.6, **JUSTIFIED, "satisfied": True}
@@ -167,6 +172,8 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         "run": 0, "file": "archive/fs-first.jsonl", "sha256": sha256_of(first),
         "sha256_declared": sha256_of(first), "matches": True, "required": True,
         "why": "incomplete: no end line (the process did not exit cleanly)",
+        "why_detail": {"code": "incomplete",
+                       "reason": "no end line (the process did not exit cleanly)"},
     }]
 
 

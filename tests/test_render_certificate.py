@@ -8,6 +8,7 @@ import io
 import json
 import re
 from decimal import Decimal
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,217 @@ def test_same_record_same_html_and_pdf() -> None:
     html2, _ = _render(copy.deepcopy(record), "ru")
     assert html1 == html2
     assert render_certificate_pdf(html1, record, data, "ru") == render_certificate_pdf(html2, record, data, "ru")
+
+
+# --- refusals and re-run reasons in the certificate's language -------------------------------
+
+NBSP = "\u00a0"
+
+
+def _refused(record: dict[str, Any], count: int | None = None) -> dict[str, Any]:
+    """The sample as a refused draft: one refusal of each kind (the record of docs/record.md)."""
+    details = [
+        {"code": "rerun_first_capture_missing", "run": 3,
+         "why": {"code": "stutter_over_rerun_line", "stutter": 0.611, "line": 0.6}},
+        {"code": "soft_limit_missing", "run": 3,
+         "missing": ["justification", "vrm_reexamination"], "stutter": 0.611, "limit": 0.6},
+        {"code": "first_capture_sha256_mismatch", "run": 1, "file": "archive/first.csv",
+         "sha256_declared": "a" * 64, "sha256_actual": "b" * 64},
+        {"code": "soft_limit_missing", "run": 4, "missing": ["vrm_reexamination"],
+         "stutter": 0.7, "limit": 0.6},
+        {"code": "rerun_first_capture_missing", "run": 0,
+         "why": {"code": "incomplete", "reason": None}},
+    ]
+    if count is not None:
+        details = (details * count)[:count]
+    record["status"] = {"issuable": False, "draft": True,
+                        "refusals": [f"english message {i}" for i in range(len(details))],
+                        "refusal_details": details}
+    return record
+
+
+def _refusal_items(html: str) -> list[str]:
+    block = html.split('<ul class="refusals">', 1)[1].split("</ul>", 1)[0]
+    return [re.sub(r"[ \t\n]+", " ", item).strip(" ") for item in re.findall(r"<li>(.*?)</li>", block, re.DOTALL)]
+
+
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", [
+            ("Run 4 (Forza Horizon 5 2560x1440) needed a re-run (stutter 61.10%, above the re-run "
+            "line of 60.00%) but has no archived first capture: the re-run step was skipped. "
+            "Archive the first capture and cite its SHA-256."),
+            ("Run 4 (Forza Horizon 5 2560x1440): stutter 61.10% is above the Soft Limit of 60.00%; "
+            "a justification and a Phase 1 VRM re-examination are required before this "
+            "certificate can be issued."),
+            (f"Run 2 (Cyberpunk 2077 3840x2160): the archived first capture archive/first.csv does "
+            f"not have the SHA-256 cited in the audit trail (declared {'a' * 64}, the file has "
+            f"{'b' * 64})."),
+            ("Run 5 (Forza Horizon 5 3840x2160): stutter 70.00% is above the Soft Limit of 60.00%; "
+            "a Phase 1 VRM re-examination is required before this certificate can be issued."),
+            ("Run 1 (Cyberpunk 2077 2560x1440) needed a re-run (incomplete capture) but has no "
+            "archived first capture: the re-run step was skipped. Archive the first capture and "
+            "cite its SHA-256."),
+        ]),
+        ("ru", [
+            (f"Прогон 4 (Forza Horizon 5 2560x1440) требовал повторного прогона (величина фризов "
+            f"61,10{NBSP}% — выше порога повторного прогона 60,00{NBSP}%), но первая запись не "
+            "сохранена в архиве: шаг повторного прогона пропущен. Сохраните первую запись в "
+            "архиве и укажите её SHA-256."),
+            (f"Прогон 4 (Forza Horizon 5 2560x1440): величина фризов 61,10{NBSP}% выше мягкого "
+            f"предела 60,00{NBSP}%; до выдачи сертификата нужны обоснование и повторная проверка "
+            "VRM (этап 1)."),
+            (f"Прогон 2 (Cyberpunk 2077 3840x2160): SHA-256 первой записи в архиве "
+            f"archive/first.csv не совпадает с указанным в журнале аудита (заявлен {'a' * 64}, у "
+            f"файла {'b' * 64})."),
+            (f"Прогон 5 (Forza Horizon 5 3840x2160): величина фризов 70,00{NBSP}% выше мягкого "
+            f"предела 60,00{NBSP}%; до выдачи сертификата нужна повторная проверка VRM (этап 1)."),
+            ("Прогон 1 (Cyberpunk 2077 2560x1440) требовал повторного прогона (неполная запись), "
+            "но первая запись не сохранена в архиве: шаг повторного прогона пропущен. Сохраните "
+            "первую запись в архиве и укажите её SHA-256."),
+        ]),
+    ],
+)
+def test_refusals_are_worded_from_their_codes_in_the_language(lang: str, expected: list[str]) -> None:
+    html, _ = _render(_refused(_sample()), lang)
+    assert _refusal_items(html) == expected
+    assert "english message" not in html
+
+
+@pytest.mark.parametrize(
+    ("lang", "count", "heading"),
+    [
+        ("ru", 1, "Сертификат не может быть выдан — 1 причина:"),
+        ("ru", 2, "Сертификат не может быть выдан — 2 причины:"),
+        ("ru", 5, "Сертификат не может быть выдан — 5 причин:"),
+        ("pt", 1, "O certificado não pode ser emitido — 1 motivo:"),
+        ("pt", 3, "O certificado não pode ser emitido — 3 motivos:"),
+        ("en", 1, "The certificate cannot be issued for 1 reason:"),
+        ("en", 2, "The certificate cannot be issued for 2 reasons:"),
+    ],
+)
+def test_refusal_count_heading_uses_the_plural_forms(lang: str, count: int, heading: str) -> None:
+    html, _ = _render(_refused(_sample(), count), lang)
+    assert f'<div class="refusal-count">{heading}</div>' in html
+    assert len(_refusal_items(html)) == count
+
+
+def test_a_refusal_without_a_known_code_falls_back_to_its_message() -> None:
+    record = _refused(_sample(), 2)
+    record["status"]["refusal_details"][1] = {"code": "from_a_newer_certgen", "run": 0}
+    html, _ = _render(record, "ru")
+    items = _refusal_items(html)
+    assert items[0].startswith("Прогон 4 ") and items[1] == "english message 1"
+
+
+@pytest.mark.parametrize(
+    ("lang", "why"),
+    [
+        ("en", "stutter 61.10%, above the re-run line of 60.00%"),
+        ("ru", f"величина фризов 61,10{NBSP}% — выше порога повторного прогона 60,00{NBSP}%"),
+        ("pt", "magnitude de engasgo de 61,10%, acima da linha de nova execução de 60,00%"),
+    ],
+)
+def test_the_rerun_reason_in_the_audit_trail_is_in_the_language(lang: str, why: str) -> None:
+    record = _sample()
+    html, _ = _render(record, lang)
+    assert f"<td>{why}</td>" in html
+    assert "stutter 0.6110 &gt; 0.60" not in html
+    # an older record without why_detail still shows its English reason
+    for item in record["audit"]["first_captures"]:
+        del item["why_detail"]
+    html, _ = _render(record, lang)
+    assert "<td>stutter 0.6110 &gt; 0.60</td>" in html
+
+
+@pytest.mark.parametrize(("lang", "word"), [("en", "passed"), ("ru", "пройдена"), ("pt", "aprovada")])
+def test_phase1_outcome_words_are_translated(lang: str, word: str) -> None:
+    record = _sample()
+    html, _ = _render(record, lang)
+    assert f"<dd>{word}</dd>" in html
+    record["phase1"]["vrm_rail_resistance"] = "rail 3 at 7% over nominal"
+    html, _ = _render(record, lang)
+    assert "<dd>rail 3 at 7% over nominal</dd>" in html
+
+
+class _Text(HTMLParser):
+    """The words a reader sees: text nodes and aria-label/title, not styles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.skip += tag == "style"
+        self.parts.extend(v for k, v in attrs if k in ("aria-label", "title", "alt") and v)
+
+    def handle_endtag(self, tag: str) -> None:
+        self.skip -= tag == "style"
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+KEPT_IN_ENGLISH = {"FPS", "Fluidity", "Score", "SHA-256", "SOP", "GPU", "VRM", "p99", "low",
+                   "record", "json", "certgen", "PLATINUM", "GOLD", "SILVER", "n", "sha256",
+                   "https", "certificates", "example", "org", "verify", "ray", "tracing",
+                   "upscaler", "Driver", "ms", "GB"}
+"""Latin words a ru/pt certificate may show: glossary terms kept in English (locales/glossary.yaml),
+units, the verification URL."""
+
+
+def _bundle_words(record: dict[str, Any]) -> set[str]:
+    """Words of the free text the lab wrote in card.yaml (shown as written, never translated)."""
+    texts = [record["customer"], *record["card"].values(), *record["certificate"].values(),
+             record["rules_version"]]
+    texts += [d.get("file") for d in record["status"].get("refusal_details", [])]
+    for run in record["runs"]:
+        texts += [run[k] for k in ("title", "resolution", "preset", "upscaler", "upscaler_mode",
+                                   "not_run_reason")]
+        texts += [(run.get("capture") or {}).get("file"), (run.get("first_capture") or {}).get("file")]
+        soft = run.get("soft_limit") or {}
+        texts += [soft.get("justification"), soft.get("vrm_reexamination")]
+    texts += [f["file"] for f in record["audit"]["first_captures"]]
+    words: set[str] = set()
+    for text in texts:
+        words |= _words(str(text or ""))
+    return words
+
+
+def _words(text: str) -> set[str]:
+    """Latin words of two letters or more; hashes (hex) and formula letters (F, g, s) are not words."""
+    found = set(re.findall(r"[A-Za-z][A-Za-z0-9-]*", text))
+    return {w for w in found if len(w) > 1 and not re.fullmatch(r"[0-9a-f]{16,}", w)}
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_russian_certificate_shows_no_english_beyond_the_glossary_and_the_bundle(refused: bool) -> None:
+    record = _sample()
+    if refused:
+        _refused(record)
+    html, _ = _render(record, "ru")
+    parser = _Text()
+    parser.feed(html)
+    words = _words("\n".join(parser.parts))
+    assert sorted(words - KEPT_IN_ENGLISH - _bundle_words(record)) == []
+
+
+ENGLISH_ONLY = {"the", "and", "of", "is", "are", "run", "runs", "stutter", "required", "needed",
+                "archived", "capture", "before", "issued", "incomplete", "pass", "passed", "fail",
+                "failed", "above", "below", "line", "re-run", "missing", "with", "without", "has",
+                "file", "declared", "mismatch", "reached", "yes", "not", "measured"}
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_portuguese_certificate_shows_no_english_sentence_words(refused: bool) -> None:
+    record = _sample()
+    if refused:
+        _refused(record)
+    html, _ = _render(record, "pt")
+    parser = _Text()
+    parser.feed(html)
+    words = _words("\n".join(parser.parts))
+    assert sorted((words & ENGLISH_ONLY) - _bundle_words(record)) == []

@@ -184,6 +184,58 @@ def test_hash_mismatch_names_the_file_and_both_hashes() -> None:
     )
 
 
+# --- structured refusals (what a certificate words in its own language) ---------------------
+
+
+def test_each_refusal_carries_its_code_and_parameters_beside_the_message() -> None:
+    runs = [
+        run(0, "2560x1440", 69.07, stutter=0.611),
+        run(1, "1920x1080", 97.0, incomplete=True, incomplete_reason="no end line"),
+        run(2, "1920x1080", 97.0, first_capture_file="archive/first.csv",
+            first_capture_declared=SHA_A, first_capture_actual=SHA_B),
+        run(3, "2560x1440", 69.07, stutter=0.611, vrm_reexamination="pass",
+            first_capture_file="archive/a.csv", first_capture_declared=SHA_A,
+            first_capture_actual=SHA_A),
+    ]
+    verdict = decide(runs, None, RULES)
+    assert [r.as_json() for r in verdict.refusal_details] == [
+        {"code": "rerun_first_capture_missing", "run": 0,
+         "why": {"code": "stutter_over_rerun_line", "stutter": 0.611, "line": 0.6}},
+        {"code": "soft_limit_missing", "run": 0,
+         "missing": ["justification", "vrm_reexamination"], "stutter": 0.611, "limit": 0.6},
+        {"code": "rerun_first_capture_missing", "run": 1,
+         "why": {"code": "incomplete", "reason": "no end line"}},
+        {"code": "first_capture_sha256_mismatch", "run": 2, "file": "archive/first.csv",
+         "sha256_declared": SHA_A, "sha256_actual": SHA_B},
+        {"code": "soft_limit_missing", "run": 3, "missing": ["justification"],
+         "stutter": 0.611, "limit": 0.6},
+    ]
+    # the messages are the same refusals, one for one, in the same order
+    assert verdict.refusals == tuple(r.message for r in verdict.refusal_details)
+    assert [m.split(":")[1].strip() for m in verdict.refusals] == [
+        "runs[0].first_capture", "runs[0].soft_limit", "runs[1].first_capture",
+        "runs[2].first_capture", "runs[3].soft_limit",
+    ]
+    assert verdict.refusals[4].endswith("a justification is required before this certificate "
+                                        "can be issued")
+
+
+def test_the_rerun_why_is_also_data() -> None:
+    runs = [run(0, "2560x1440", 69.07, stutter=0.611, justification="j", vrm_reexamination="v",
+                first_capture_file="archive/a.csv", first_capture_declared=SHA_A,
+                first_capture_actual=SHA_A),
+            run(1, "2560x1440", 97.0, incomplete=True, first_capture_file="archive/b.csv",
+                first_capture_declared=SHA_A, first_capture_actual=SHA_A),
+            run(2, "2560x1440", 97.0, first_capture_file="archive/c.csv",
+                first_capture_declared=SHA_A, first_capture_actual=SHA_A)]
+    firsts = decide(runs, None, RULES).first_captures
+    assert [(f.why, f.why_detail_json()) for f in firsts if f is not None] == [
+        ("stutter 0.6110 > 0.60", {"code": "stutter_over_rerun_line", "stutter": 0.611, "line": 0.6}),
+        ("incomplete", {"code": "incomplete", "reason": None}),
+        (None, None),
+    ]
+
+
 def test_not_run_runs_escape_soft_limit_and_audit() -> None:
     verdict = decide([not_run(0, "2560x1440")], None, RULES)
     assert verdict.refusals == () and verdict.soft_limits == (None,)

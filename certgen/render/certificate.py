@@ -88,6 +88,27 @@ def _chart(run: Mapping[str, Any], lang: str) -> str:
     )
 
 
+REFUSAL_CODES = ("soft_limit_missing", "rerun_first_capture_missing", "first_capture_sha256_mismatch")
+"""The refusal codes the certificate words in its own language (docs/record.md, Refusals)."""
+
+
+def refusal_items(status: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each refusal as {"message": English text, "detail": structured form or None}.
+
+    The template words a refusal from its detail in the document's language; a refusal
+    without a known detail (an older record, a new code) falls back to its English message.
+    """
+    messages = list(status.get("refusals") or [])
+    details = list(status.get("refusal_details") or [])
+    items = []
+    for i, message in enumerate(messages):
+        detail = details[i] if i < len(details) else None
+        if not isinstance(detail, Mapping) or detail.get("code") not in REFUSAL_CODES:
+            detail = None
+        items.append({"message": message, "detail": detail})
+    return items
+
+
 def certificate_context(
     record: Mapping[str, Any], lang: str, *, record_sha256: str, verify_base: str
 ) -> dict[str, Any]:
@@ -117,6 +138,7 @@ def certificate_context(
         "not_run_runs": [r for r in record["runs"] if r["status"] != "recorded"],
         "soft_limit_runs": [r for r in record["runs"] if (r.get("soft_limit") or {}).get("raised")],
         "draft": bool(status.get("draft")) or not status.get("issuable", False),
+        "refusals": refusal_items(status),
         "charts": charts,
         "justifications": justifications,
         "record_sha256": record_sha256,
