@@ -8,11 +8,14 @@ Layout of DIR (every link relative, nothing fetched from outside):
     <lang>/explainers/<slug>.pdf    the same page as PDF (SVG formulas)
     samples/<id>/…                  the sample certificates, built by the real build pipeline
                                     (record.json, certificate.<lang>.html / .pdf)
+    reports/<name>/…                the sample before/after reports, built by `certgen compare`
+                                    (report.<lang>.html / .pdf, compare.csv, frame-times.svg)
     assets/site.css
     manifest.json                   written last
 
 The samples come from examples/ through `certgen.render.build.build_bundle`, ranked against
 the sample fleet examples/fleet.jsonl (imported into a temporary database, never into DIR).
+The reports come from examples/compare/ through the code of `certgen compare`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,43 @@ SAMPLE_BLURBS = {
     "SILVER": "No hardware ray tracing, so one title is disclosed as not run; one tier is below "
     "the GOLD line; small cohorts stay provisional.",
 }
+
+
+
+@dataclass(frozen=True)
+class ReportSample:
+    """One sample before/after report: its inputs under examples/compare and what it shows."""
+
+    name: str
+    captures: tuple[str, ...] = ()
+    series: str | None = None
+    title: str = ""
+    """msgid (site.po)."""
+    blurb: str = ""
+    """msgid (site.po)."""
+
+
+REPORT_SAMPLES: tuple[ReportSample, ...] = (
+    ReportSample(
+        "change", captures=("change/before.json", "change/after.json"),
+        title="A change larger than the noise floor",
+        blurb="Two 3-minute captures before and after a driver update: the average and the 1% "
+        "low move by more than the floor the captures show themselves; the 0.1% low does not.",
+    ),
+    ReportSample(
+        "inside-floor", captures=("inside-floor/both.csv",),
+        title="A difference inside the noise floor",
+        blurb="One benchmark-page CSV holding both sides of a settings toggle: every "
+        "difference is smaller than the floor, so the report shows no change.",
+    ),
+    ReportSample(
+        "series", series="series/series.yaml",
+        title="A paired A/B series",
+        blurb="Eight pairs run in ABBA order and a 10-run pilot: a change is reported only "
+        "where the signed-rank test, the bootstrap interval and the pilot's smallest "
+        "detectable effect all agree.",
+    ),
+)
 
 Progress = Callable[[str], None]
 
@@ -110,8 +150,15 @@ class SampleLink:
     languages: tuple[str, ...]
 
 
+def report_path(name: str, lang: str, ext: str = "html") -> str:
+    """Site path of one sample report (or its CSV with ext='csv')."""
+    if ext == "csv":
+        return f"reports/{name}/compare.csv"
+    return f"reports/{name}/report.{lang}.{ext}"
+
+
 def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
-                      *, at: str) -> str:
+                      *, at: str, reports: Sequence[ReportSample] = ()) -> str:
     """The index in `lang`, written at site path `at` (links are relative to it)."""
     from certgen.render.html import render_template
     from certgen.render.i18n import gettext_for
@@ -142,6 +189,17 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
                 "record_href": rel(at, f"samples/{s.id}/record.json"),
             }
             for s in samples
+        ],
+        "reports": [
+            {
+                "name": r.name,
+                "title": _(r.title),
+                "blurb": _(r.blurb),
+                "html_href": rel(at, report_path(r.name, lang)),
+                "pdf_href": rel(at, report_path(r.name, lang, "pdf")),
+                "csv_href": rel(at, report_path(r.name, lang, "csv")),
+            }
+            for r in reports
         ],
     }
     return render_template("index.html.j2", context, lang)
@@ -184,6 +242,26 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
     return sorted(links, key=lambda s: (order.get(s.grade, 9), s.id))
 
 
+def build_reports(out: Path, examples: Path, progress: Progress | None = None
+                  ) -> list[ReportSample]:
+    """Build each sample report of examples/compare into out/reports/<name> (all languages)."""
+    from certgen.commands.compare import build_record, write_report
+
+    base = examples / "compare"
+    built = []
+    for sample in REPORT_SAMPLES:
+        if progress:
+            progress(f"report {sample.name}")
+        record = build_record(
+            [base / c for c in sample.captures],
+            None if sample.series is None else base / sample.series,
+            base=base,
+        )
+        write_report(record, out / "reports" / sample.name, list(LANGS))
+        built.append(sample)
+    return built
+
+
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                progress: Progress | None = None, pdf: bool = True) -> list[str]:
     """Write the whole site into `out`; return the site-relative paths written, sorted."""
@@ -196,7 +274,9 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     out_path.mkdir(parents=True, exist_ok=True)
     rules = load_rules()
     css = (templates_dir() / "site.css").read_text(encoding="utf-8")
-    samples = build_samples(out_path, examples or repo_examples_dir(), progress)
+    examples = examples or repo_examples_dir()
+    samples = build_samples(out_path, examples, progress)
+    reports = build_reports(out_path, examples, progress)
 
     writer = Writer(out_path)
     writer.write("assets/site.css", css.encode("utf-8"))
@@ -218,10 +298,10 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                     printable, lang=lang, title=page.title, author="certgen",
                     created=created))
         writer.write(f"{lang}/index.html",
-                     render_index_html(lang, samples, pages[lang], at=f"{lang}/index.html")
-                     .encode("utf-8"))
-    writer.write("index.html",
-                 render_index_html("en", samples, pages["en"], at="index.html").encode("utf-8"))
-    writer.finish({"samples": [s.id for s in samples]})
+                     render_index_html(lang, samples, pages[lang], at=f"{lang}/index.html",
+                                       reports=reports).encode("utf-8"))
+    writer.write("index.html", render_index_html("en", samples, pages["en"], at="index.html",
+                                                 reports=reports).encode("utf-8"))
+    writer.finish({"samples": [s.id for s in samples], "reports": [r.name for r in reports]})
     files = [p.relative_to(out_path).as_posix() for p in out_path.rglob("*") if p.is_file()]
     return sorted(files)

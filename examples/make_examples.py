@@ -302,11 +302,11 @@ def make_platinum(root: Path) -> None:
     runs.append(run_entry("Red Dead Redemption 2", "1920x1080", "Ultra",
                           capture="captures/rdr2-1080p.json"))
     # 2560x1440: a little less even, still well above 88.
-    t = frame_times(Shape(fps=96.0, gap=0.060, stutter=0.110, seconds=60, seed=103))
+    t = frame_times(Shape(fps=96.0, gap=0.060, stutter=0.110, seconds=40, seed=103))
     write_presentmon2(b / "captures/cp2077-1440p.csv", t, "Cyberpunk2077.exe", 1103)
     runs.append(run_entry("Cyberpunk 2077", "2560x1440", "Ultra",
                           capture="captures/cp2077-1440p.csv"))
-    t = frame_times(Shape(fps=88.0, gap=0.070, stutter=0.120, seconds=60, seed=104))
+    t = frame_times(Shape(fps=88.0, gap=0.070, stutter=0.120, seconds=40, seed=104))
     write_frame_stats(b / "captures/rdr2-1440p.jsonl", t, (2560, 1440), end=True)
     runs.append(run_entry("Red Dead Redemption 2", "2560x1440", "Ultra",
                           capture="captures/rdr2-1440p.jsonl"))
@@ -331,7 +331,7 @@ def make_gold(root: Path) -> None:
     (b / "archive").mkdir(parents=True, exist_ok=True)
     runs = []
     # 1920x1080: comfortably GOLD, not PLATINUM (tier mean between 88 and 95).
-    t = frame_times(Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=60, seed=201))
+    t = frame_times(Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=40, seed=201))
     write_mangohud(b / "captures/cp2077-1080p.csv", t, "AMD Radeon RX 7800 XT", 1201)
     runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
                           capture="captures/cp2077-1080p.csv"))
@@ -347,14 +347,14 @@ def make_gold(root: Path) -> None:
         ("DOOM Eternal", "Ultra Nightmare", 118.0, 204),
         ("Red Dead Redemption 2", "Ultra", 96.0, 205),
     )):
-        t = frame_times(Shape(fps=fps, gap=0.008, stutter=0.012, seconds=60, seed=seed))
+        t = frame_times(Shape(fps=fps, gap=0.008, stutter=0.012, seconds=40, seed=seed))
         name = f"captures/run{i + 1}-1440p.csv"
         write_mangohud(b / name, t, "AMD Radeon RX 7800 XT", 1200 + seed)
         runs.append(run_entry(title, "2560x1440", preset, capture=name))
     # The Soft Limit run: F 100 / F1% 82 / F0.1% 31.9 (g 0.18, s about 0.61), re-run once.
-    first = frame_times(Shape(fps=99.0, gap=0.185, stutter=0.640, seconds=60, seed=206))
+    first = frame_times(Shape(fps=99.0, gap=0.185, stutter=0.640, seconds=40, seed=206))
     write_presentmon2(b / "archive/hzd-1440p-first.csv", first, "HorizonZeroDawn.exe", 1206)
-    rerun = frame_times(Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=60, seed=207))
+    rerun = frame_times(Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=40, seed=207))
     write_presentmon2(b / "captures/hzd-1440p.csv", rerun, "HorizonZeroDawn.exe", 1207)
     runs.append(run_entry(
         "Horizon Zero Dawn", "2560x1440", "Ultimate Quality",
@@ -390,7 +390,7 @@ def make_silver(root: Path) -> None:
     (b / "captures").mkdir(parents=True, exist_ok=True)
     runs = []
     t = frame_times(Shape(fps=78.0, gap=0.080, stutter=0.160, seconds=80, seed=301))
-    t2 = frame_times(Shape(fps=84.0, gap=0.075, stutter=0.150, seconds=60, seed=302))
+    t2 = frame_times(Shape(fps=84.0, gap=0.075, stutter=0.150, seconds=40, seed=302))
     write_capframex_json(b / "captures/cp2077-1080p.json", [t, t2][:1],
                          {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
                           "gpu": "Illustrative GTX 1660 SUPER", "driver": "566.14"})
@@ -490,6 +490,118 @@ def make_fleet(path: Path) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+# --------------------------------------------------------------------------- before/after samples
+
+
+def session_frames(fps: float, seconds: float, seed: int, *, tail: float = 1.7,
+                   tail_share: float = 0.012, spike: float = 3.2,
+                   wobble: float = 0.015, stalls: tuple[float, ...] = ()) -> np.ndarray:
+    """Frame times (ms) of one gameplay session for the before/after samples.
+
+    A steady bulk around 1000 / fps with a slow scene wobble (which is what makes 60 s blocks
+    differ from each other, the spread the noise floor measures), a share of slower frames
+    around `tail` times the bulk, a few spikes around `spike` times, and the given stalls
+    (> 200 ms) at fixed fractions of the session. The series runs just past `seconds`.
+    """
+    rng = np.random.default_rng(seed)
+    base = 1000.0 / fps
+    n = int(seconds * fps * 1.3) + 10
+    phase = rng.uniform(0.0, 2.0 * math.pi)
+    t = np.linspace(0.0, 1.3 * seconds / 50.0, n)  # about one scene cycle every 50 s
+    level = base * (1.0 + wobble * np.sin(2.0 * math.pi * t + phase))
+    frames = level * rng.lognormal(0.0, 0.05, n)
+    slow = rng.random(n) < tail_share
+    frames[slow] *= tail * rng.uniform(0.85, 1.15, int(slow.sum()))
+    spikes = rng.random(n) < tail_share / 10.0
+    frames[spikes] *= spike * rng.uniform(0.8, 1.25, int(spikes.sum()))
+    cut = int(np.searchsorted(np.cumsum(frames), seconds * 1000.0)) + 1
+    frames = frames[:cut]
+    for i, stall in enumerate(stalls):
+        frames[int(frames.size * (i + 1) / (len(stalls) + 1))] = stall
+    return np.round(frames, 3)
+
+
+def write_bench_csv(path: Path, sides: dict[str, np.ndarray]) -> None:
+    """A benchmark-page CSV (side,kind,name,value) holding both sides' frame rows."""
+    lines = ["side,kind,name,value"]
+    for side, times in sides.items():
+        lines.extend(f"{side},frame,frame_time_ms,{float(v):.3f}" for v in times)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+COMPARE_README = """\
+# Before/after samples (illustrative)
+
+Synthetic frame-time logs written by examples/make_examples.py; no card was measured. The site
+builds a report of each (`certgen compare`) into reports/:
+
+- change/: two 3-minute sessions (CapFrameX JSON) before and after a driver update that really
+  makes the game faster; the average and the 1% low move by more than the noise floor.
+- inside-floor/: one benchmark-page CSV holding both sides of a setting toggle; the difference
+  is smaller than the noise floor, so the report shows no change.
+- series/: an 8-pair ABBA series (series.yaml) and a 10-run pilot of the unchanged
+  configuration, 20 s runs in CapFrameX JSON.
+
+    certgen compare change/before.json change/after.json --out OUT --lang en,ru,pt
+    certgen compare inside-floor/both.csv --out OUT
+    certgen compare --series series/series.yaml --out OUT
+"""
+
+
+def make_compare(root: Path) -> None:
+    """The before/after samples: a real change, a difference inside the floor, a series."""
+    c = root / "compare"
+    info = {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
+            "gpu": "Illustrative RX 7800 XT"}
+    (c / "change").mkdir(parents=True, exist_ok=True)
+    # The driver update shortens the slow frames (the tail) more than the bulk.
+    before = session_frames(62.0, 181.0, 501, tail=1.9, stalls=(380.0,))
+    after = session_frames(66.0, 181.0, 502, tail=1.55)
+    write_capframex_json(c / "change/before.json", [before], {**info, "driver": "24.10.1"})
+    write_capframex_json(c / "change/after.json", [after], {**info, "driver": "24.12.1"})
+    (c / "inside-floor").mkdir(parents=True, exist_ok=True)
+    write_bench_csv(c / "inside-floor/both.csv", {
+        "before": session_frames(62.0, 181.0, 511, tail=1.9),
+        "after": session_frames(62.3, 181.0, 512, tail=1.9),
+    })
+    s = c / "series"
+    (s / "runs").mkdir(parents=True, exist_ok=True)
+    (s / "pilot").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(520)
+    pairs = []
+    for i in range(8):
+        # ABBA: A then B in pairs 1, 4, 5, 8; B then A in pairs 2, 3, 6, 7 (the file lists
+        # each pair as before/after whatever the order it was run in).
+        day = float(rng.normal(0.0, 0.006))  # the run-to-run drift both runs of a pair share
+        a = session_frames(62.0 * (1.0 + day + float(rng.normal(0, 0.004))), 20.0, 530 + 2 * i,
+                           tail=1.9)
+        b = session_frames(65.0 * (1.0 + day + float(rng.normal(0, 0.004))), 20.0, 531 + 2 * i,
+                           tail=1.85)
+        name_a, name_b = f"runs/{i + 1:02d}-a.json", f"runs/{i + 1:02d}-b.json"
+        write_capframex_json(s / name_a, [a], {**info, "driver": "24.10.1"})
+        write_capframex_json(s / name_b, [b], {**info, "driver": "24.10.1"})
+        pairs.append((name_a, name_b))
+    pilot = []
+    for j in range(10):
+        p = session_frames(62.0 * (1.0 + float(rng.normal(0, 0.007))), 20.0, 560 + j, tail=1.9)
+        name = f"pilot/{j + 1:02d}.json"
+        write_capframex_json(s / name, [p], {**info, "driver": "24.10.1"})
+        pilot.append(name)
+    lines = [
+        "# " + ILLUSTRATIVE,
+        "# Written by examples/make_examples.py; edit the script, not this file.",
+        "# Eight pairs run in ABBA order: Resizable BAR off (before) and on (after).",
+        "series: 1",
+        "order: ABBA",
+        "pairs:",
+        *(f"  - {{before: {a}, after: {b}}}" for a, b in pairs),
+        "pilot:",
+        *(f"  - {p}" for p in pilot),
+    ]
+    (s / "series.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (c / "README.md").write_text(COMPARE_README, encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE)
@@ -499,6 +611,7 @@ def main() -> None:
     make_platinum(out)
     make_gold(out)
     make_silver(out)
+    make_compare(out)
     make_fleet(out / "fleet.jsonl")
 
 

@@ -110,3 +110,31 @@ def test_sample_bundle_goes_through_the_pipeline_with_its_grade(bundle: str, fle
 def test_every_card_says_its_numbers_are_illustrative(bundle: str) -> None:
     text = (EXAMPLES / bundle / "card.yaml").read_text(encoding="utf-8")
     assert "synthetic frame-time logs run through the production parser, not a measured card" in text
+
+
+def test_sample_reports_show_what_the_site_says_they_show() -> None:
+    """change: average and 1% low beyond the floor, 0.1% low inside; inside-floor: no change
+    anywhere; series: the average reported (every condition holds), the lows not."""
+    from certgen.commands.compare import build_record
+    from certgen.site import REPORT_SAMPLES
+
+    base = EXAMPLES / "compare"
+    verdicts = {}
+    for sample in REPORT_SAMPLES:
+        record = build_record([base / c for c in sample.captures],
+                              None if sample.series is None else base / sample.series, base=base)
+        if record["mode"] == "pair":
+            verdicts[sample.name] = [f["verdict"] for f in record["floors"]]
+            assert [f["blocks_before"] for f in record["floors"]] == [3, 3, 3]
+            assert all(not s["file"].startswith("/") for s in record["sides"])
+        else:
+            assert record["order"] == "ABBA" and len(record["pairs"]) == 8
+            assert record["pilot_runs"] == 10
+            verdicts[sample.name] = [f["direction"] for f in record["figures"]]
+            low1 = record["figures"][1]
+            assert low1["p_ok"] and low1["ci_excludes_zero"] and not low1["effect_ok"]
+    assert verdicts == {
+        "change": ["higher", "higher", "no_change"],
+        "inside-floor": ["no_change", "no_change", "no_change"],
+        "series": ["higher", "no_change", "no_change"],
+    }

@@ -36,6 +36,27 @@ def test_site_has_index_explainers_samples_in_three_languages(site: Path) -> Non
     assert (site / "manifest.json").is_file()
 
 
+def test_site_has_the_sample_reports_linked_from_the_index_and_the_explainer(site: Path) -> None:
+    from certgen.site import REPORT_SAMPLES, repo_examples_dir
+
+    for report in REPORT_SAMPLES:
+        folder = site / "reports" / report.name
+        assert (folder / "compare.csv").read_text("utf-8").startswith("side,kind,name,value\n")
+        for lang in LANGS:
+            html = (folder / f"report.{lang}.html").read_text("utf-8")
+            assert f'<html lang="{lang}">' in html
+            assert (folder / f"report.{lang}.pdf").read_bytes().startswith(b"%PDF")
+            index = (site / lang / "index.html").read_text("utf-8")
+            assert f'href="../reports/{report.name}/report.{lang}.html"' in index
+            assert f'href="../reports/{report.name}/compare.csv"' in index
+            explainer = (site / lang / "explainers" / "high-fps-bad-lows.html").read_text("utf-8")
+            assert f'href="../../reports/{report.name}/report.{lang}.html"' in explainer
+    assert 'href="reports/change/report.en.html"' in (site / "index.html").read_text("utf-8")
+    # Captures are named relative to examples/compare: no path of the build machine leaks.
+    change = (site / "reports/change/report.en.html").read_text("utf-8")
+    assert "change/before.json" in change and str(repo_examples_dir()) not in change
+
+
 def test_every_internal_link_resolves_and_nothing_is_remote(site: Path) -> None:
     broken: list[str] = []
     remote: list[str] = []

@@ -64,16 +64,17 @@ def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None
     return runs[0]
 
 
-def _two_sides(path: Path, fmt: str | None, process: str | None) -> tuple[Any, Any]:
+def _two_sides(path: Path, fmt: str | None, process: str | None,
+               shown: str | None = None) -> tuple[Any, Any]:
     """The before and after runs of one file (a benchmark-page CSV holding both sides)."""
-    runs = _read_runs(path, fmt, process)
+    runs = _read_runs(path, fmt, process, shown)
     by_label = {getattr(r, "label", None): r for r in runs}
     if len(runs) != 2 or set(by_label) != set(SIDES):
         labels = ", ".join(sorted(str(getattr(r, "label", None)) for r in runs)) or "none"
         raise CompareError(
             f"one file compares only when it holds the sides 'before' and 'after' "
             f"(found: {labels}); otherwise give BEFORE and AFTER",
-            file=str(path),
+            file=shown or str(path),
         )
     return by_label["before"], by_label["after"]
 
@@ -370,6 +371,27 @@ def build_series(series_path: Path, fmt: str | None, process: str | None) -> dic
     }
 
 
+def build_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
+                 process: str | None = None, base: Path | None = None) -> dict[str, Any]:
+    """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
+
+    With `base`, capture files are named relative to it on the report (the site's samples);
+    otherwise as given.
+    """
+    def shown(p: Path) -> str | None:
+        return None if base is None else p.relative_to(base).as_posix()
+
+    if series is not None:
+        return build_series(series, fmt, process)
+    if len(captures) == 2:
+        before = _one_run(captures[0], fmt, process, shown(captures[0]))
+        after = _one_run(captures[1], fmt, process, shown(captures[1]))
+        return build_comparison(before, after)
+    if len(captures) == 1:
+        return build_comparison(*_two_sides(captures[0], fmt, process, shown(captures[0])))
+    raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
+
+
 def series_csv(record: dict[str, Any]) -> str:
     """The series export: one metric block per run, side = pair_NN_before / pair_NN_after."""
     from certgen import compare
@@ -491,19 +513,11 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
     manifest.json (last) into --out.
     """
     langs = parse_langs(lang)
-    if series is not None:
-        if captures:
-            raise click.UsageError("give either --series or BEFORE AFTER, not both")
-        record = build_series(series, fmt, process)
-    elif len(captures) == 2:
-        before = _one_run(captures[0], fmt, process)
-        after = _one_run(captures[1], fmt, process)
-        record = build_comparison(before, after)
-    elif len(captures) == 1:
-        before, after = _two_sides(captures[0], fmt, process)
-        record = build_comparison(before, after)
-    else:
+    if series is not None and captures:
+        raise click.UsageError("give either --series or BEFORE AFTER, not both")
+    if series is None and len(captures) not in (1, 2):
         raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
+    record = build_record(list(captures), series, fmt=fmt, process=process)
     written = write_report(record, out, langs)
     for name in written:
         click.echo(str(out / name))

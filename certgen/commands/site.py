@@ -15,11 +15,11 @@ import click
 def run_site(out: str, *, examples: str | None = None, pdf: bool = True) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written."""
     from certgen.docs import LANGS, PAGES
-    from certgen.site import build_site, repo_examples_dir
+    from certgen.site import REPORT_SAMPLES, build_site, repo_examples_dir
 
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0
-    total = samples + len(LANGS) * len(PAGES)
+    total = samples + len(REPORT_SAMPLES) + len(LANGS) * len(PAGES)
     if sys.stderr.isatty():
         with click.progressbar(length=total, label="certgen site", file=sys.stderr,
                                item_show_func=lambda s: s) as bar:  # type: ignore[arg-type]
