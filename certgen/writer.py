@@ -6,6 +6,12 @@ A path that would leave the folder (absolute, `..`, a symlink leading out) is re
 is a second output with the same path. The manifest (file names, sizes, SHA-256, plus what
 the caller adds) is written last: a folder without one is an interrupted build. Starting a
 writer on a folder removes its old manifest first, for the same reason.
+
+Stale outputs: a rebuild that produces fewer files (fewer languages, say) must not leave the
+old ones beside the new manifest. `finish` removes every file the previous manifest listed
+that this build did not write, after the new files are in place and before the new manifest
+is written. Only paths that manifest lists are touched, only inside this writer's folder,
+never through a symlink: a file the writer did not list is never removed.
 """
 
 from __future__ import annotations
@@ -71,7 +77,9 @@ class Writer:
         self.manifest_name = manifest
         self._written: dict[str, tuple[int, str]] = {}
         self._finished = False
+        self._removed: list[str] = []
         old = self.root / manifest
+        self._previous = _listed_paths(old) if old.is_file() and not old.is_symlink() else ()
         if old.is_file() or old.is_symlink():
             old.unlink()
             _fsync_dir(self.root)
@@ -110,10 +118,38 @@ class Writer:
         """{relative path: (size, sha256)} of the files written so far."""
         return dict(self._written)
 
+    def removed(self) -> list[str]:
+        """The stale outputs `finish` removed (relative paths, sorted)."""
+        return list(self._removed)
+
+    def _remove_stale(self) -> None:
+        """Remove what the previous manifest listed and this build did not write (module doc)."""
+        for relpath in sorted(set(self._previous) - set(self._written) - {self.manifest_name}):
+            try:
+                target = self._confine(self.root, relpath)
+            except OutputError:
+                continue  # a listed path leading out of the folder (or a symlink): never touched
+            if not target.is_file() or not target.resolve().is_relative_to(self.root):
+                continue
+            target.unlink()
+            self._removed.append(relpath)
+            # Drop folders the removal left empty, up to (not including) the root.
+            parent = target.parent
+            while parent != self.root and parent.is_relative_to(self.root):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
+        if self._removed:
+            _fsync_dir(self.root)
+
     def finish(self, extra: dict[str, Any] | None = None) -> Path:
-        """Write the manifest last: sorted files with size and SHA-256, then `extra`."""
+        """Remove stale outputs, then write the manifest last: sorted files with size and
+        SHA-256, then `extra`."""
         if self._finished:
             raise OutputError(f"{self.manifest_name}: already written")
+        self._remove_stale()
         manifest: dict[str, Any] = {
             "files": [
                 {"path": path, "size": size, "sha256": digest}
@@ -127,6 +163,21 @@ class Writer:
         atomic_write(target, data)
         self._finished = True
         return target
+
+
+def _listed_paths(manifest: Path) -> tuple[str, ...]:
+    """The `files[].path` strings of a manifest file (empty when unreadable or malformed)."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return ()
+    return tuple(
+        entry["path"] for entry in files
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and entry["path"]
+    )
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:

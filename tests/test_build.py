@@ -86,6 +86,27 @@ def test_unchanged_bundle_is_not_rebuilt_and_a_change_rebuilds(
     assert _run(args, capsys)[1].startswith("built ")
 
 
+def test_rebuilding_with_fewer_languages_removes_the_old_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    out = tmp_path / "out"
+    folder = out / "TEST-0001"
+    folder.mkdir(parents=True)
+    (folder / "lab-notes.txt").write_text("not an output: stays")
+    base = ["build", str(bundle), "--out", str(out), "--jobs", "1"]
+    assert _run([*base, "--lang", "en,ru,pt"], capsys)[0] == 0
+    assert len(list(folder.glob("certificate.*"))) == 6
+    assert _run([*base, "--lang", "pt"], capsys)[0] == 0
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "certificate.pt.html", "certificate.pt.pdf", "lab-notes.txt", "manifest.json", "record.json",
+    ]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["languages"] == ["pt"]
+    assert [f["path"] for f in manifest["files"]] == [
+        "certificate.pt.html", "certificate.pt.pdf", "record.json"]
+
+
 def test_refused_bundle_exits_1_and_draft_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bundle = _bundle(tmp_path / "bundle")
     data = yaml.safe_load((bundle / "card.yaml").read_text())

@@ -106,3 +106,78 @@ def test_a_changed_file_fails_manifest_verification(tmp_path: Path) -> None:
     manifest = json.loads(writer.finish().read_text())
     (tmp_path / "a.txt").write_bytes(b"2")
     assert not verify_manifest(tmp_path, manifest)
+
+
+# --- stale outputs of a previous build ---------------------------------------------------------
+
+
+def _build(folder: Path, files: dict[str, bytes]) -> Writer:
+    writer = Writer(folder)
+    for name, data in files.items():
+        writer.write(name, data)
+    writer.finish()
+    return writer
+
+
+def test_a_rebuild_with_fewer_outputs_removes_the_ones_it_no_longer_makes(tmp_path: Path) -> None:
+    _build(tmp_path, {"record.json": b"{}", "certificate.en.pdf": b"en", "certificate.ru.pdf": b"ru",
+                      "certificate.ru.html": b"ru", "charts/ru/a.svg": b"<svg/>"})
+    (tmp_path / "notes.txt").write_text("the lab's own file, never listed")
+    writer = _build(tmp_path, {"record.json": b"{}", "certificate.en.pdf": b"en2"})
+    assert writer.removed() == ["certificate.ru.html", "certificate.ru.pdf", "charts/ru/a.svg"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "certificate.en.pdf", "manifest.json", "notes.txt", "record.json"]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
+    assert [f["path"] for f in manifest["files"]] == ["certificate.en.pdf", "record.json"]
+
+
+def test_stale_outputs_go_after_the_new_files_and_before_the_new_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _build(tmp_path, {"a.txt": b"1", "b.txt": b"2"})
+    import certgen.writer as module
+
+    seen: list[tuple[str, bool]] = []
+    real = module.atomic_write
+
+    def spy(path: Path, data: bytes) -> None:
+        seen.append((path.name, (tmp_path / "b.txt").exists()))
+        real(path, data)
+
+    monkeypatch.setattr(module, "atomic_write", spy)
+    writer = Writer(tmp_path)
+    writer.write("a.txt", b"new")
+    assert (tmp_path / "b.txt").exists()  # an interrupted rebuild has removed nothing yet
+    writer.finish()
+    assert seen == [("a.txt", True), ("manifest.json", False)]
+
+
+def test_only_listed_files_inside_the_folder_are_ever_removed(tmp_path: Path) -> None:
+    """A manifest that lists paths outside the folder or through a symlink removes nothing there."""
+    out = tmp_path / "out"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep")
+    (tmp_path / "victim.txt").write_text("keep")
+    out.mkdir()
+    os.symlink(outside, out / "link")
+    os.symlink(outside / "victim.txt", out / "file-link.txt")
+    listed = ["../victim.txt", str(tmp_path / "victim.txt"), "link/victim.txt", "file-link.txt",
+              "manifest.json", "missing.txt", "", 7]
+    (out / "manifest.json").write_text(json.dumps(
+        {"files": [{"path": p, "size": 1, "sha256": "0"} for p in listed]}))
+    writer = Writer(out)
+    writer.write("a.txt", b"1")
+    writer.finish()
+    assert writer.removed() == []
+    assert (outside / "victim.txt").read_text() == "keep"
+    assert (tmp_path / "victim.txt").read_text() == "keep"
+    assert (out / "file-link.txt").is_symlink()
+
+
+def test_a_malformed_previous_manifest_removes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "old.txt").write_text("x")
+    (tmp_path / "manifest.json").write_text("{not json")
+    writer = _build(tmp_path, {"a.txt": b"1"})
+    assert writer.removed() == [] and (tmp_path / "old.txt").exists()
