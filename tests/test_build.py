@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -105,6 +106,22 @@ def test_rebuilding_with_fewer_languages_removes_the_old_documents(
     assert manifest["languages"] == ["pt"]
     assert [f["path"] for f in manifest["files"]] == [
         "certificate.pt.html", "certificate.pt.pdf", "record.json"]
+
+
+def test_each_document_links_the_languages_built_in_the_same_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _bundle(tmp_path / "bundle")
+    out = tmp_path / "out"
+    assert _run(["build", str(bundle), "--out", str(out), "--lang", "pt,en", "--jobs", "1"], capsys)[0] == 0
+    folder = out / "TEST-0001"
+    for lang in ("en", "pt"):
+        html = (folder / f"certificate.{lang}.html").read_text()
+        hrefs = re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', html)
+        assert hrefs == [("en", "certificate.en.html"), ("pt", "certificate.pt.html"),
+                         ("x-default", "certificate.en.html")]
+        assert all((folder / href).is_file() for _, href in hrefs)
+        assert "certificate.ru.html" not in html
 
 
 def test_refused_bundle_exits_1_and_draft_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

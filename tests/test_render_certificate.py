@@ -45,7 +45,7 @@ def _cells(html: str, cls: str) -> list[str]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_html_snapshot(lang: str, snapshot: Any) -> None:
-    html, _ = _render(_sample(), lang)
+    html, _ = _render(_sample(), lang, languages=LANGUAGES)
     assert html == snapshot
 
 
@@ -382,3 +382,50 @@ def test_a_portuguese_certificate_shows_no_english_sentence_words(refused: bool)
     parser.feed(html)
     words = _words("\n".join(parser.parts))
     assert sorted((words & ENGLISH_ONLY) - _bundle_words(record)) == []
+
+
+# --- languages built together: hreflang alternates and the switcher --------------------------
+
+
+def test_alternates_and_switcher_name_every_language_built_in_the_run() -> None:
+    html, _ = _render(_sample(), "ru", languages=["pt", "ru", "en"])
+    head = html.split("</head>", 1)[0]
+    assert re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', head) == [
+        ("en", "certificate.en.html"), ("ru", "certificate.ru.html"),
+        ("pt", "certificate.pt.html"), ("x-default", "certificate.en.html"),
+    ]
+    nav = html.split('<nav class="langs"', 1)[1].split("</nav>", 1)[0]
+    assert 'aria-label="Язык сертификата"' in nav
+    assert re.findall(r'<a href="([^"]+)" hreflang="(\w+)" lang="\w+">([^<]+)</a>', nav) == [
+        ("certificate.en.html", "en", "English"), ("certificate.pt.html", "pt", "Português")]
+    assert '<span lang="ru" aria-current="page">Русский</span>' in nav
+    # the same set in another order gives the same document
+    assert _render(_sample(), "ru", languages=["en", "pt", "ru"])[0] == html
+
+
+def test_two_languages_alternate_between_themselves_only() -> None:
+    html, _ = _render(_sample(), "pt", languages=["ru", "pt"])
+    assert re.findall(r'hreflang="([^"]+)" href', html) == ["ru", "pt", "x-default"]
+    assert '<link rel="alternate" hreflang="x-default" href="certificate.ru.html">' in html
+    assert "certificate.en.html" not in html
+
+
+@pytest.mark.parametrize("languages", [None, ["en"], []])
+def test_one_language_has_no_alternates_and_no_switcher(languages: list[str] | None) -> None:
+    html, _ = _render(_sample(), "en", languages=languages)
+    assert 'rel="alternate"' not in html and '<nav class="langs"' not in html
+
+
+def test_the_switcher_is_for_the_screen_only() -> None:
+    record = _sample()
+    html, data = _render(record, "en", languages=LANGUAGES)
+    plain, _ = _render(record, "en")
+    assert "@media print {" in html and "nav.langs { display: none; }" in html
+
+    def text(doc: str) -> str:
+        reader = pypdf.PdfReader(io.BytesIO(render_certificate_pdf(doc, record, data, "en")))
+        return "\n".join(page.extract_text() for page in reader.pages)
+
+    with_switcher = text(html)
+    assert "Русский" not in with_switcher and "Português" not in with_switcher
+    assert with_switcher == text(plain)

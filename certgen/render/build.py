@@ -150,8 +150,10 @@ def render_documents(
     record_bytes = dump_record(record)
     sha = hashlib.sha256(record_bytes).hexdigest()
     documents: dict[str, bytes] = {}
-    for lang in languages:
-        html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base)
+    langs = tuple(languages)
+    for lang in langs:
+        html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base,
+                                       languages=langs)
         documents[html_name(lang)] = html.encode("utf-8")
         documents[pdf_name(lang)] = render_certificate_pdf(html, record, record_bytes, lang)
     return record_bytes, documents

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -109,8 +109,31 @@ def refusal_items(status: Mapping[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
+def html_file_name(lang: str) -> str:
+    """The file name of a certificate's HTML in one language (the switcher links to siblings)."""
+    return f"certificate.{lang}.html"
+
+
+def alternates(lang: str, languages: Iterable[str] | None) -> list[dict[str, str]]:
+    """The sibling documents of the same certificate built in the same run, one per language
+    (the document's own language included), in the fixed order of i18n.LANGUAGES.
+
+    Empty when only one language is built: there is nothing to switch to.
+    """
+    built = i18n.language_set([*(languages or ()), lang])
+    if len(built) < 2:
+        return []
+    return [{"lang": other, "name": i18n.LANGUAGE_NAMES[other], "href": html_file_name(other)}
+            for other in built]
+
+
 def certificate_context(
-    record: Mapping[str, Any], lang: str, *, record_sha256: str, verify_base: str
+    record: Mapping[str, Any],
+    lang: str,
+    *,
+    record_sha256: str,
+    verify_base: str,
+    languages: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """What certificate.html.j2 reads: the record, plus prepared markup (see module doc)."""
     from markupsafe import Markup
@@ -127,7 +150,12 @@ def certificate_context(
             justifications[run["index"]] = Markup(  # noqa: S704 - sanitised by nh3
                 sanitise_markdown(soft.get("justification")))
     runs_by_index = {run["index"]: run for run in record["runs"]}
+    siblings = alternates(lang, languages)
+    default = "en" if any(a["lang"] == "en" for a in siblings) else (
+        siblings[0]["lang"] if siblings else lang)
     return {
+        "alternates": siblings,
+        "x_default": html_file_name(default),
         "record": record,
         "certificate": record["certificate"],
         "card": record["card"],
@@ -154,18 +182,25 @@ def render_certificate_html(
     *,
     record_sha256: str,
     verify_base: str = DEFAULT_VERIFY_BASE,
+    languages: Iterable[str] | None = None,
 ) -> str:
-    """The certificate of `record` in `lang` as one self-contained HTML document."""
+    """The certificate of `record` in `lang` as one self-contained HTML document.
+
+    `languages` are the languages built in the same run: the document declares them as
+    hreflang alternates (certificate.<lang>.html beside it) and shows a language switcher on
+    screen (hidden in print). None or a single language: no alternates, no switcher.
+    """
     from certgen.render.html import render_template
 
-    context = certificate_context(record, lang, record_sha256=record_sha256, verify_base=verify_base)
+    context = certificate_context(record, lang, record_sha256=record_sha256,
+                                  verify_base=verify_base, languages=languages)
     return render_template(TEMPLATE, context, lang)
 
 
 def certificate_title(record: Mapping[str, Any], lang: str) -> str:
     """The PDF title: translated "Frame-pacing certificate" and the certificate id."""
     _ = i18n.gettext_for(lang)
-    return _("Frame-pacing certificate %(id)s") % {"id": record["certificate"]["id"]}
+    return str(_("Frame-pacing certificate %(id)s") % {"id": record["certificate"]["id"]})
 
 
 def render_certificate_pdf(

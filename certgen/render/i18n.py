@@ -17,6 +17,7 @@ import datetime as dt
 import gettext
 import io
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +28,9 @@ from certgen.paths import locales_dir
 
 LANGUAGES: tuple[str, ...] = ("en", "ru", "pt")
 """The customer languages, in the order documents list them."""
+
+LANGUAGE_NAMES: dict[str, str] = {"en": "English", "ru": "Русский", "pt": "Português"}
+"""Each language by its own name (what a language switcher shows, never translated)."""
 
 SOURCE_LANGUAGE = "en"
 """msgids are English sentences; English needs no translation."""
@@ -40,6 +44,13 @@ def check_language(lang: str) -> str:
     if lang not in LANGUAGES:
         raise RenderError(f"language {lang!r}: expected one of {', '.join(LANGUAGES)}")
     return lang
+
+
+def language_set(languages: Iterable[str]) -> tuple[str, ...]:
+    """Checked languages without repeats, in the order of LANGUAGES (so the same set always
+    gives the same document, whatever order it was asked for in)."""
+    wanted = {check_language(lang) for lang in languages}
+    return tuple(lang for lang in LANGUAGES if lang in wanted)
 
 
 class CatalogTranslations(gettext.GNUTranslations):
