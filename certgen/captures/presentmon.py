@@ -1,6 +1,9 @@
 """PresentMon-family CSV: PresentMon 1.x / 2.x, OCAT, NVIDIA FrameView and CapFrameX CSV.
 
-Two paths give the same Capture:
+Three paths give the same Capture:
+- the vector path (numpy over the raw bytes, no polars) takes the common one-group file whose
+  rows all share the first row's leading fields byte for byte; anything it cannot prove sends
+  the file on to
 - the fast path (polars, imported here only) reads just the columns it needs; any sign of trouble
   (a parse error, a null where PresentMon never writes one, a ragged row) sends the file to
 - the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
@@ -161,10 +164,12 @@ def read_presentmon(
 ) -> Capture:
     """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc)."""
     layout = _layout(head, name, capframex=capframex)
-    try:
-        rows = _fast(path, layout)
-    except _Suspect:
-        rows = None
+    rows = _vector(path, layout)
+    if rows is None:
+        try:
+            rows = _fast(path, layout)
+        except _Suspect:
+            rows = None
     if rows is None:
         rows = _slow(path, name, layout)
     return _capture(rows, layout, name, process, _hints(layout, head))
@@ -415,3 +420,238 @@ def _capture(
         hints=hints,
         warnings=tuple(warnings),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The vector path: numpy over the raw bytes, for the common one-group PresentMon file.
+
+_CHUNK = 1 << 22
+_MAX_TAIL = 64
+_HIGH = 0x8080808080808080
+_LOW7 = 0x7F7F7F7F7F7F7F7F
+_ZERO_DIGITS = 0x3030303030303030
+_TOP_MASKS = [((1 << 64) - 1) ^ ((1 << (8 * (8 - n))) - 1) if n else 0 for n in range(9)]
+"""The top n bytes of a little-endian word, n = 0..8."""
+_POW10 = [10.0**n for n in range(9)]
+
+
+def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
+    """The rows of a one-group file read with numpy alone, or None when this path cannot prove
+    the file is plain (then polars and the csv module judge it, with their exact errors).
+
+    What it proves for every data row, or it declines: the row ends with a newline (CR LF or
+    LF); it starts with the first row's bytes up to the Dropped flag (or the interval), so the
+    key columns, hence the group, are the first row's; the Dropped flag is 0 or 1; the rest of
+    the row (at most 64 bytes) holds exactly the commas the header asks for; the interval is
+    `NA` or digits with at most one decimal point (at most 8 characters), which numpy turns into
+    the same float as any correctly rounding parser. The file must be ASCII with no quote, NUL
+    or lone CR. Everything is whole-array work: one pass over the bytes in cache-sized chunks,
+    then a few operations per row.
+    """
+    import mmap
+
+    header = layout.header
+    width = len(header)
+    if (
+        layout.flavour == "ocat"
+        or layout.keys != (0, 1, 2)
+        or len(set(header)) != width
+        or (layout.dropped_index is not None and not layout.dropped_is_flag)
+    ):
+        return None
+    k = layout.interval_index
+    d = layout.dropped_index
+    if d is None:
+        lead = k  # the interval follows the fields copied from the first row
+    elif k == d + 2 and d >= 3:
+        lead = d  # the Dropped flag, one field, then the interval
+    else:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            mm = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    with mm:
+        return _vector_rows(mm, layout, width, k, d, lead)
+
+
+def _vector_rows(
+    mm: Any, layout: _Layout, width: int, k: int, d: int | None, lead: int
+) -> _Rows | None:
+    size = len(mm)
+    if size == 0 or mm[size - 1] != 10 or mm.find(b'"') >= 0 or mm.find(b"\0") >= 0:
+        return None
+    start = 0
+    for _ in range(layout.header_line):
+        start = mm.find(b"\n", start) + 1
+        if start <= 0 or start >= size:
+            return None
+    buf = np.frombuffer(mm, dtype=np.uint8)
+    # One pass in chunks that stay in cache: newline positions, CR count, ASCII only.
+    scratch = np.empty(min(_CHUNK, size - start), dtype=bool)
+    found = []
+    cr = 0
+    for a in range(start, size, _CHUNK):
+        part = buf[a : a + _CHUNK]
+        flag = scratch[: part.size]
+        if int(part.max()) >= 128:
+            return None
+        np.equal(part, 13, out=flag)
+        cr += int(np.count_nonzero(flag))
+        np.equal(part, 10, out=flag)
+        found.append(np.flatnonzero(flag) + a)
+    ends = np.concatenate(found)
+    rows = ends.size
+    starts = np.empty(rows, dtype=ends.dtype)
+    starts[0] = start
+    starts[1:] = ends[:-1] + 1
+    has_cr = buf[np.maximum(ends - 1, start)] == 13
+    if int(np.count_nonzero(has_cr)) != cr:
+        return None  # a CR that does not end a line: the csv module would split there
+    ends = ends - has_cr
+    # The first row gives the bytes every row must start with.
+    first = bytes(mm[int(starts[0]) : int(ends[0])]).split(b",")
+    if len(first) != width or any(not f.strip() for f in first[:3]):
+        return None
+    prefix = b",".join(first[:lead]) + b","
+    plen = len(prefix)
+    after = plen + (2 if d is not None else 0)  # where the tail of the row starts
+    lengths = ends - starts
+    if int(lengths.min()) <= after:
+        return None
+    tail = lengths - after
+    tail_max = int(tail.max())
+    if tail_max > _MAX_TAIL:
+        return None
+    # Every row starts with the prefix (and a 0/1 flag and a comma): one gather of that many
+    # bytes per row, compared with the first row's.
+    lead_bytes = prefix + (b"0," if d is not None else b"")
+    span = np.ndarray(shape=(size - after + 1,), dtype=f"V{after}", buffer=mm, strides=(1,))
+    got = span[starts].view(np.uint8).reshape(rows, after)
+    want = np.frombuffer(lead_bytes, dtype=np.uint8)
+    dropped = 0
+    if d is not None:
+        flags = got[:, plen]
+        ones = flags == 49
+        dropped = int(np.count_nonzero(ones))
+        if not (np.all(got[:, :plen] == want[:plen]) and np.all(ones | (flags == 48))
+                and np.all(got[:, plen + 1] == 44)):
+            return None
+    elif not np.all(got == want):
+        return None
+    del got
+    # The tail (after the prefix) as a bit mask of its commas: the last `window` bytes of each
+    # row, compared with ',' and packed to one bit per byte (bit b = byte ends - window + b).
+    window = next(w for w in (8, 16, 32, 64) if w >= tail_max)
+    uint = np.dtype(f"<u{window // 8}")
+    last = np.ndarray(shape=(size - window + 1,), dtype=f"V{window}", buffer=mm, strides=(1,))
+    low = ends - window
+    if int(low[0]) < 0:
+        return None
+    bits = np.packbits(
+        last[low].view(np.uint8).reshape(rows, window) == 44, axis=1, bitorder="little"
+    ).view(uint).reshape(rows)
+    bits >>= (window - tail).astype(uint)  # bit b = byte b of the tail now
+    commas = width - 1 - (lead + (1 if d is not None else 0))
+    if not np.all(np.bitwise_count(bits) == commas):
+        return None
+    # The interval is the first field of the tail when there is no Dropped flag, else the
+    # second: it ends at the tail's first or second comma (or the end of the row).
+    tail_start = starts + after
+    one = uint.type(1)
+    if d is None:
+        field_start = tail_start
+    else:
+        first_bit = bits & (~bits + one)
+        field_start = tail_start + np.bitwise_count(first_bit - one) + 1
+        bits ^= first_bit
+    if commas > (0 if d is None else 1):
+        field_end = tail_start + np.bitwise_count((bits & (~bits + one)) - one)
+    else:
+        field_end = ends
+    del bits
+    values = _parse_decimals(mm, size, field_end, field_end - field_start)
+    if values is None:
+        return None
+    a, b, c = (f.decode("ascii").strip() for f in first[:3])
+    key = (a, b, c)
+
+    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+        return values, dropped
+
+    return _Rows(groups=[(key, rows)], select=select)
+
+
+def _parse_decimals(
+    mm: Any, size: int, end: np.ndarray, length: np.ndarray
+) -> np.ndarray | None:
+    """Fields of 1-8 bytes ending at `end` that are `NA` (NaN) or digits with at most one inner
+    point, as float64: the integer of the digits divided by a power of ten (exact operands, one
+    correctly rounded division: the same float as strtod). None when any field is else.
+
+    Each field is read as the 8 bytes that end where it ends (right-aligned in a little-endian
+    word), the bytes before it set to '0', the point taken out, then the classic SWAR sum.
+    """
+    if int(length.min()) < 1 or int(length.max()) > 8 or int(end.min()) < 8:
+        return None
+    u = np.uint64
+    words = np.ndarray(shape=(size - 7,), dtype=np.dtype("<u8"), buffer=mm, strides=(1,))
+    raw = words[end - 8]
+    field = np.asarray(_TOP_MASKS, dtype=u)[length]  # the top `length` bytes
+    raw &= field
+    raw |= u(_ZERO_DIGITS) & ~field
+    missing = (length == 2) & (raw == u(0x414E303030303030))  # "NA" after six '0'
+    x = raw ^ u(0x2E2E2E2E2E2E2E2E)
+    dot = ~(((x & u(_LOW7)) + u(_LOW7)) | x | u(_LOW7)) & u(_HIGH)
+    del x
+    # The common case: every field has its point at the same place (fixed decimals).
+    decimals = 0
+    first = int(dot[0])
+    if first and first & (first - 1) == 0 and np.all(dot == u(first)):
+        place = (first.bit_length() - 1) // 8  # byte index of the point
+        decimals = 7 - place
+        # The fraction stays where it is; the integer part moves up over the point.
+        below = (1 << (8 * place)) - 1
+        digits = (raw & ~u((below << 8) | 0xFF)) | ((raw & u(below)) << u(8)) | u(0x30)
+        ok = length > decimals + 1  # a digit before the point
+        ok &= decimals > 0
+    else:
+        return _parse_general(raw, dot, length, missing)
+    ok &= (digits & u(0xF0F0F0F0F0F0F0F0)) == u(_ZERO_DIGITS)
+    ok &= ((digits & u(0x0F0F0F0F0F0F0F0F)) + u(0x0606060606060606)) & u(0xF0F0F0F0F0F0F0F0) == 0
+    if not np.all(ok):
+        return None
+    return _swar_sum(digits).astype(np.float64) / _POW10[decimals]
+
+
+def _parse_general(
+    raw: np.ndarray, dot: np.ndarray, length: np.ndarray, missing: np.ndarray
+) -> np.ndarray | None:
+    """_parse_decimals when the point moves (or is absent, or a field is NA): per field."""
+    u = np.uint64
+    dots = np.bitwise_count(dot)
+    bit = dot >> u(7)  # 1 << (8 * place), or 0 without a point
+    below = bit - u(1)
+    moved = (raw & ~((bit << u(8)) - u(1))) | ((raw & below) << u(8)) | u(0x30)
+    digits = np.where(dots == 1, moved, raw)
+    place = np.bitwise_count(below) // 8
+    decimals = np.where(dots == 1, u(7) - place, u(0))
+    ok = (dots <= 1) & ((dots == 0) | ((decimals > 0) & (length > decimals + u(1))))
+    ok &= (digits & u(0xF0F0F0F0F0F0F0F0)) == u(_ZERO_DIGITS)
+    ok &= ((digits & u(0x0F0F0F0F0F0F0F0F)) + u(0x0606060606060606)) & u(0xF0F0F0F0F0F0F0F0) == 0
+    if not np.all(ok | missing):
+        return None
+    digits[missing] = u(_ZERO_DIGITS)
+    values = _swar_sum(digits).astype(np.float64) / np.asarray(_POW10)[decimals]
+    values[missing] = np.nan
+    return values
+
+
+def _swar_sum(digits: np.ndarray) -> np.ndarray:
+    """8 ASCII digits per little-endian word (first byte most significant) -> their integer."""
+    u = np.uint64
+    v = digits - u(_ZERO_DIGITS)
+    v = v * u(10) + (v >> u(8))
+    return (((v & u(0x000000FF000000FF)) * u(100 + (1000000 << 32)))
+            + (((v >> u(16)) & u(0x000000FF000000FF)) * u(1 + (10000 << 32)))) >> u(32)

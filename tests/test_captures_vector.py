@@ -1,0 +1,126 @@
+"""The numpy vector path of the PresentMon reader: it reads what it proves plain, exactly as the
+csv module does, and declines (None) everything else, which then goes to polars / csv."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certgen.captures import presentmon
+from certgen.captures.detect import read_capture_file
+from certgen.errors import CaptureFormatError
+
+REAL = pathlib.Path(__file__).parent / "data" / "real"
+HEADER = (
+    "Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,Dropped,"
+    "TimeInSeconds,MsBetweenPresents,MsInPresentAPI"
+)
+PREFIX = "Game.exe,7124,0x000001D5E3F2A070,DXGI,0,0,"
+
+
+def _captures(path: pathlib.Path) -> tuple[object, object] | None:
+    """(vector capture, csv-module capture) of a file, or None when the vector path declines."""
+    head = path.read_bytes()[:65536]
+    layout = presentmon._layout(head, path.name, capframex=False)
+    rows = presentmon._vector(path, layout)
+    if rows is None:
+        return None
+    hints = presentmon._hints(layout, head)
+    vector = presentmon._capture(rows, layout, path.name, None, hints)
+    slow = presentmon._capture(presentmon._slow(path, path.name, layout), layout, path.name,
+                               None, hints)
+    return vector, slow
+
+
+def _assert_same(vector: object, slow: object) -> None:
+    assert np.array_equal(vector.frame_times_ms, slow.frame_times_ms, equal_nan=True)  # type: ignore[attr-defined]
+    fields = [f.name for f in dataclasses.fields(vector) if f.name != "frame_times_ms"]  # type: ignore[arg-type]
+    assert [getattr(vector, f) for f in fields] == [getattr(slow, f) for f in fields]
+
+
+def _write(tmp_path: pathlib.Path, rows: list[str], *, eol: str = "\r\n", header: str = HEADER) -> pathlib.Path:
+    path = tmp_path / "capture.csv"
+    path.write_bytes((header + eol + "".join(r + eol for r in rows)).encode("utf-8"))
+    return path
+
+
+def _row(interval: str, *, dropped: str = "0", time: str = "1.000000", tail: str = "0.472") -> str:
+    return f"{PREFIX}{dropped},{time},{interval},{tail}"
+
+
+def test_the_real_one_group_capture_reads_the_same() -> None:
+    both = _captures(REAL / "PresentMonTestOutputFilename.csv")
+    assert both is not None
+    _assert_same(*both)
+
+
+intervals = st.one_of(
+    st.just("NA"),
+    st.integers(0, 99_999_999).map(str),
+    st.tuples(st.integers(0, 9999), st.integers(1, 3)).map(
+        lambda t: f"{t[0] / 10 ** t[1]:.{t[1]}f}"
+    ),
+    st.decimals(min_value=0, max_value=99_999, places=3, allow_nan=False).map(str),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(intervals, min_size=1, max_size=40),
+    drops=st.lists(st.sampled_from("01"), min_size=40, max_size=40),
+    eol=st.sampled_from(["\r\n", "\n"]),
+    times=st.lists(st.sampled_from(["0.1", "12.345678", "10218.015144", "7"]), min_size=40,
+                   max_size=40),
+)
+def test_whatever_it_reads_equals_the_csv_module(
+    tmp_path_factory: pytest.TempPathFactory, values: list[str], drops: list[str], eol: str,
+    times: list[str],
+) -> None:
+    rows = [_row(v, dropped=drops[i], time=times[i]) for i, v in enumerate(values)]
+    path = _write(tmp_path_factory.mktemp("v"), rows, eol=eol)
+    both = _captures(path)
+    if all(v == "NA" or len(v) <= 8 for v in values):
+        assert both is not None
+    if both is not None:
+        _assert_same(*both)
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        pytest.param([_row("7.262"), _row("7.262") + ",1"], id="a longer row"),
+        pytest.param([_row("7.262"), "Game.exe,7124,0x000001D5E3F2A070,DXGI,0,0,0,7.262"],
+                     id="a shorter row"),
+        pytest.param([_row("7.262"), _row("7.262").replace("Game.exe", "Other.exe")],
+                     id="a second group"),
+        pytest.param([_row("7.262"), _row('"7.262"')], id="a quoted field"),
+        pytest.param([_row("7.262"), _row("7.2\r62")], id="a lone CR"),
+        pytest.param([_row("7.262"), _row("7.262", dropped="2")], id="a Dropped flag of 2"),
+        pytest.param([_row("7.262"), _row("7e2")], id="an exponent"),
+        pytest.param([_row("7.262"), _row("-7.262")], id="a sign"),
+        pytest.param([_row("7.262"), _row("")], id="an empty interval"),
+        pytest.param([_row("7.262"), _row("123456.789")], id="a long interval"),
+        pytest.param([_row("7.262"), _row("7.262", tail="0.47é")], id="non-ASCII"),
+        pytest.param([_row("7.262"), ""], id="a blank line"),
+    ],
+)
+def test_it_declines_what_it_cannot_prove(tmp_path: pathlib.Path, rows: list[str]) -> None:
+    assert _captures(_write(tmp_path, rows)) is None
+
+
+def test_no_final_newline_is_declined(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "capture.csv"
+    path.write_bytes((HEADER + "\n" + _row("7.262") + "\n" + _row("8.1")).encode())
+    assert _captures(path) is None
+
+
+def test_a_ragged_row_still_gets_its_line_number(tmp_path: pathlib.Path) -> None:
+    path = _write(tmp_path, [_row("7.262")] * 5 + [_row("7.262") + ",1"] + [_row("7.262")] * 3)
+    with pytest.raises(CaptureFormatError) as error:
+        read_capture_file(path, name="c.csv")
+    assert str(error.value) == "c.csv:7: expected 10 fields as in the header, got 11"
