@@ -242,9 +242,12 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
     return sorted(links, key=lambda s: (order.get(s.grade, 9), s.id))
 
 
-def build_reports(out: Path, examples: Path, progress: Progress | None = None
-                  ) -> list[ReportSample]:
-    """Build each sample report of examples/compare into out/reports/<name> (all languages)."""
+def build_reports(out: Path, examples: Path, progress: Progress | None = None,
+                  date: dt.date | None = None) -> list[ReportSample]:
+    """Build each sample report of examples/compare into out/reports/<name> (all languages).
+
+    `date` is printed on the reports (None: undated, as `certgen compare` without a date).
+    """
     from certgen.commands.compare import build_record, write_report
 
     base = examples / "compare"
@@ -257,7 +260,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None
             None if sample.series is None else base / sample.series,
             base=base,
         )
-        write_report(record, out / "reports" / sample.name, list(LANGS))
+        write_report(record, out / "reports" / sample.name, list(LANGS), date)
         built.append(sample)
     return built
 
@@ -270,18 +273,22 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     from certgen.sop import load_rules
     from certgen.writer import Writer
 
+    from certgen.commands.compare import report_date
+
+    # Decided before anything renders: the PDF renderer sets SOURCE_DATE_EPOCH for its fonts.
+    created = site_date()
+    reports_date = report_date(None)
     out_path = Path(out)
     out_path.mkdir(parents=True, exist_ok=True)
     rules = load_rules()
     css = (templates_dir() / "site.css").read_text(encoding="utf-8")
     examples = examples or repo_examples_dir()
     samples = build_samples(out_path, examples, progress)
-    reports = build_reports(out_path, examples, progress)
+    reports = build_reports(out_path, examples, progress, reports_date)
 
     writer = Writer(out_path)
     writer.write("assets/site.css", css.encode("utf-8"))
     pages: dict[str, dict[str, ExplainerPage]] = {}
-    created = site_date()
     for lang in LANGS:
         pages[lang] = {}
         for slug in PAGES:

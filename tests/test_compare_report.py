@@ -108,14 +108,14 @@ def pair_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_bench_csv(src, {"before": frames_with_stalls(1, 12.0, 130),
                           "after": frames_with_stalls(2, 10.0, 130)})
     # Relative paths, as a user types them: the report names the files as given.
-    cwd = os.getcwd()
-    os.chdir(base)
-    try:
-        main(["compare", "both.csv", "--out", "out", "--lang", "en,ru,pt"])
-    except SystemExit as exc:  # pragma: no cover - a failure shows in the asserts below
-        assert exc.code == 0
-    finally:
-        os.chdir(cwd)
+    # Undated whatever ran before in this worker (the certificate renderer sets the variable).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+        mp.chdir(base)
+        try:
+            main(["compare", "both.csv", "--out", "out", "--lang", "en,ru,pt"])
+        except SystemExit as exc:  # pragma: no cover - a failure shows in the asserts below
+            assert exc.code == 0
     return base / "out"
 
 
@@ -267,3 +267,90 @@ def test_series_file_with_a_duplicate_key_is_refused(tmp_path: Path, capsys: pyt
     path.write_text("series: 1\npairs: []\npairs: []\n", encoding="utf-8")
     code, _, err = run_cli(["compare", "--series", str(path), "--out", str(tmp_path / "o")], capsys)
     assert code == 1 and "duplicate key 'pairs'" in err and err.startswith(f"certgen: {path}:3: ")
+
+
+# --------------------------------------------------------------------------- the date
+
+
+def _pdf_dates(path: Path) -> tuple[object, object, bytes]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    info = reader.metadata or {}
+    xmp = reader.trailer["/Root"]["/Metadata"].get_object().get_data()
+    return info.get("/CreationDate"), info.get("/ModDate"), xmp
+
+
+@pytest.fixture()
+def bench_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "both.csv"
+    write_bench_csv(path, {"before": frames_with_stalls(1, 8.0, 130),
+                           "after": frames_with_stalls(2, 7.6, 130)})
+    return path
+
+
+def test_without_a_date_the_report_prints_none(
+    bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No SOURCE_DATE_EPOCH, no --date: no date on the page, none in the PDF's metadata."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    code, _, err = run_cli(["compare", str(bench_csv), "--out", str(tmp_path / "o"),
+                            "--lang", "en,ru"], capsys)
+    assert code == 0, err
+    for lang in ("en", "ru"):
+        html = (tmp_path / "o" / f"report.{lang}.html").read_text("utf-8")
+        assert 'class="date"' not in html and "2000" not in html and "1980" not in html
+        created, modified, xmp = _pdf_dates(tmp_path / "o" / f"report.{lang}.pdf")
+        assert created is None and modified is None
+        assert b"CreateDate" not in xmp and b"ModifyDate" not in xmp
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text("utf-8"))["date"] is None
+    assert "SOURCE_DATE_EPOCH" not in os.environ  # rendering left the environment as it was
+
+
+def test_undated_report_is_byte_stable(
+    bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    for out in ("a", "b"):
+        code, _, err = run_cli(["compare", str(bench_csv), "--out", str(tmp_path / out)], capsys)
+        assert code == 0, err
+    assert (tmp_path / "a/report.en.pdf").read_bytes() == (tmp_path / "b/report.en.pdf").read_bytes()
+
+
+def test_date_option_is_printed_in_the_language_and_the_pdf(
+    bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    code, _, err = run_cli(["compare", str(bench_csv), "--out", str(tmp_path / "o"),
+                            "--lang", "en,ru,pt", "--date", "2026-03-07"], capsys)
+    assert code == 0, err
+    expected = {"en": "Date: March 7, 2026", "ru": "Дата: 7 марта 2026\u202fг.",
+                "pt": "Data: 7 de março de 2026"}
+    for lang, text in expected.items():
+        assert text in (tmp_path / "o" / f"report.{lang}.html").read_text("utf-8")
+    created, modified, xmp = _pdf_dates(tmp_path / "o" / "report.en.pdf")
+    assert str(created).startswith("D:20260307") and created == modified
+    assert b"2026-03-07T00:00:00Z" in xmp
+
+
+def test_source_date_epoch_comes_before_the_date_option(
+    bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764374400")  # 2025-11-29T00:00:00Z
+    code, _, err = run_cli(["compare", str(bench_csv), "--out", str(tmp_path / "o"),
+                            "--date", "2026-03-07"], capsys)
+    assert code == 0, err
+    assert "Date: November 29, 2025" in (tmp_path / "o/report.en.html").read_text("utf-8")
+    assert os.environ["SOURCE_DATE_EPOCH"] == "1764374400"
+
+
+def test_a_malformed_date_is_a_usage_error(
+    bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run_cli(["compare", str(bench_csv), "--out", str(tmp_path / "o"),
+                            "--date", "07/03/2026"], capsys)
+    assert code == 2 and "--date" in err

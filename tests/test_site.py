@@ -16,7 +16,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from certgen.site import build_site
 
     out = tmp_path_factory.mktemp("site")
-    build_site(out)
+    with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
+        mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+        build_site(out)
     return out
 
 
@@ -45,6 +47,7 @@ def test_site_has_the_sample_reports_linked_from_the_index_and_the_explainer(sit
         for lang in LANGS:
             html = (folder / f"report.{lang}.html").read_text("utf-8")
             assert f'<html lang="{lang}">' in html
+            assert 'class="date"' not in html  # no SOURCE_DATE_EPOCH: no invented date
             assert (folder / f"report.{lang}.pdf").read_bytes().startswith(b"%PDF")
             index = (site / lang / "index.html").read_text("utf-8")
             assert f'href="../reports/{report.name}/report.{lang}.html"' in index

@@ -406,19 +406,92 @@ def series_csv(record: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- render and write
 
 
-def build_date() -> dt.datetime:
-    """The document date: SOURCE_DATE_EPOCH when set, else a fixed epoch (never the clock)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.strip().isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
-    return dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+UNDATED = dt.datetime(1980, 1, 1, tzinfo=dt.UTC)
+"""Stands in only where WeasyPrint cannot do without a date while the report has none: the
+embedded CSV's creation and modification dates (WeasyPrint always writes them) and the
+subset fonts' internal timestamps (taken from SOURCE_DATE_EPOCH while rendering, so the bytes
+do not follow the clock). 1980-01-01 is the ZIP epoch, the usual "no date" of reproducible
+builds. It is never printed on the report nor written as the document's date."""
 
 
-def render_html(record: dict[str, Any], lang: str, chart_svg: str | None) -> str:
+def report_date(given: dt.date | None = None) -> dt.date | None:
+    """The date a report prints: SOURCE_DATE_EPOCH when set, else `given` (--date), else none.
+
+    Never the clock and never an invented date: without either, the report carries no date.
+    Read it before any PDF is rendered (the renderer sets SOURCE_DATE_EPOCH for its fonts).
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise CompareError(
+                f"SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got {epoch!r}")
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).date()
+    return given
+
+
+def report_pdf(html: str, *, lang: str, title: str, date: dt.date | None,
+               attachments: list[tuple[str, bytes, str]]) -> bytes:
+    """The report as PDF/A-3b, dated `date` in its metadata, or undated when it is None.
+
+    certgen.render.pdf.html_to_pdf always writes a creation date; a report without a date must
+    not, so this renders with the same confined fetcher and project fonts and leaves the
+    document dates out. See UNDATED for the only dates WeasyPrint insists on.
+    """
+    import io
+
+    import weasyprint
+
+    from certgen.paths import templates_dir
+    from certgen.render import pdf as pdfmod
+
+    when = UNDATED if date is None else dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
+    fetcher = pdfmod.ConfinedURLFetcher()
+    saved = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = str(int(when.timestamp()))
+    try:
+        document = weasyprint.HTML(
+            string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
+        ).render(font_config=pdfmod._font_config())
+        meta = document.metadata
+        meta.title = title
+        meta.authors = ["certgen"]
+        meta.lang = lang
+        meta.generator = "certgen"
+        stamp = None if date is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        meta.created = stamp
+        meta.modified = stamp
+        meta.attachments = []  # never honour attachments declared by the HTML
+        naive = when.replace(tzinfo=None)
+        files = [
+            weasyprint.Attachment(file_obj=io.BytesIO(data), name=name, description=description,
+                                  created=naive, modified=naive, relationship="Data",
+                                  url_fetcher=fetcher)
+            for name, data, description in attachments
+        ]
+        out = document.write_pdf(pdf_variant="pdf/a-3b", attachments=files,
+                                 uncompressed_pdf=False)
+    except CertgenError:
+        raise
+    except Exception as exc:  # WeasyPrint parse/layout errors
+        from certgen.errors import RenderError
+
+        raise RenderError(f"PDF rendering failed: {exc}") from exc
+    finally:
+        if saved is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = saved
+    assert isinstance(out, bytes)
+    return out
+
+
+def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
+                date: dt.date | None = None) -> str:
     """The report in one language (the certificates' Jinja environment and safety rules)."""
     from certgen.render.html import render_template
 
     context = {k: v for k, v in record.items() if not k.startswith("_")}
+    context["date"] = date
     context["chart_src"] = None
     if chart_svg is not None:
         context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
@@ -442,14 +515,16 @@ CSV_NAME = "compare.csv"
 CHART_NAME = "frame-times.svg"
 
 
-def write_report(record: dict[str, Any], out: Path, langs: list[str]) -> list[str]:
-    """Render everything in memory, then write it (atomic, confined, manifest last)."""
+def write_report(record: dict[str, Any], out: Path, langs: list[str],
+                 date: dt.date | None = None) -> list[str]:
+    """Render everything in memory, then write it (atomic, confined, manifest last).
+
+    `date` is what report_date() decided (None: the report prints no date).
+    """
     from certgen import compare
     from certgen.render.i18n import gettext_for
-    from certgen.render.pdf import html_to_pdf
     from certgen.writer import Writer
 
-    created = build_date()
     if record["mode"] == "pair":
         counted = record["_counted"]
         csv_data = compare.csv_text([(s, counted[s]) for s in SIDES]).encode("utf-8")
@@ -460,17 +535,17 @@ def write_report(record: dict[str, Any], out: Path, langs: list[str]) -> list[st
         svg = chart_for(record, lang) if record["mode"] == "pair" else None
         if svg is not None and i == 0:
             files.append((CHART_NAME, svg.encode("utf-8")))
-        html = render_html(record, lang, svg)
+        html = render_html(record, lang, svg, date)
         title = gettext_for(lang)("Before/after report")
-        pdf = html_to_pdf(html, lang=lang, title=title, author="certgen",
-                          attachments=[(CSV_NAME, csv_data, "side,kind,name,value")],
-                          created=created)
+        pdf = report_pdf(html, lang=lang, title=title, date=date,
+                         attachments=[(CSV_NAME, csv_data, "side,kind,name,value")])
         files.append((f"report.{lang}.html", html.encode("utf-8")))
         files.append((f"report.{lang}.pdf", pdf))
     writer = Writer(out)
     for name, data in files:
         writer.write(name, data)
-    writer.finish({"kind": "compare", "mode": record["mode"], "languages": langs})
+    writer.finish({"kind": "compare", "mode": record["mode"], "languages": langs,
+                   "date": None if date is None else date.isoformat()})
     return [name for name, _ in files]
 
 
@@ -497,8 +572,11 @@ def parse_langs(value: str) -> list[str]:
               help="A paired-series file (YAML: pairs of before/after captures, optional pilot).")
 @click.option("--format", "fmt", default=None, help="Force a capture reader (see certgen metrics).")
 @click.option("--process", default=None, help="PresentMon family: the Application to read.")
+@click.option("--date", "date", default=None, type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="Date to print on the report (YYYY-MM-DD). SOURCE_DATE_EPOCH, when set, "
+              "takes precedence; with neither, the report prints no date.")
 def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
-            fmt: str | None, process: str | None) -> None:
+            fmt: str | None, process: str | None, date: dt.datetime | None) -> None:
     """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series.
 
     \b
@@ -510,15 +588,17 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
       pilot: [pilot/01.csv, ...]   # optional: 10 runs, no change
 
     Writes report.<lang>.html/.pdf, frame-times.svg, compare.csv (side,kind,name,value) and
-    manifest.json (last) into --out.
+    manifest.json (last) into --out. The report is dated from SOURCE_DATE_EPOCH, else --date,
+    else it carries no date (never the clock).
     """
     langs = parse_langs(lang)
+    when = report_date(None if date is None else date.date())
     if series is not None and captures:
         raise click.UsageError("give either --series or BEFORE AFTER, not both")
     if series is None and len(captures) not in (1, 2):
         raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
     record = build_record(list(captures), series, fmt=fmt, process=process)
-    written = write_report(record, out, langs)
+    written = write_report(record, out, langs, when)
     for name in written:
         click.echo(str(out / name))
 
