@@ -86,7 +86,29 @@ def _range_min(values: FloatArray, lo: IntArray, hi: IntArray) -> FloatArray:
     return out
 
 
-def _block_floor(frames: FloatArray, present: FloatArray) -> FloatArray:
+def _block_quantiles(frames: FloatArray) -> FloatArray:
+    """Per block of _BLOCK consecutive frames, its values at the ranks _BLOCK_RANKS (the
+    (r + 1)-th smallest: at most r of the block below it) and then at _BLOCK - 1 - r (the
+    (r + 1)-th largest: at most r above it), one row per block, from one partition.
+
+    The last, partial block is padded with +inf: still at most r real frames below the low
+    quantiles, and at most r real frames above the high ones.
+    """
+    ranks = np.asarray(_BLOCK_RANKS)
+    kth = np.concatenate((ranks, _BLOCK - 1 - ranks))
+    n = frames.size
+    whole = n // _BLOCK
+    parts = [frames[: whole * _BLOCK].reshape(whole, _BLOCK)]
+    if n % _BLOCK:
+        last_block = np.full((1, _BLOCK), np.inf)
+        last_block[0, : n - whole * _BLOCK] = frames[whole * _BLOCK :]
+        parts.append(last_block)
+    return np.concatenate(
+        [np.partition(part, kth, axis=1)[:, kth] for part in parts if part.size]
+    )
+
+
+def _block_floor(frames: FloatArray, present: FloatArray, quantiles: FloatArray) -> FloatArray:
     """A lower bound of every frame's window median, far tighter than the window minimum.
 
     Cut the frames into blocks of _BLOCK consecutive frames and let q_b be the (r + 1)-th
@@ -96,21 +118,11 @@ def _block_floor(frames: FloatArray, present: FloatArray) -> FloatArray:
     U blocks has at most U * r of its frames below it, and it holds at least c frames. When
     U * r < (c + 1) // 2, the lower middle value, hence the median, is >= v. Each block uses the
     largest r of _BLOCK_RANKS for which that holds; where none does, the bound is -inf.
-    Everything is computed once per block, not per frame.
+    Everything is computed once per block, not per frame (quantiles: _block_quantiles).
     """
     n = frames.size
     half = STUTTER_WINDOW_MS / 2.0
     ranks = np.asarray(_BLOCK_RANKS)
-    whole = n // _BLOCK
-    parts = [frames[: whole * _BLOCK].reshape(whole, _BLOCK)]
-    if n % _BLOCK:
-        # The last, partial block is padded with +inf: still at most r frames below q_b.
-        last_block = np.full((1, _BLOCK), np.inf)
-        last_block[0, : n - whole * _BLOCK] = frames[whole * _BLOCK :]
-        parts.append(last_block)
-    quantiles = np.concatenate(
-        [np.partition(part, ranks, axis=1)[:, ranks] for part in parts if part.size]
-    )
     first = np.arange(quantiles.shape[0]) * _BLOCK
     last = np.minimum(first + _BLOCK, n) - 1
     union_lo = np.searchsorted(present, present[first] - half, side="left")
@@ -131,39 +143,39 @@ def _block_floor(frames: FloatArray, present: FloatArray) -> FloatArray:
     return np.repeat(bound, _BLOCK)[:n]
 
 
-def _window_block_floor(frames: FloatArray, lo: IntArray, hi: IntArray) -> FloatArray:
-    """The bound of _block_floor for given windows [lo, hi): tighter, as each window is exact.
+def _window_bounds(
+    quantiles: FloatArray, lo: IntArray, hi: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """(lower, upper) bounds of the median of each window [lo, hi), from the block quantiles.
 
-    Cut the frames into blocks of _BLOCK consecutive frames and let q_b be the (r + 1)-th
-    smallest of block b, so that at most r of its frames are below q_b. For a window of w frames
-    overlapping B blocks, v = min q_b over those blocks has at most B * r window frames below
-    it. When B * r < (w + 1) // 2, the lower middle value, hence the median, is >= v. Each
-    window uses the largest r of _BLOCK_RANKS for which that holds; for windows too short for
-    any, the bound is -inf.
+    For a window of w frames overlapping B blocks: v = min q_b over those blocks (q_b the
+    (r + 1)-th smallest of block b) has at most B * r window frames below it, so when
+    B * r < (w + 1) // 2 the lower middle value, hence the median, is >= v. Likewise
+    V = max Q_b (Q_b the (r + 1)-th largest) has at most B * r window frames above it, so when
+    B * r <= (w - 1) // 2 the upper middle value, hence the median (also the float mean of two
+    middle values), is <= V. Each window uses the largest r of _BLOCK_RANKS that the condition
+    allows; where none does, the bound is -inf (lower) or +inf (upper).
     """
     ranks = np.asarray(_BLOCK_RANKS)
-    whole = frames.size // _BLOCK
-    parts = [frames[: whole * _BLOCK].reshape(whole, _BLOCK)]
-    if frames.size % _BLOCK:
-        # The last, partial block is padded with +inf: still at most r frames below q_b.
-        last_block = np.full((1, _BLOCK), np.inf)
-        last_block[0, : frames.size - whole * _BLOCK] = frames[whole * _BLOCK :]
-        parts.append(last_block)
-    quantiles = np.concatenate(
-        [np.partition(part, ranks, axis=1)[:, ranks] for part in parts if part.size]
-    )
     first = lo // _BLOCK
     last = (hi - 1) // _BLOCK
+    spanned = last - first + 1
+    lower = np.full(lo.size, -np.inf)
+    upper = np.full(lo.size, np.inf)
     # The largest r with spanned * r < need, i.e. r <= (need - 1) // spanned; -1 if none.
     need = (hi - lo + 1) // 2
-    chosen = np.searchsorted(ranks, (need - 1) // (last - first + 1), side="right") - 1
-    out = np.full(lo.size, -np.inf)
+    low_choice = np.searchsorted(ranks, (need - 1) // spanned, side="right") - 1
+    high_choice = np.searchsorted(ranks, ((hi - lo - 1) // 2) // spanned, side="right") - 1
     for column in range(ranks.size):
-        sel = np.flatnonzero(chosen == column)
+        sel = np.flatnonzero(low_choice == column)
         if sel.size:
             table = np.ascontiguousarray(quantiles[:, column])
-            out[sel] = _range_min(table, first[sel], last[sel] + 1)
-    return out
+            lower[sel] = _range_min(table, first[sel], last[sel] + 1)
+        sel = np.flatnonzero(high_choice == column)
+        if sel.size:
+            table = -np.ascontiguousarray(quantiles[:, ranks.size + column])
+            upper[sel] = -_range_min(table, first[sel], last[sel] + 1)
+    return lower, upper
 
 
 def _kth_smallest(values: FloatArray, lo: IntArray, hi: IntArray, k: IntArray) -> FloatArray:
@@ -269,15 +281,18 @@ def _is_stutter(times: FloatArray, medians: FloatArray) -> npt.NDArray[np.bool_]
 def stutter_events(frames: FloatArray) -> IntArray:
     """Indices of stutter events (the rule in the module docstring), in frame order.
 
-    Exact and fast on any capture: cheap lower bounds of each window's median (the block bound
-    of _block_floor, per block then per window, and the window minimum) rule out the frames that cannot qualify, since
-    the rule is monotone in the median. The exact median is then taken for the frames left: one
-    window at a time when they are few, otherwise all at once by _kth_smallest.
+    Exact and fast on any capture: cheap bounds of each window's median decide most frames,
+    since the rule is monotone in the median. Lower bounds (the block bound of _block_floor per
+    block, then per window, and the window minimum) rule out the frames that cannot qualify;
+    an upper bound (_window_bounds) confirms the frames that qualify whatever the median is.
+    The exact median is taken for the frames left: by padded rows when they are few, otherwise
+    all at once by _kth_smallest.
     """
     if frames.size == 0:
         return np.empty(0, dtype=np.intp)
     present = np.cumsum(frames)
-    floor = _block_floor(frames, present)
+    quantiles = _block_quantiles(frames)
+    floor = _block_floor(frames, present, quantiles)
     # t > m + 8 with m > 0 needs t > 8.
     maybe = np.flatnonzero(
         (frames <= STUTTER_MAX_MS) & (frames > STUTTER_MARGIN_MS) & _is_stutter(frames, floor)
@@ -287,11 +302,16 @@ def stutter_events(frames: FloatArray) -> IntArray:
     lo = np.searchsorted(present, at - half, side="left")
     hi = np.searchsorted(present, at + half, side="right")
     times = frames[maybe]
-    for bound in (_window_block_floor, _range_min):
-        keep = np.flatnonzero(_is_stutter(times, bound(frames, lo, hi)))
-        maybe, lo, hi, times = maybe[keep], lo[keep], hi[keep], times[keep]
+    lower, upper = _window_bounds(quantiles, lo, hi)
+    sure = _is_stutter(times, upper)
+    keep = np.flatnonzero(~sure & _is_stutter(times, lower))
+    confirmed = maybe[sure]
+    maybe, lo, hi, times = maybe[keep], lo[keep], hi[keep], times[keep]
+    keep = np.flatnonzero(_is_stutter(times, _range_min(frames, lo, hi)))
+    maybe, lo, hi, times = maybe[keep], lo[keep], hi[keep], times[keep]
     medians = _window_medians(frames, lo, hi)
-    return maybe[_is_stutter(times, medians)].astype(np.intp)
+    found = maybe[_is_stutter(times, medians)]
+    return np.sort(np.concatenate((confirmed, found))).astype(np.intp)
 
 
 def compute_diagnostics(frames: FloatArray) -> Diagnostics:

@@ -188,3 +188,28 @@ def test_stutter_events_leave_the_frames_untouched() -> None:
     frames = np.array([10.0] * 500 + [40.0] + [10.0] * 500)
     frames.setflags(write=False)
     assert stutter_events(frames).tolist() == [500]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stutter_events_match_brute_force_on_game_like_captures(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scenes at different rates with spikes (the bench shape): many events are confirmed by
+    the upper bound of the window median alone (windows across a scene change still need the
+    exact median)."""
+    rng = np.random.default_rng(seed)
+    scene_fps = np.repeat(rng.uniform(60.0, 144.0, 12), 1000)
+    frames = 1000.0 / scene_fps * rng.lognormal(0.0, 0.06, scene_fps.size)
+    spikes = rng.random(frames.size) < 0.01
+    frames[spikes] *= rng.uniform(2.5, 4.0, int(spikes.sum()))
+    exact: list[int] = []
+    medians = diagnostics._window_medians
+
+    def counted(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        exact.append(lo.size)
+        return medians(values, lo, hi)
+
+    monkeypatch.setattr(diagnostics, "_window_medians", counted)
+    events = stutter_events(frames)
+    assert events.tolist() == brute_force_stutters(frames).tolist()
+    assert events.size > 50 and sum(exact) < events.size
