@@ -426,6 +426,7 @@ def _capture(
 # The vector path: numpy over the raw bytes, for the common one-group PresentMon file.
 
 _CHUNK = 1 << 22
+_ROW_BLOCK = 1 << 16
 _MAX_TAIL = 64
 _HIGH = 0x8080808080808080
 _LOW7 = 0x7F7F7F7F7F7F7F7F
@@ -469,7 +470,10 @@ def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
         return None
     try:
         with open(path, "rb") as handle:
-            mm = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            # MAP_POPULATE maps the whole file at once (one page fault per 4 KiB otherwise).
+            populate = getattr(mmap, "MAP_POPULATE", 0)
+            mm = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | populate,
+                           prot=mmap.PROT_READ)
     except (OSError, ValueError):
         return None
     with mm:
@@ -501,79 +505,36 @@ def _vector_rows(
         cr += int(np.count_nonzero(flag))
         np.equal(part, 10, out=flag)
         found.append(np.flatnonzero(flag) + a)
-    ends = np.concatenate(found)
-    rows = ends.size
-    starts = np.empty(rows, dtype=ends.dtype)
-    starts[0] = start
-    starts[1:] = ends[:-1] + 1
-    has_cr = buf[np.maximum(ends - 1, start)] == 13
-    if int(np.count_nonzero(has_cr)) != cr:
-        return None  # a CR that does not end a line: the csv module would split there
-    ends = ends - has_cr
+    newlines = np.concatenate(found)
+    rows = newlines.size
     # The first row gives the bytes every row must start with.
-    first = bytes(mm[int(starts[0]) : int(ends[0])]).split(b",")
+    end = int(newlines[0])
+    first = bytes(mm[start : end - 1 if end > start and mm[end - 1] == 13 else end]).split(b",")
     if len(first) != width or any(not f.strip() for f in first[:3]):
         return None
     prefix = b",".join(first[:lead]) + b","
-    plen = len(prefix)
-    after = plen + (2 if d is not None else 0)  # where the tail of the row starts
-    lengths = ends - starts
-    if int(lengths.min()) <= after:
-        return None
-    tail = lengths - after
-    tail_max = int(tail.max())
-    if tail_max > _MAX_TAIL:
-        return None
-    # Every row starts with the prefix (and a 0/1 flag and a comma): one gather of that many
-    # bytes per row, compared with the first row's.
-    lead_bytes = prefix + (b"0," if d is not None else b"")
-    span = np.ndarray(shape=(size - after + 1,), dtype=f"V{after}", buffer=mm, strides=(1,))
-    got = span[starts].view(np.uint8).reshape(rows, after)
-    want = np.frombuffer(lead_bytes, dtype=np.uint8)
+    shape = _Shape(
+        lead=prefix + (b"0," if d is not None else b""),
+        flag=len(prefix) if d is not None else None,
+        commas=width - 1 - (lead + (1 if d is not None else 0)),
+    )
+    values = np.empty(rows, dtype=np.float64)
     dropped = 0
-    if d is not None:
-        flags = got[:, plen]
-        ones = flags == 49
-        dropped = int(np.count_nonzero(ones))
-        if not (np.all(got[:, :plen] == want[:plen]) and np.all(ones | (flags == 48))
-                and np.all(got[:, plen + 1] == 44)):
+    line_crs = 0
+    # Row blocks keep every temporary small (in cache, no fresh pages to fault in).
+    for r in range(0, rows, _ROW_BLOCK):
+        block_ends = newlines[r : r + _ROW_BLOCK]
+        starts = np.empty_like(block_ends)
+        starts[0] = start if r == 0 else newlines[r - 1] + 1
+        starts[1:] = block_ends[:-1] + 1
+        block = _row_block(mm, buf, shape, starts, block_ends)
+        if block is None:
             return None
-    elif not np.all(got == want):
-        return None
-    del got
-    # The tail (after the prefix) as a bit mask of its commas: the last `window` bytes of each
-    # row, compared with ',' and packed to one bit per byte (bit b = byte ends - window + b).
-    window = next(w for w in (8, 16, 32, 64) if w >= tail_max)
-    uint = np.dtype(f"<u{window // 8}")
-    last = np.ndarray(shape=(size - window + 1,), dtype=f"V{window}", buffer=mm, strides=(1,))
-    low = ends - window
-    if int(low[0]) < 0:
-        return None
-    bits = np.packbits(
-        last[low].view(np.uint8).reshape(rows, window) == 44, axis=1, bitorder="little"
-    ).view(uint).reshape(rows)
-    bits >>= (window - tail).astype(uint)  # bit b = byte b of the tail now
-    commas = width - 1 - (lead + (1 if d is not None else 0))
-    if not np.all(np.bitwise_count(bits) == commas):
-        return None
-    # The interval is the first field of the tail when there is no Dropped flag, else the
-    # second: it ends at the tail's first or second comma (or the end of the row).
-    tail_start = starts + after
-    one = uint.type(1)
-    if d is None:
-        field_start = tail_start
-    else:
-        first_bit = bits & (~bits + one)
-        field_start = tail_start + np.bitwise_count(first_bit - one) + 1
-        bits ^= first_bit
-    if commas > (0 if d is None else 1):
-        field_end = tail_start + np.bitwise_count((bits & (~bits + one)) - one)
-    else:
-        field_end = ends
-    del bits
-    values = _parse_decimals(mm, size, field_end, field_end - field_start)
-    if values is None:
-        return None
+        values[r : r + _ROW_BLOCK], ones, crs = block
+        dropped += ones
+        line_crs += crs
+    if line_crs != cr:
+        return None  # a CR that does not end a line: the csv module would split there
     a, b, c = (f.decode("ascii").strip() for f in first[:3])
     key = (a, b, c)
 
@@ -581,6 +542,74 @@ def _vector_rows(
         return values, dropped
 
     return _Rows(groups=[(key, rows)], select=select)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What every row of a file the vector path reads looks like."""
+
+    lead: bytes
+    """The first row's bytes up to the interval, or up to the Dropped flag then `0,`."""
+    flag: int | None
+    """Offset of the Dropped flag in `lead`, or None without a flag."""
+    commas: int
+    """Commas in the tail (the bytes after `lead`) of every row."""
+
+
+def _row_block(
+    mm: Any, buf: np.ndarray, shape: _Shape, starts: np.ndarray, newlines: np.ndarray
+) -> tuple[np.ndarray, int, int] | None:
+    """(intervals, Dropped=1 count, CR LF count) of one block of rows, or None if a row is not
+    as shaped. `newlines` are the positions of the rows' line feeds."""
+    size = buf.size
+    rows = starts.size
+    after = len(shape.lead)
+    has_cr = buf[newlines - 1] == 13
+    ends = newlines - has_cr
+    tail_max = int((ends - starts).max()) - after
+    if int((ends - starts).min()) <= after or tail_max > _MAX_TAIL:
+        return None
+    window = next(w for w in (8, 16, 32, 64) if w >= tail_max)
+    if int(ends[0]) < window:
+        return None
+    # Every row starts with the lead bytes (the flag byte may be 0 or 1): one gather.
+    span = np.ndarray(shape=(size - after + 1,), dtype=f"V{after}", buffer=mm, strides=(1,))
+    got = span[starts].view(np.uint8).reshape(rows, after)
+    want = np.frombuffer(shape.lead, dtype=np.uint8)
+    ones = 0
+    if shape.flag is not None:
+        flags = got[:, shape.flag]
+        is_one = flags == 49
+        ones = int(np.count_nonzero(is_one))
+        if not np.all(is_one | (flags == 48)):
+            return None
+        got[:, shape.flag] = 48
+    if not np.all(got == want):
+        return None
+    # The tail (after the lead) as a bit mask of its commas: the last `window` bytes of each
+    # row, compared with ',' and packed to one bit per byte (bit b = byte ends - window + b).
+    uint = np.dtype(f"<u{window // 8}")
+    last = np.ndarray(shape=(size - window + 1,), dtype=f"V{window}", buffer=mm, strides=(1,))
+    bits = np.packbits(
+        last[ends - window].view(np.uint8).reshape(rows, window) == 44, axis=1, bitorder="little"
+    ).view(uint).reshape(rows)
+    tail_start = starts + after
+    bits >>= (window - (ends - tail_start)).astype(uint)  # bit b = byte b of the tail now
+    if not np.all(np.bitwise_count(bits) == shape.commas):
+        return None
+    # The interval is the first field of the tail when there is no Dropped flag, else the
+    # second: it ends at the tail's first or second comma (or the end of the row).
+    one = uint.type(1)
+    field_start = tail_start
+    if shape.flag is not None:
+        first_bit = bits & (~bits + one)
+        field_start = tail_start + np.bitwise_count(first_bit - one) + 1
+        bits ^= first_bit
+    field_end = ends
+    if shape.commas > (0 if shape.flag is None else 1):
+        field_end = tail_start + np.bitwise_count((bits & (~bits + one)) - one)
+    values = _parse_decimals(mm, size, field_end, field_end - field_start)
+    return None if values is None else (values, ones, int(np.count_nonzero(has_cr)))
 
 
 def _parse_decimals(
