@@ -22,9 +22,8 @@ demo: $(STAMP)
 	@# libharfbuzz-subset0 makes WeasyPrint faster and byte-stable; optional, root only.
 	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
 	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi
+	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
-	@echo
-	@echo "Open $(SITE)/index.html in a browser."
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto -q

@@ -119,8 +119,8 @@ def _alternates(from_file: str, target_of: Callable[[str], str]) -> list[dict[st
     ]
 
 
-def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False,
-                          css: str = "") -> str:
+def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False
+                          ) -> str:
     """One explainer page as a complete HTML document (browser form or the PDF's form)."""
     from certgen.render.html import render_template
 
@@ -130,8 +130,7 @@ def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: b
         "body": page.body_pdf_html if for_pdf else page.body_html,
         "alternates": _alternates(me, lambda lang: explainer_path(lang, page.slug)),
         "x_default": rel(me, explainer_path("en", page.slug)),
-        "inline_css": for_pdf,
-        "css": css,
+        "inline_css": for_pdf,  # the PDF reads templates/site.css inline (no file links)
         "css_href": rel(me, "assets/site.css"),
         "index_href": rel(me, f"{page.lang}/index.html"),
         "pdf_href": rel(me, explainer_path(page.lang, page.slug, "pdf")),
@@ -300,7 +299,7 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                 page, rules_version=rules.rules_version).encode("utf-8"))
             if pdf:
                 printable = render_explainer_html(page, rules_version=rules.rules_version,
-                                                  for_pdf=True, css=css)
+                                                  for_pdf=True)
                 writer.write(explainer_path(lang, slug, "pdf"), html_to_pdf(
                     printable, lang=lang, title=page.title, author="certgen",
                     created=created))

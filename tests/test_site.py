@@ -122,3 +122,62 @@ def test_cli_site_prints_where_to_open(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.exit_code == 0, result.output
     assert calls == [str(tmp_path / "s")]
     assert f"Open {tmp_path / 's' / 'index.html'} in a browser." in result.output
+
+
+def test_explainer_and_report_pdfs_draw_without_a_library_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The print CSS holds nothing WeasyPrint skips (screen-only rules sit in @media screen)."""
+    import datetime as dt
+    import logging
+
+    from certgen.commands.compare import build_record, write_report
+    from certgen.docs import build_page
+    from certgen.render.pdf import html_to_pdf
+    from certgen.site import REPORT_SAMPLES, render_explainer_html, repo_examples_dir
+    from certgen.sop import load_rules
+
+    rules = load_rules()
+    caplog.set_level(logging.DEBUG, logger="weasyprint")
+    for slug in PAGES:
+        page = build_page(slug, "ru", rules)
+        html = render_explainer_html(page, rules_version=rules.rules_version, for_pdf=True)
+        assert "&#34;" not in html.split("</style>")[0]  # the CSS is inlined, not escaped
+        html_to_pdf(html, lang="ru", title=page.title, author="certgen",
+                    created=dt.datetime(2026, 1, 1))
+    base = repo_examples_dir() / "compare"
+    sample = next(r for r in REPORT_SAMPLES if r.name == "inside-floor")
+    write_report(build_record([base / c for c in sample.captures], base=base),
+                 tmp_path / "report", ["pt"])
+    noted = [r.getMessage() for r in caplog.records
+             if r.name.startswith("weasyprint") and r.levelno >= logging.WARNING]
+    assert noted == []
+
+
+def test_library_log_lines_stay_off_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A library's warning (and a bare logging.debug that would install a stderr handler)
+    ends up counted in one line, and in --log FILE when given; never on the terminal."""
+    import logging
+
+    from click.testing import CliRunner
+
+    import certgen.site
+    from certgen.commands.site import command
+
+    def noisy(out: object, **kw: object) -> list[str]:
+        logging.debug("a bare root debug line")
+        logging.getLogger("weasyprint").warning("Ignored `overflow-x: auto` at 1:1")
+        return ["index.html"]
+
+    monkeypatch.setattr(certgen.site, "build_site", noisy)
+    log = tmp_path / "lib.log"
+    before = logging.getLogger().handlers[:]
+    result = CliRunner().invoke(command, ["--out", str(tmp_path / "s"), "--log", str(log)])
+    assert result.exit_code == 0, result.output
+    captured = capfd.readouterr()
+    assert "overflow-x" not in result.output + captured.out + captured.err
+    assert "1 rendering notes from libraries were kept off the terminal" in result.output
+    assert log.read_text("utf-8") == "WARNING weasyprint: Ignored `overflow-x: auto` at 1:1\n"
+    assert logging.getLogger().handlers == before  # the root logger is given back as it was

@@ -1,5 +1,9 @@
 """`certgen demo --out DIR` (what `make demo` runs): the site, plus the SOP figures of the
-real captures shipped in tests/data/real, then where to open it."""
+real captures shipped in tests/data/real, then where to look.
+
+The output is progress (on a terminal), a short list of what was built, and the page to open;
+library log lines are kept off the terminal (see certgen.commands.site.library_logs).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,26 @@ from typing import Any
 
 import click
 
+from certgen.commands.site import LOG_OPTION
+
 
 @click.command("demo")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Folder to write the demo site into.")
-def command(out: str) -> Any:
-    """Build the examples and explainers into a folder and show metrics of real captures."""
-    from certgen.commands.site import run_site
+@LOG_OPTION
+def command(out: str, log_file: str | None) -> Any:
+    """Build the examples, reports and explainers into a folder; show metrics of real captures."""
+    from certgen.commands.site import library_logs, report_library_logs, run_site
 
-    files = run_site(out)
-    click.echo(f"site: {len(files)} files written to {out}")
+    files = run_site(out, log_file=log_file)
+    root = Path(out).resolve()
+    samples = sorted({f.split("/")[1] for f in files if f.startswith("samples/")})
+    reports = sorted({f.split("/")[1] for f in files if f.startswith("reports/")})
+    explainers = [f for f in files if "/explainers/" in f and f.endswith(".html")]
+    click.echo(f"Built {len(files)} files into {root}:")
+    click.echo(f"  sample certificates  {', '.join(samples)}  (samples/)")
+    click.echo(f"  before/after reports {', '.join(reports)}  (reports/)")
+    click.echo(f"  explainers           {len(explainers)} pages in en, ru, pt, HTML and PDF")
     real = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
     captures = sorted(p for p in real.glob("*.csv")) if real.is_dir() else []
     if captures:
@@ -25,7 +39,10 @@ def command(out: str) -> Any:
 
         click.echo("")
         click.echo("SOP figures of the real captures in tests/data/real:")
-        for row in measure([str(p) for p in captures], None, None):
+        with library_logs(None) as records:
+            rows = list(measure([str(p) for p in captures], None, None))
+        report_library_logs(records, None)
+        for row in rows:
             name = Path(str(row["file"])).name
             click.echo(
                 f"  {name}: {row['frames']} frames, avg {row['avg_fps']} FPS, "
@@ -33,4 +50,4 @@ def command(out: str) -> Any:
                 f"S_F {row['fluidity_score']}"
             )
     click.echo("")
-    click.echo(f"Open {Path(out).resolve() / 'index.html'} in a browser.")
+    click.echo(f"Open {root / 'index.html'} in a browser.")

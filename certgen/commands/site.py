@@ -1,18 +1,65 @@
-"""`certgen site --out DIR`: the publishable static site (index, explainers, samples).
+"""`certgen site --out DIR`: the publishable static site (index, explainers, samples, reports).
 
-Shows progress on a terminal (stderr), prints where to open the site when done.
+Shows progress on a terminal (stderr), prints where to open the site when done. Library log
+lines (WeasyPrint's notes on CSS it skips, font tools) never reach the terminal: they are
+collected, counted, and written to `--log FILE` when asked.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 
-def run_site(out: str, *, examples: str | None = None, pdf: bool = True) -> list[str]:
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def library_logs(log_file: str | None = None) -> Iterator[list[logging.LogRecord]]:
+    """Route every log record raised while building away from the terminal.
+
+    The root logger gets one collecting handler for the duration (its presence also stops a
+    library's bare `logging.debug()` from installing a stderr handler behind our back); the
+    handlers it had come back afterwards. With `log_file`, the warnings are written there.
+    """
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    handler = _Collect()
+    root.handlers = [handler]
+    root.setLevel(logging.WARNING)
+    try:
+        yield handler.records
+    finally:
+        root.handlers = saved_handlers
+        root.setLevel(saved_level)
+        if log_file is not None:
+            lines = [f"{r.levelname} {r.name}: {r.getMessage()}\n" for r in handler.records]
+            Path(log_file).write_text("".join(lines), encoding="utf-8")
+
+
+def report_library_logs(records: list[logging.LogRecord], log_file: str | None) -> None:
+    """One line on stderr when libraries said anything (nothing at all when they did not)."""
+    if not records:
+        return
+    where = f"written to {log_file}" if log_file else "rerun with --log FILE to read them"
+    click.echo(f"{len(records)} rendering notes from libraries were kept off the terminal "
+               f"({where}).", err=True)
+
+
+def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
+             log_file: str | None = None) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written."""
     from certgen.docs import LANGS, PAGES
     from certgen.site import REPORT_SAMPLES, build_site, repo_examples_dir
@@ -20,24 +67,35 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True) -> list
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0
     total = samples + len(REPORT_SAMPLES) + len(LANGS) * len(PAGES)
-    if sys.stderr.isatty():
-        with click.progressbar(length=total, label="certgen site", file=sys.stderr,
-                               item_show_func=lambda s: s) as bar:  # type: ignore[arg-type]
-            def progress(label: str) -> None:
-                bar.current_item = label  # type: ignore[attr-defined]
-                bar.update(1)
+    with library_logs(log_file) as records:
+        if sys.stderr.isatty():
+            with click.progressbar(length=total, label="certgen site", file=sys.stderr,
+                                   item_show_func=lambda s: s) as bar:  # type: ignore[arg-type]
+                def progress(label: str) -> None:
+                    bar.current_item = label  # type: ignore[attr-defined]
+                    bar.update(1)
 
-            return build_site(out, examples=ex, progress=progress, pdf=pdf)
-    return build_site(out, examples=ex, pdf=pdf)
+                files = build_site(out, examples=ex, progress=progress, pdf=pdf)
+        else:
+            files = build_site(out, examples=ex, pdf=pdf)
+    report_library_logs(records, log_file)
+    return files
+
+
+LOG_OPTION = click.option(
+    "--log", "log_file", default=None, type=click.Path(dir_okay=False),
+    help="Write the rendering libraries' log lines to this file (they never reach the terminal).",
+)
 
 
 @click.command("site")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Folder to write the site into.")
 @click.option("--examples", default=None, type=click.Path(exists=True, file_okay=False),
-              help="Folder of sample bundles and fleet.jsonl (default: examples/).")
-def command(out: str, examples: str | None) -> Any:
-    """Build the publishable static site: samples, explainers in EN/RU/PT, an index."""
-    files = run_site(out, examples=examples)
+              help="Folder of sample bundles, fleet.jsonl and compare/ (default: examples/).")
+@LOG_OPTION
+def command(out: str, examples: str | None, log_file: str | None) -> Any:
+    """Build the publishable static site: samples, reports, explainers in EN/RU/PT, an index."""
+    files = run_site(out, examples=examples, log_file=log_file)
     click.echo(f"{len(files)} files written to {out}")
     click.echo(f"Open {Path(out) / 'index.html'} in a browser.")
