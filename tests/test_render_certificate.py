@@ -89,12 +89,13 @@ def test_printed_fps_figures_rederive_the_printed_score(lang: str) -> None:
 @pytest.mark.parametrize(
     ("lang", "provisional", "draft"),
     [
-        ("en", "Provisional · n = 13", "DRAFT — NOT ISSUABLE"),
-        ("ru", "Предварительно · n = 13", "ЧЕРНОВИК — ВЫДАВАТЬ НЕЛЬЗЯ"),
-        ("pt", "Provisório · n = 13", "RASCUNHO — NÃO PODE SER EMITIDO"),
+        ("en", "Provisional · n\u00a0=\u00a013", "DRAFT — NOT ISSUABLE"),
+        ("ru", "Предварительно · n\u00a0=\u00a013", "ЧЕРНОВИК — ВЫДАВАТЬ НЕЛЬЗЯ"),
+        ("pt", "Provisório · n\u00a0=\u00a013", "RASCUNHO — NÃO PODE SER EMITIDO"),
     ],
 )
 def test_must_show_items(lang: str, provisional: str, draft: str) -> None:
+    """Provisional ranks with the real cohort size ("n = 13" never split over two lines), …"""
     record = _sample()
     html, data = _render(record, lang)
     assert provisional in html
@@ -429,3 +430,14 @@ def test_the_switcher_is_for_the_screen_only() -> None:
     with_switcher = text(html)
     assert "Русский" not in with_switcher and "Português" not in with_switcher
     assert with_switcher == text(plain)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_text_ends_in_whitespace_before_its_closing_tag(lang: str) -> None:
+    """WeasyPrint counts such trailing whitespace in the last line's width and can push the
+    line's first word onto a line of its own (seen in the pt calibration statement)."""
+    html, _ = _render(_refused(_sample()), lang, languages=LANGUAGES)
+    body = html.split("<body>", 1)[1]
+    trailing = re.findall(r"[^>\s][^<>]{0,30}\s+</(?:li|div|p|td|th|dd|dt|h\d|figcaption|span|strong|a)>",
+                          body)
+    assert trailing == []

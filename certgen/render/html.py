@@ -39,6 +39,14 @@ _FILTERS = {
 }
 
 
+def keep_together(value: Any) -> Any:
+    """Markup with the spaces around " = " made non-breaking ("n = 23" never splits a line)."""
+    from markupsafe import Markup, escape
+
+    text = value if isinstance(value, Markup) else escape(value)
+    return Markup(str(text).replace(" = ", "\u00a0=\u00a0"))  # noqa: S704 - escaped above
+
+
 def _bind(func: Any, lang: str) -> Any:
     def bound(value: Any, *args: Any) -> Any:
         return func(value, lang, *args)
@@ -75,6 +83,7 @@ def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
     for name, func in _FILTERS.items():
         env.filters[name] = _bind(func, lang)
     env.filters["term"] = lambda key: i18n.term(key, lang)
+    env.filters["keep_together"] = keep_together
     env.globals["lang"] = lang
     env.globals["DASH"] = i18n.DASH
     return env
