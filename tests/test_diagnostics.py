@@ -213,3 +213,31 @@ def test_stutter_events_match_brute_force_on_game_like_captures(
     events = stutter_events(frames)
     assert events.tolist() == brute_force_stutters(frames).tolist()
     assert events.size > 50 and sum(exact) < events.size
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(0.01, 250.0), st.sampled_from([5.0, 16.7, 200.0, 200.5, 1500.0])),
+        min_size=1, max_size=3000,
+    ),
+)
+def test_p99_and_p99_9_are_numpys_percentiles_bit_for_bit(values: list[float]) -> None:
+    """The tail-only computation gives exactly np.percentile over the frames up to 200 ms."""
+    frames = np.asarray(values)
+    counted = frames[frames <= 200.0]
+    diag = compute_diagnostics(frames)
+    if counted.size == 0:
+        assert diag.p99_ms is None and diag.p99_9_ms is None
+    else:
+        assert (diag.p99_ms, diag.p99_9_ms) == tuple(np.percentile(counted, [99.0, 99.9]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_p99_on_long_captures_is_numpys_percentile(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    frames = rng.gamma(20.0, 0.8, 200_000)
+    frames[rng.choice(frames.size, 7, replace=False)] = 450.0
+    counted = frames[frames <= 200.0]
+    diag = compute_diagnostics(frames)
+    assert (diag.p99_ms, diag.p99_9_ms) == tuple(np.percentile(counted, [99.0, 99.9]))
