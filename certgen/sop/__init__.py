@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path  # not importlib.resources: ~6 ms of `certgen metrics` start-up
 
 from certgen.errors import RulesError
 
@@ -58,7 +58,7 @@ def available_sops() -> list[str]:
     import yaml
 
     out = []
-    for entry in sorted(resources.files(__name__).iterdir(), key=lambda p: p.name):
+    for entry in sorted(Path(__file__).parent.iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".yaml"):
             out.append(str(yaml.safe_load(entry.read_text(encoding="utf-8"))["sop"]))
     return out
@@ -70,7 +70,7 @@ def load_rules(sop: str = DEFAULT_SOP) -> Rules:
     import yaml
 
     name = rules_file_name(sop)
-    entry = resources.files(__name__) / name
+    entry = Path(__file__).parent / name
     if not entry.is_file():
         known = ", ".join(available_sops())
         raise RulesError(f"no rules file for SOP {sop!r} (known: {known})", field="sop")
