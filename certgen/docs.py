@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,8 @@ from certgen.sop import Rules, load_rules
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
+SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
+"""Pages that quote the GOLD sample's record (see sample_figures)."""
 
 
 class ExplainerError(CertgenError, ValueError):
@@ -64,6 +67,27 @@ class Figure:
     decimals: int
     trim: bool = False
     """Drop trailing zeros (0.2500 -> 0.25) when the default format is used."""
+
+
+@dataclass(frozen=True)
+class Text:
+    """A word or a link taken from a record (a title, an ID, a path), not a number.
+
+    `{lang}` in it becomes the page's language (links to the same-language certificate).
+    """
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Percent:
+    """A stored fraction shown as the certificate shows it: ×100, locale percent sign."""
+
+    fraction: float
+    decimals: int = 2
+
+
+Value = Figure | Text | Percent
 
 
 def _fig(value: float | None, decimals: int, trim: bool = False) -> Figure:
@@ -203,6 +227,94 @@ def _triple(
     f[f"{key}.weighted"] = Figure(round_half_away(wg + ws, 4), 4, trim=True)
 
 
+# --------------------------------------------------------------------------- the sample record
+
+SAMPLE_BUNDLE = "gold-rx7800xt"
+"""The sample the certificate tour quotes: the GOLD card whose tier mean hides a Soft Limit run."""
+
+
+def examples_dir() -> Path:
+    """examples/ of the source checkout (the samples are not shipped inside the wheel)."""
+    return Path(__file__).resolve().parent.parent / "examples"
+
+
+@lru_cache(maxsize=4)
+def _sample_record(examples: str) -> dict[str, object]:
+    import tempfile
+
+    from certgen.fleet import FleetStore
+    from certgen.pipeline import make_record
+
+    root = Path(examples)
+    bundle = root / SAMPLE_BUNDLE
+    if not (bundle / "card.yaml").is_file():
+        raise ExplainerError(
+            "the certificate tour quotes the GOLD sample: its bundle is missing "
+            "(build the site from a source checkout)", file=str(bundle))
+    with tempfile.TemporaryDirectory(prefix="certgen-docs-") as tmp:
+        with FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
+            with (root / "fleet.jsonl").open(encoding="utf-8") as fh:
+                store.import_jsonl(fh, name="examples/fleet.jsonl")
+            return dict(make_record(bundle, fleet=store))
+
+
+def sample_figures(examples: Path | None = None) -> dict[str, Value]:
+    """What the certificate tour quotes from the GOLD sample, taken from its record.
+
+    The record is made by the production pipeline from examples/gold-rx7800xt, ranked against
+    examples/fleet.jsonl, exactly as the site builds the sample certificate; keys start with
+    `gold.`. If the sample or the arithmetic changes, the tour changes with it.
+    """
+    record: dict[str, Any] = _sample_record(str(examples or examples_dir()))
+    f: dict[str, Value] = {}
+    cert_id = str(record["certificate"]["id"])
+    f["gold.id"] = Text(cert_id)
+    f["gold.href"] = Text(f"../../samples/{cert_id}/certificate.{{lang}}.html")
+    f["gold.pdf_href"] = Text(f"../../samples/{cert_id}/certificate.{{lang}}.pdf")
+    f["gold.record_href"] = Text(f"../../samples/{cert_id}/record.json")
+    for i, tier in enumerate(record["tiers"], start=1):
+        f[f"gold.tier{i}.res"] = Text(str(tier["resolution"]))
+        f[f"gold.tier{i}.runs"] = _int(int(tier["runs"]))
+        f[f"gold.tier{i}.mean"] = _fig(tier["mean_fluidity"], 2)
+    runs = record["runs"]
+    f["gold.runs"] = _int(len(runs))
+    sl = next(r for r in runs if r.get("soft_limit") and r["soft_limit"]["raised"])
+    m = sl["metrics"]
+    f["gold.sl.n"] = _int(int(sl["index"]) + 1)
+    f["gold.sl.title"] = Text(str(sl["title"]))
+    f["gold.sl.res"] = Text(str(sl["resolution"]))
+    f["gold.sl.avg"] = _fig(m["avg_fps"], 1)
+    f["gold.sl.low1"] = _fig(m["low_1pct_fps"], 1)
+    f["gold.sl.low01"] = _fig(m["low_0_1pct_fps"], 1)
+    f["gold.sl.g"] = _fig(m["consistency_gap"], 4, trim=True)
+    f["gold.sl.s"] = _fig(m["stutter"], 4, trim=True)
+    f["gold.sl.gpct"] = Percent(float(m["consistency_gap"]))
+    f["gold.sl.spct"] = Percent(float(m["stutter"]))
+    f["gold.sl.score"] = _fig(m["fluidity_score"], 2)
+    f["gold.sl.events"] = _int(int(m["stutter_count"]))
+    f["gold.sl.cohort_n"] = _int(int(sl["ranks"]["fluidity_score"]["n"]))
+    peers = [r["metrics"]["fluidity_score"] for r in runs
+             if r["resolution"] == sl["resolution"] and r is not sl and r["metrics"]]
+    f["gold.sl.peers"] = _int(len(peers))
+    f["gold.sl.peers_min"] = _fig(min(peers), 2)
+    f["gold.sl.peers_max"] = _fig(max(peers), 2)
+    ranked = [r for r in runs if r["metrics"] and r["ranks"]["fluidity_score"]["percentile"]
+              is not None]
+    best = ranked[0]  # the first ranked run in certificate order
+    rank = best["ranks"]["fluidity_score"]
+    f["gold.rank.title"] = Text(f"{best['title']} {best['resolution']}")
+    f["gold.rank.percentile"] = _fig(rank["percentile"], 1)
+    f["gold.rank.n"] = _int(int(rank["n"]))
+    fleet = record["fleet"]
+    f["gold.fleet.ranked"] = _int(int(fleet["ranked_runs"]))
+    f["gold.fleet.provisional"] = _int(int(fleet["provisional_runs"]))
+    f["gold.fleet.gap"] = Percent(float(fleet["mean_consistency_gap"]))
+    f["gold.fleet.stutter"] = Percent(float(fleet["mean_stutter"]))
+    f["gold.fleet.median"] = _fig(fleet["median_percentile"], 1)
+    f["gold.audit.captures"] = _int(len(record["audit"]["captures"]))
+    return f
+
+
 # --------------------------------------------------------------------------- formatting
 
 
@@ -238,7 +350,18 @@ _SEGMENTS = re.compile(
 )
 
 
-def fill_placeholders(text: str, figures: dict[str, Figure], lang: str, source: str) -> str:
+def format_value(value: Value, lang: str, fmt: str | None = None, *, math: bool = False) -> str:
+    """A figure, a percentage or a text from a record, for a page in `lang`."""
+    if isinstance(value, Text):
+        return value.text.replace("{lang}", lang)
+    if isinstance(value, Percent):
+        from certgen.render.i18n import fmt_pct
+
+        return fmt_pct(value.fraction, lang, value.decimals)
+    return format_number(value, lang, fmt, math=math)
+
+
+def fill_placeholders(text: str, figures: dict[str, Value], lang: str, source: str) -> str:
     """Replace every {{name}} with its figure; an unknown name is an error naming the line."""
 
     def sub(segment: str, offset: int, math: bool) -> str:
@@ -253,7 +376,7 @@ def fill_placeholders(text: str, figures: dict[str, Figure], lang: str, source: 
                     f"{{{{{name}:{fmt}}}}}: format must be a digit count or 'pct'",
                     file=source, line=line,
                 )
-            return format_number(figures[name], lang, fmt, math=math)
+            return format_value(figures[name], lang, fmt, math=math)
 
         return _PLACEHOLDER.sub(one, segment)
 
@@ -319,7 +442,9 @@ def build_page(slug: str, lang: str, rules: Rules | None = None) -> ExplainerPag
     path = source_path(slug, lang)
     source = f"locales/{lang}/explainers/{slug}.md"
     text = path.read_text(encoding="utf-8")
-    figures = explainer_figures(rules)
+    figures: dict[str, Value] = dict(explainer_figures(rules))
+    if slug in SAMPLE_PAGES:
+        figures.update(sample_figures())
     meta, body = split_front_matter(text, source)
     filled = fill_placeholders(body, figures, lang, source)
     title = fill_placeholders(meta["title"], figures, lang, source)

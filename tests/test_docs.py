@@ -138,3 +138,75 @@ def test_pdf_form_draws_formulas_as_svg_pictures(lang: str) -> None:
     page = build_page("frame-pacing", lang)
     assert "<math" not in page.body_pdf_html
     assert 'src="data:image/svg+xml;base64,' in page.body_pdf_html
+
+
+# --------------------------------------------------------------------------- the certificate tour
+
+
+@pytest.fixture(scope="module")
+def gold_record() -> dict[str, object]:
+    """The GOLD sample's record, made here independently of certgen.docs."""
+    import tempfile
+    from pathlib import Path
+
+    from certgen.fleet import FleetStore
+    from certgen.pipeline import make_record
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    with FleetStore.open(Path(tempfile.mkdtemp(prefix="certgen-test-")) / "f.sqlite") as store:
+        with (examples / "fleet.jsonl").open(encoding="utf-8") as fh:
+            store.import_jsonl(fh, name="fleet.jsonl")
+        return dict(make_record(examples / "gold-rx7800xt", fleet=store))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_tour_quotes_the_gold_sample_record_in_the_page_language(
+    lang: str, gold_record: dict
+) -> None:
+    from certgen.render.i18n import fmt_fps, fmt_pct, fmt_score
+
+    page = build_page("reading-your-certificate", lang)
+    text = page.markdown
+    cert = gold_record["certificate"]["id"]
+    assert f"](../../samples/{cert}/certificate.{lang}.html)" in text
+    for tier in gold_record["tiers"]:
+        assert fmt_score(tier["mean_fluidity"], lang) in text
+    run = next(r for r in gold_record["runs"] if r["soft_limit"] and r["soft_limit"]["raised"])
+    m = run["metrics"]
+    for figure in (fmt_fps(m["avg_fps"], lang), fmt_fps(m["low_1pct_fps"], lang),
+                   fmt_fps(m["low_0_1pct_fps"], lang), fmt_score(m["fluidity_score"], lang),
+                   fmt_pct(m["stutter"], lang), fmt_pct(m["consistency_gap"], lang),
+                   run["title"]):
+        assert figure in text, figure
+    assert f"n = {run['ranks']['fluidity_score']['n']}" in text
+    assert "{{" not in text and "gold." not in text
+
+
+def test_what_the_tour_says_of_the_gold_sample_is_true(gold_record: dict) -> None:
+    """The prose states these facts in words; the sample must keep them true."""
+    rules = gold_record["rules"]
+    means = [t["mean_fluidity"] for t in gold_record["tiers"]]
+    assert len(means) == 2 and all(rules["gold_line"] <= x < rules["platinum_line"] for x in means)
+    assert gold_record["grade"]["value"] == "GOLD" and gold_record["grade"]["cap"] is None
+    assert all(r["status"] == "recorded" for r in gold_record["runs"])
+    raised = [r for r in gold_record["runs"] if r["soft_limit"] and r["soft_limit"]["raised"]]
+    assert len(raised) == 1 and raised[0]["metrics"]["stutter"] > rules["soft_limit_stutter"]
+    assert raised[0]["first_capture"]["matches"] is True
+    assert raised[0]["ranks"]["fluidity_score"]["n"] < rules["ranking_min_cohort"]
+    first_ranked = next(r for r in gold_record["runs"]
+                        if r["ranks"]["fluidity_score"]["percentile"] is not None)
+    assert first_ranked["ranks"]["fluidity_score"]["n"] >= rules["ranking_min_cohort"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_gold_sample_figure_is_typed_into_the_tour(lang: str) -> None:
+    from certgen.docs import Figure as Fig
+    from certgen.docs import format_value, sample_figures
+
+    text = source_path("reading-your-certificate", lang).read_text(encoding="utf-8")
+    without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
+    decimals = sorted({format_value(v, "en") for v in sample_figures().values()
+                       if isinstance(v, Fig) and v.decimals > 0})
+    assert decimals  # the scan has something to look for
+    typed = [f for f in decimals if _literal_pattern(f).search(without_placeholders)]
+    assert typed == []
