@@ -124,3 +124,29 @@ def test_a_ragged_row_still_gets_its_line_number(tmp_path: pathlib.Path) -> None
     with pytest.raises(CaptureFormatError) as error:
         read_capture_file(path, name="c.csv")
     assert str(error.value) == "c.csv:7: expected 10 fields as in the header, got 11"
+
+
+def test_many_blocks_in_two_threads_read_the_same(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small chunks and row blocks, so that both threads share the work on a small file."""
+    monkeypatch.setattr(presentmon, "_CHUNK", 512)
+    monkeypatch.setattr(presentmon, "_ROW_BLOCK", 7)
+    rows = [
+        _row(f"{7 + i % 13}.{i % 1000:03d}", dropped="1" if i % 17 == 0 else "0",
+             time=f"{i * 0.0071:.6f}")
+        for i in range(400)
+    ]
+    both = _captures(_write(tmp_path, rows))
+    assert both is not None
+    _assert_same(*both)
+    assert both[0].dropped_frames == 24  # type: ignore[attr-defined]
+
+
+def test_a_bad_row_in_a_later_block_is_declined(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(presentmon, "_CHUNK", 512)
+    monkeypatch.setattr(presentmon, "_ROW_BLOCK", 7)
+    rows = [_row("7.262")] * 300 + [_row("7.262") + ",1"] + [_row("7.262")] * 20
+    assert _captures(_write(tmp_path, rows)) is None
