@@ -287,6 +287,8 @@ def main() -> None:
 
     capture = gen_presentmon.capture_path(frames_n, args.seed, args.out)
     print(f"capture: {capture} ({frames_n} frames, seed {args.seed}); {repeats} repeats, median")
+    if hasattr(os, "getloadavg"):
+        print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     rows, notes = whole_process(capture, repeats)
     frames = gen_presentmon.frame_times_us(frames_n, args.seed) / 1000.0
     rows += in_process(frames, "bench", repeats)
@@ -294,6 +296,8 @@ def main() -> None:
     rows += in_process(noisy, "gamma(20,0.8)", repeats)
     print()
     print_table(rows)
+    if hasattr(os, "getloadavg"):
+        print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for note in notes:
         print(f"note: {note}")
     if args.profile:

@@ -117,7 +117,8 @@ def _block_floor(frames: FloatArray, present: FloatArray, quantiles: FloatArray)
     U blocks has at most U * r of its frames below it, and it holds at least c frames. When
     U * r < (c + 1) // 2, the lower middle value, hence the median, is >= v. Each block uses the
     largest r of _BLOCK_RANKS for which that holds; where none does, the bound is -inf.
-    Everything is computed once per block, not per frame (quantiles: _block_quantiles).
+    Everything is computed once per block, not per frame (quantiles: _block_quantiles): the
+    result holds one bound per block.
     """
     n = frames.size
     half = STUTTER_WINDOW_MS / 2.0
@@ -139,7 +140,7 @@ def _block_floor(frames: FloatArray, present: FloatArray, quantiles: FloatArray)
         if sel.size:
             table = np.ascontiguousarray(quantiles[:, column])
             bound[sel] = _range_min(table, block_lo[sel], block_hi[sel])
-    return np.repeat(bound, _BLOCK)[:n]
+    return bound
 
 
 def _window_bounds(
@@ -292,10 +293,19 @@ def stutter_events(frames: FloatArray) -> IntArray:
     present = np.cumsum(frames)
     quantiles = _block_quantiles(frames)
     floor = _block_floor(frames, present, quantiles)
-    # t > m + 8 with m > 0 needs t > 8.
+    # t > 2m and t > m + 8 is t > max(2m, m + 8), one threshold per block; t > m + 8 with
+    # m > 0 needs t > 8 (the bound may be -inf).
+    line = np.maximum(np.maximum(STUTTER_RATIO * floor, floor + STUTTER_MARGIN_MS),
+                      STUTTER_MARGIN_MS)
+    whole = frames.size // _BLOCK * _BLOCK
+    rows = frames[:whole].reshape(-1, _BLOCK)
     maybe = np.flatnonzero(
-        (frames <= STUTTER_MAX_MS) & (frames > STUTTER_MARGIN_MS) & _is_stutter(frames, floor)
+        ((rows > line[: rows.shape[0], None]) & (rows <= STUTTER_MAX_MS)).ravel()
     )
+    if whole < frames.size:
+        rest = frames[whole:]
+        extra = np.flatnonzero((rest > line[-1]) & (rest <= STUTTER_MAX_MS)) + whole
+        maybe = np.concatenate((maybe, extra))
     half = STUTTER_WINDOW_MS / 2.0
     at = present[maybe]
     lo = np.searchsorted(present, at - half, side="left")
