@@ -509,7 +509,9 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
             return f'<div class="formula">{mathml}</div>' if display else mathml
         import ziamath
 
-        svg = ziamath.Latex(tex, size=15 if display else 13).svg()
+        # 16 px is the body text size of the printed page (font-size 1em): inline formulas
+        # match the words around them; display formulas are a little larger.
+        svg = ziamath.Latex(tex, size=18 if display else 16).svg()
         data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         width, height = _svg_size(svg)
         img = (

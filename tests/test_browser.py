@@ -1,7 +1,7 @@
 """A real browser opens the site: Debian's Chromium, headless.
 
-For the index pages and every explainer in the three languages it takes a screenshot (which
-must not be blank), dumps the rendered DOM (which must hold the page's text), and reads
+For the index pages, every explainer and every sample report in the three languages it takes a
+screenshot (which must not be blank), dumps the rendered DOM (which must hold the page's text), and reads
 Chromium's own log: any console message fails the test, and so does any file the browser
 asked for that does not exist (a missing image, stylesheet or link target it loaded).
 
@@ -92,6 +92,7 @@ def _fetched_files(log: str) -> list[Path]:
 def pages(site: Path) -> list[Path]:
     out = [site / "index.html"] + [site / lang / "index.html" for lang in LANGS]
     out += [site / lang / "explainers" / f"{slug}.html" for lang in LANGS for slug in PAGES]
+    out += sorted(site.glob("reports/*/report.*.html"))
     return out
 
 
@@ -99,6 +100,10 @@ def test_every_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
     browser = chromium()
     keep = os.environ.get("CERTGEN_SCREENSHOTS")
     problems: list[str] = []
+    from certgen.site import REPORT_SAMPLES
+
+    expected = 1 + len(LANGS) + len(LANGS) * (len(PAGES) + len(REPORT_SAMPLES))
+    assert len(pages(site)) == expected  # the reports are looked at too
     for page in pages(site):
         name = page.relative_to(site).as_posix().replace("/", "_").removesuffix(".html")
         profile = tmp_path / f"profile-{name}"
