@@ -102,6 +102,8 @@ def test_whatever_it_reads_equals_the_csv_module(
         pytest.param([_row("7.262"), _row("7.2\r62")], id="a lone CR"),
         pytest.param([_row("7.262"), _row("7.262", dropped="2")], id="a Dropped flag of 2"),
         pytest.param([_row("7.262"), _row("7e2")], id="an exponent"),
+        pytest.param([_row("7.262"), _row("7.2.2")], id="a second point"),
+        pytest.param([_row("7.262"), _row("72.62.")], id="a point at the end"),
         pytest.param([_row("7.262"), _row("-7.262")], id="a sign"),
         pytest.param([_row("7.262"), _row("")], id="an empty interval"),
         pytest.param([_row("7.262"), _row("123456.789")], id="a long interval"),

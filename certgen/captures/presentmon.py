@@ -611,27 +611,36 @@ def _row_block(
     window = next(w for w in (8, 16, 32, 64) if w >= tail_max)
     if int(ends[0]) < window:
         return None
-    # Every row starts with the lead bytes (the flag byte may be 0 or 1): one gather.
-    span = np.ndarray(shape=(size - after + 1,), dtype=f"V{after}", buffer=mm, strides=(1,))
-    got = span[starts].view(np.uint8).reshape(rows, after)
-    want = np.frombuffer(shape.lead, dtype=np.uint8)
+    # Every row starts with the lead bytes (the flag byte may be 0 or 1): one gather of whole
+    # 8-byte words, compared as words (the bytes past the lead masked off in the last one).
+    nwords = -(-after // 8)
+    if int(starts[-1]) + 8 * nwords > size:
+        return None  # a short last row at the very end of the file: not worth a special case
+    span = np.ndarray(shape=(size - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=mm,
+                      strides=(1,))
+    got = span[starts]
+    as_bytes = got.view(np.uint8).reshape(rows, 8 * nwords)
     ones = 0
     if shape.flag is not None:
-        flags = got[:, shape.flag]
+        flags = as_bytes[:, shape.flag]
         is_one = flags == 49
         ones = int(np.count_nonzero(is_one))
         if not np.all(is_one | (flags == 48)):
             return None
-        got[:, shape.flag] = 48
-    if not np.all(got == want):
+        as_bytes[:, shape.flag] = 48
+    words = got.view(np.dtype("<u8")).reshape(rows, nwords)
+    pad = 8 * nwords - after
+    if pad:
+        words[:, -1] &= np.uint64((1 << (8 * (8 - pad))) - 1)
+    want = np.frombuffer(shape.lead + b"\0" * pad, dtype=np.dtype("<u8"))
+    if not np.all(words == want):
         return None
     # The tail (after the lead) as a bit mask of its commas: the last `window` bytes of each
     # row, compared with ',' and packed to one bit per byte (bit b = byte ends - window + b).
     uint = np.dtype(f"<u{window // 8}")
     last = np.ndarray(shape=(size - window + 1,), dtype=f"V{window}", buffer=mm, strides=(1,))
-    bits = np.packbits(
-        last[ends - window].view(np.uint8).reshape(rows, window) == 44, axis=1, bitorder="little"
-    ).view(uint).reshape(rows)
+    # Packed flat (rows of whole bytes, so the same bits as per row), the SIMD path.
+    bits = np.packbits(last[ends - window].view(np.uint8) == 44, bitorder="little").view(uint)
     tail_start = starts + after
     bits >>= (window - (ends - tail_start)).astype(uint)  # bit b = byte b of the tail now
     if not np.all(np.bitwise_count(bits) == shape.commas):
@@ -669,15 +678,10 @@ def _parse_decimals(
     field = np.asarray(_TOP_MASKS, dtype=u)[length]  # the top `length` bytes
     raw &= field
     raw |= u(_ZERO_DIGITS) & ~field
-    missing = (length == 2) & (raw == u(0x414E303030303030))  # "NA" after six '0'
-    x = raw ^ u(0x2E2E2E2E2E2E2E2E)
-    dot = ~(((x & u(_LOW7)) + u(_LOW7)) | x | u(_LOW7)) & u(_HIGH)
-    del x
-    # The common case: every field has its point at the same place (fixed decimals).
-    decimals = 0
-    first = int(dot[0])
-    if first and first & (first - 1) == 0 and np.all(dot == u(first)):
-        place = (first.bit_length() - 1) // 8  # byte index of the point
+    # The common case: every field has its point at the same place as the first (fixed
+    # decimals); a second point would fail the digit check below.
+    place = bytes(int(raw[0]).to_bytes(8, "little")).find(b".")
+    if place > 0 and np.all(((raw >> u(8 * place)) & u(0xFF)) == u(0x2E)):
         decimals = 7 - place
         # The fraction stays where it is; the integer part moves up over the point.
         below = (1 << (8 * place)) - 1
@@ -685,6 +689,9 @@ def _parse_decimals(
         ok = length > decimals + 1  # a digit before the point
         ok &= decimals > 0
     else:
+        missing = (length == 2) & (raw == u(0x414E303030303030))  # "NA" after six '0'
+        x = raw ^ u(0x2E2E2E2E2E2E2E2E)
+        dot = ~(((x & u(_LOW7)) + u(_LOW7)) | x | u(_LOW7)) & u(_HIGH)
         return _parse_general(raw, dot, length, missing)
     ok &= (digits & u(0xF0F0F0F0F0F0F0F0)) == u(_ZERO_DIGITS)
     ok &= ((digits & u(0x0F0F0F0F0F0F0F0F)) + u(0x0606060606060606)) & u(0xF0F0F0F0F0F0F0F0) == 0
