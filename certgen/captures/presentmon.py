@@ -565,13 +565,13 @@ def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
     import threading
 
     results: list[Any] = [None] * len(items)
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
 
     def run(indices: range) -> None:
         try:
             for n in indices:
                 results[n] = work(items[n])
-        except BaseException as exc:  # re-raised in the calling thread
+        except Exception as exc:  # noqa: BLE001 - re-raised in the calling thread
             errors.append(exc)
 
     helper = threading.Thread(target=run, args=(range(1, len(items), 2),))
@@ -718,7 +718,7 @@ def _parse_general(
     if not np.all(ok | missing):
         return None
     digits[missing] = u(_ZERO_DIGITS)
-    values = _swar_sum(digits).astype(np.float64) / np.asarray(_POW10)[decimals]
+    values: np.ndarray = _swar_sum(digits).astype(np.float64) / np.asarray(_POW10)[decimals]
     values[missing] = np.nan
     return values
 

@@ -15,13 +15,13 @@ import os
 # started at import, would otherwise take CPU from the reader (~0.1 s of CPU on 2 cores).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import json  # noqa: E402
-import pathlib  # noqa: E402
-from typing import Any  # noqa: E402
+import json
+import pathlib
+from typing import Any
 
-import click  # noqa: E402
+import click
 
-from certgen.captures.detect import FORMATS  # noqa: E402
+from certgen.captures.detect import FORMATS
 
 
 def display_name(name: str, label: str | None) -> str:
