@@ -267,3 +267,66 @@ def test_a_capture_outside_the_bundle_is_refused(tmp_path: Path, capsys: pytest.
     assert code == 1 and stdout == ""
     assert stderr.startswith("certgen: card.yaml: runs[0].capture")
     assert not (tmp_path / "o" / "TEST-0001").exists()
+
+
+def test_a_pool_builds_the_largest_bundles_first_and_reports_in_the_given_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from certgen.render import build as module
+
+    bundles = []
+    for i, n_runs in enumerate([1, 3, 2]):
+        root = tmp_path / f"b{i}"
+        runs = []
+        for r in range(n_runs):
+            write_presentmon(root / f"captures/r{r}.csv", frames_for(120.0, 110.0, 100.0))
+            runs.append(run_entry(f"Game {r}", capture=f"captures/r{r}.csv"))
+        data = card(runs)
+        data["certificate"]["id"] = f"POOL-{i}"
+        bundles.append(str(write_card(root, data)))
+    assert [module.bundle_cost(b) > 0 for b in bundles] == [True] * 3
+    assert module.bundle_cost(tmp_path / "missing") == 0
+    submitted: list[str] = []
+
+    class Pool:  # stands in for ProcessPoolExecutor: records the submission order
+        def __init__(self, **kwargs: object) -> None:
+            pass
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def submit(self, fn, bundle, out_dir, kwargs):  # type: ignore[no-untyped-def]
+            from concurrent.futures import Future
+
+            submitted.append(Path(bundle).name)
+            future: Future[object] = Future()
+            future.set_result(fn(bundle, out_dir, kwargs))
+            return future
+
+    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", Pool)
+    out = tmp_path / "out"
+    code, stdout, _ = _run(["build", *bundles, "--out", str(out), "--lang", "en", "--jobs", "2"], capsys)
+    assert code == 0
+    assert submitted == ["b1", "b2", "b0"]  # 3 runs, 2 runs, 1 run
+    assert [line.split()[1] for line in stdout.splitlines()] == ["POOL-0", "POOL-1", "POOL-2"]
+
+
+def test_two_jobs_build_two_bundles_in_worker_processes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundles = []
+    for i in range(2):
+        root = tmp_path / f"b{i}"
+        write_presentmon(root / "captures/r.csv", frames_for(120.0, 110.0, 100.0))
+        data = card([run_entry("Game", capture="captures/r.csv")])
+        data["certificate"]["id"] = f"JOBS-{i}"
+        bundles.append(str(write_card(root, data)))
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(["build", *bundles, "--out", str(out), "--lang", "ru", "--jobs", "2"], capsys)
+    assert (code, stderr) == (0, "")
+    assert [line.split()[:2] for line in stdout.splitlines()] == [["built", "JOBS-0"], ["built", "JOBS-1"]]
+    for i in range(2):
+        assert (out / f"JOBS-{i}" / "manifest.json").is_file()

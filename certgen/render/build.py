@@ -250,13 +250,29 @@ def build_many(
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        # Largest bundles first (longest-processing-time order): the last bundle to finish is
+        # then a small one, so no worker idles long at the end while another still works.
+        order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
         with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context) as pool:
-            futures = {pool.submit(_build_safe, b, out_dir, kwargs): i for i, b in enumerate(bundles)}
+            futures = {pool.submit(_build_safe, bundles[i], out_dir, kwargs): i for i in order}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 if progress is not None:
                     progress(1)
     return [(bundles[i], results[i]) for i in range(len(bundles))]
+
+
+def bundle_cost(bundle: str | os.PathLike[str]) -> int:
+    """A bundle's expected build cost for scheduling: the bytes of its files (the captures
+    dominate reading, and more runs mean more pages); 0 when it cannot be read (its build
+    reports the error)."""
+    path = Path(bundle)
+    try:
+        if path.is_dir():
+            return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResult | Exception:
