@@ -560,7 +560,8 @@ def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
     The work is numpy array operations, which release the GIL, so two cores read two halves of
     the file at once (polars uses every core too). The results keep the order of items.
     """
-    if len(items) < 4 or (os.cpu_count() or 1) < 2:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(items) < 4 or (cores or 1) < 2:
         return [work(i) for i in items]
     import threading
 
