@@ -472,10 +472,13 @@ def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
         return None
     try:
         with open(path, "rb") as handle:
-            # MAP_POPULATE maps the whole file at once (one page fault per 4 KiB otherwise).
-            populate = getattr(mmap, "MAP_POPULATE", 0)
-            mm = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | populate,
-                           prot=mmap.PROT_READ)
+            if hasattr(mmap, "MAP_SHARED"):
+                # MAP_POPULATE maps the whole file at once (a page fault per 4 KiB otherwise).
+                populate = getattr(mmap, "MAP_POPULATE", 0)
+                mm = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | populate,
+                               prot=mmap.PROT_READ)
+            else:  # Windows
+                mm = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None
     with mm:
