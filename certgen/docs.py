@@ -145,7 +145,7 @@ def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
     tail = np.sort(frames)[::-1]
     f["cap.t1_ms"] = Figure(float(tail[: int(f["cap.k1"].value)].mean()), 1, trim=True)
     f["cap.t01_ms"] = Figure(float(tail[: int(f["cap.k01"].value)].mean()), 1, trim=True)
-    f["cap.fast_fps"] = _int(int(round(1000.0 / 8.0)))
+    f["cap.fast_fps"] = _int(round(1000.0 / 8.0))
     _triple(f, "cap", fps.avg_fps, fps.low_1pct_fps, fps.low_0_1pct_fps, w)
     f["cap.gap_over"] = Figure(
         round_half_away(f["cap.per_frame"].value - f["cap.avg"].value, 1), 1
@@ -251,11 +251,11 @@ def _sample_record(examples: str) -> dict[str, object]:
         raise ExplainerError(
             "the certificate tour quotes the GOLD sample: its bundle is missing "
             "(build the site from a source checkout)", file=str(bundle))
-    with tempfile.TemporaryDirectory(prefix="certgen-docs-") as tmp:
-        with FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
-            with (root / "fleet.jsonl").open(encoding="utf-8") as fh:
-                store.import_jsonl(fh, name="examples/fleet.jsonl")
-            return dict(make_record(bundle, fleet=store))
+    with tempfile.TemporaryDirectory(prefix="certgen-docs-") as tmp, \
+            FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
+        with (root / "fleet.jsonl").open(encoding="utf-8") as fh:
+            store.import_jsonl(fh, name="examples/fleet.jsonl")
+        return dict(make_record(bundle, fleet=store))
 
 
 def sample_figures(examples: Path | None = None) -> dict[str, Value]:
@@ -346,7 +346,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9_.]+)(?::([a-z0-9]+))?\s*\}\}")
 _SEGMENTS = re.compile(
     r"(?P<fence>^```.*?^```[ \t]*$)|(?P<code>`[^`\n]+`)|(?P<dmath>\$\$.+?\$\$)|"
     r"(?P<imath>(?<![\\$\w])\$(?=\S)[^$\n]+?(?<=\S)\$(?!\w))",
-    re.S | re.M,
+    re.DOTALL | re.MULTILINE,
 )
 
 

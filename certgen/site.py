@@ -33,7 +33,7 @@ from certgen.docs import LANGS, PAGES, ExplainerPage, build_page
 from certgen.errors import CertgenError
 
 LANGUAGE_NAMES = {"en": "English", "ru": "Русский", "pt": "Português"}
-DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)
+DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 
 # Sample folder -> one-line description (msgid, translated in site.po).
 SAMPLE_BLURBS = {
@@ -95,7 +95,7 @@ def site_date() -> dt.datetime:
     """The date the PDFs carry: SOURCE_DATE_EPOCH when set, else the samples' issue date."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc)
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
     return DEFAULT_DATE
 
 
@@ -267,12 +267,11 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                progress: Progress | None = None, pdf: bool = True) -> list[str]:
     """Write the whole site into `out`; return the site-relative paths written, sorted."""
+    from certgen.commands.compare import report_date
     from certgen.paths import templates_dir
     from certgen.render.pdf import html_to_pdf
     from certgen.sop import load_rules
     from certgen.writer import Writer
-
-    from certgen.commands.compare import report_date
 
     # Decided before anything renders: the PDF renderer sets SOURCE_DATE_EPOCH for its fonts.
     created = site_date()

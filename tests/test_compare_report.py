@@ -19,6 +19,14 @@ from certgen.cli import main
 LANGS = ("en", "ru", "pt")
 
 
+@pytest.fixture(autouse=True)
+def _undated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports here are undated unless a test sets a date: the certificate renderer leaves
+    SOURCE_DATE_EPOCH set in a worker that ran it, and a dated report would not match the
+    snapshots."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+
+
 def frames_with_stalls(seed: int, base_ms: float, seconds: float) -> list[float]:
     """A seeded capture: jittery frames around base_ms, a few stutters, three stalls (> 200 ms)."""
     rng = np.random.default_rng(seed)

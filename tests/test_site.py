@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sitekit import parse, resolve
 
 from certgen.docs import LANGS, PAGES
-from sitekit import parse, resolve
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,7 @@ def test_library_log_lines_stay_off_the_terminal(
     from certgen.commands.site import command
 
     def noisy(out: object, **kw: object) -> list[str]:
-        logging.debug("a bare root debug line")
+        logging.debug("a bare root debug line")  # noqa: LOG015 - what ziafont does
         logging.getLogger("weasyprint").warning("Ignored `overflow-x: auto` at 1:1")
         return ["index.html"]
 

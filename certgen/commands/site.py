@@ -70,9 +70,9 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
     with library_logs(log_file) as records:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="certgen site", file=sys.stderr,
-                                   item_show_func=lambda s: s) as bar:  # type: ignore[arg-type]
+                                   item_show_func=lambda s: s) as bar:
                 def progress(label: str) -> None:
-                    bar.current_item = label  # type: ignore[attr-defined]
+                    bar.current_item = label
                     bar.update(1)
 
                 files = build_site(out, examples=ex, progress=progress, pdf=pdf)
