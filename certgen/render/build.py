@@ -249,7 +249,11 @@ def build_many(
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+        # Never plain fork: a parent that has used polars (or any library with a thread pool)
+        # can deadlock its forked children. forkserver forks workers from a clean, single-
+        # threaded server process; spawn where it does not exist.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         # Largest bundles first (longest-processing-time order): the last bundle to finish is
         # then a small one, so no worker idles long at the end while another still works.
         order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))

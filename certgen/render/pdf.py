@@ -154,13 +154,19 @@ def html_to_pdf(
 
     _use_project_fonts()
     fetcher = fetcher if fetcher is not None else ConfinedURLFetcher()
-    os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(_utc(created).timestamp())))
     when = _utc(created).replace(tzinfo=None)
+    # Font subsets carry timestamps from SOURCE_DATE_EPOCH: the document's own date, set only
+    # for this render (a value the user set stays), so that one document's date never leaks
+    # into the next one a worker process renders.
+    user_epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if user_epoch is None:
+        os.environ["SOURCE_DATE_EPOCH"] = str(int(_utc(created).timestamp()))
     try:
         document = weasyprint.HTML(
             string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
         ).render(font_config=_font_config())
     except Exception as exc:  # WeasyPrint parse/layout errors
+        _restore_epoch(user_epoch)
         raise RenderError(f"PDF rendering failed: {exc}") from exc
     meta = document.metadata
     meta.title = title
@@ -183,10 +189,19 @@ def html_to_pdf(
         )
         for name, data, description in attachments
     ]
-    out = document.write_pdf(
-        pdf_variant="pdf/a-3b",
-        attachments=pdf_attachments,
-        uncompressed_pdf=False,
-    )
+    try:
+        out = document.write_pdf(
+            pdf_variant="pdf/a-3b",
+            attachments=pdf_attachments,
+            uncompressed_pdf=False,
+        )
+    finally:
+        _restore_epoch(user_epoch)
     assert isinstance(out, bytes)
     return out
+
+
+def _restore_epoch(user_epoch: str | None) -> None:
+    """Drop the SOURCE_DATE_EPOCH html_to_pdf set, unless the user had set one."""
+    if user_epoch is None:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
