@@ -406,14 +406,6 @@ def series_csv(record: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- render and write
 
 
-UNDATED = dt.datetime(1980, 1, 1, tzinfo=dt.UTC)
-"""Stands in only where WeasyPrint cannot do without a date while the report has none: the
-embedded CSV's creation and modification dates (WeasyPrint always writes them) and the
-subset fonts' internal timestamps (taken from SOURCE_DATE_EPOCH while rendering, so the bytes
-do not follow the clock). 1980-01-01 is the ZIP epoch, the usual "no date" of reproducible
-builds. It is never printed on the report nor written as the document's date."""
-
-
 def report_date(given: dt.date | None = None) -> dt.date | None:
     """The date a report prints: SOURCE_DATE_EPOCH when set, else `given` (--date), else none.
 
@@ -431,58 +423,12 @@ def report_date(given: dt.date | None = None) -> dt.date | None:
 
 def report_pdf(html: str, *, lang: str, title: str, date: dt.date | None,
                attachments: list[tuple[str, bytes, str]]) -> bytes:
-    """The report as PDF/A-3b, dated `date` in its metadata, or undated when it is None.
+    """The report as PDF/A-3b, dated `date` in its metadata, or undated when it is None."""
+    from certgen.render.pdf import html_to_pdf
 
-    certgen.render.pdf.html_to_pdf always writes a creation date; a report without a date must
-    not, so this renders with the same confined fetcher and project fonts and leaves the
-    document dates out. See UNDATED for the only dates WeasyPrint insists on.
-    """
-    import io
-
-    import weasyprint
-
-    from certgen.paths import templates_dir
-    from certgen.render import pdf as pdfmod
-
-    when = UNDATED if date is None else dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
-    fetcher = pdfmod.ConfinedURLFetcher()
-    saved = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = str(int(when.timestamp()))
-    try:
-        document = weasyprint.HTML(
-            string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
-        ).render(font_config=pdfmod._font_config())
-        meta = document.metadata
-        meta.title = title
-        meta.authors = ["certgen"]
-        meta.lang = lang
-        meta.generator = "certgen"
-        stamp = None if date is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
-        meta.created = stamp
-        meta.modified = stamp
-        meta.attachments = []  # never honour attachments declared by the HTML
-        naive = when.replace(tzinfo=None)
-        files = [
-            weasyprint.Attachment(file_obj=io.BytesIO(data), name=name, description=description,
-                                  created=naive, modified=naive, relationship="Data",
-                                  url_fetcher=fetcher)
-            for name, data, description in attachments
-        ]
-        out = document.write_pdf(pdf_variant="pdf/a-3b", attachments=files,
-                                 uncompressed_pdf=False)
-    except CertgenError:
-        raise
-    except Exception as exc:  # WeasyPrint parse/layout errors
-        from certgen.errors import RenderError
-
-        raise RenderError(f"PDF rendering failed: {exc}") from exc
-    finally:
-        if saved is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = saved
-    assert isinstance(out, bytes)
-    return out
+    when = None if date is None else dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
+    return html_to_pdf(html, lang=lang, title=title, author="certgen",
+                       attachments=attachments, created=when)
 
 
 def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,

@@ -135,6 +135,12 @@ def _w3c(value: dt.datetime) -> str:
     return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+UNDATED = dt.datetime(1980, 1, 1, tzinfo=dt.timezone.utc)
+"""Stands in only where WeasyPrint cannot do without a date while a document has none (created
+is None): attachment dates and the subset fonts' internal timestamps. 1980-01-01 is the ZIP
+epoch, the usual "no date" of reproducible builds; it is never written as the document's date."""
+
+
 def html_to_pdf(
     html: str,
     *,
@@ -142,18 +148,21 @@ def html_to_pdf(
     title: str,
     author: str,
     attachments: list[Attachment] | tuple[Attachment, ...] = (),
-    created: dt.datetime,
+    created: dt.datetime | None,
     fetcher: ConfinedURLFetcher | None = None,
 ) -> bytes:
     """Render `html` to PDF/A-3b bytes (A4 from the print CSS), deterministic for equal inputs.
 
     Relative URLs resolve against templates/. `created` is used for the document's creation
-    and modification dates and every attachment's dates; pass the bundle's date.
+    and modification dates and every attachment's dates; pass the bundle's date. With None the
+    document carries no date of its own (see UNDATED), never the clock's.
     """
     import weasyprint
 
     _use_project_fonts()
     fetcher = fetcher if fetcher is not None else ConfinedURLFetcher()
+    dated = created
+    created = UNDATED if created is None else created
     when = _utc(created).replace(tzinfo=None)
     # Font subsets carry timestamps from SOURCE_DATE_EPOCH: the document's own date, set only
     # for this render (a value the user set stays), so that one document's date never leaks
@@ -172,8 +181,8 @@ def html_to_pdf(
     meta.title = title
     meta.authors = [author]
     meta.lang = lang
-    meta.created = _w3c(created)
-    meta.modified = _w3c(created)
+    meta.created = None if dated is None else _w3c(created)
+    meta.modified = None if dated is None else _w3c(created)
     meta.generator = "certgen"
     # The HTML may declare attachments of its own (<link rel=attachment>): never honour them.
     meta.attachments = []
