@@ -136,7 +136,7 @@ def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
     frames = np.array([8.0] * 990 + [20.0] * 9 + [50.0], dtype=np.float64)
     fps = fps_figures(frames)
     f["cap.n"] = _int(frames.size)
-    f["cap.total_ms"] = _int(int(round(float(frames.sum()))))
+    f["cap.total_ms"] = _int(round(float(frames.sum())))
     f["cap.seconds"] = Figure(float(frames.sum()) / 1000.0, 2)
     f["cap.mean_ms"] = Figure(round_half_away(float(frames.mean()), 2), 2)
     f["cap.per_frame"] = _fig(round_half_away(float(np.mean(1000.0 / frames)), 1), 1)
@@ -511,7 +511,7 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
 
         # 16 px is the body text size of the printed page (font-size 1em): inline formulas
         # match the words around them; display formulas are a little larger.
-        svg = ziamath.Latex(tex, size=18 if display else 16).svg()
+        svg = ziamath.Latex(tex, size=18 if display else 16).svg()  # type: ignore[attr-defined]
         data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         width, height = _svg_size(svg)
         img = (

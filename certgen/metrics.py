@@ -16,11 +16,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from certgen.errors import CaptureEmptyError
+
+if TYPE_CHECKING:
+    from certgen.sop import Rules
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -298,6 +302,6 @@ def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str
     )
 
 
-def weights_of(rules: object) -> Weights:
+def weights_of(rules: Rules) -> Weights:
     """The Fluidity weights of a loaded rules file (certgen.sop.Rules)."""
-    return Weights(getattr(rules, "weight_gap"), getattr(rules, "weight_stutter"))
+    return Weights(rules.weight_gap, rules.weight_stutter)

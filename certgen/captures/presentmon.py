@@ -575,7 +575,7 @@ def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
         try:
             for n in indices:
                 results[n] = work(items[n])
-        except Exception as exc:  # noqa: BLE001 - re-raised in the calling thread
+        except Exception as exc:
             errors.append(exc)
 
     helper = threading.Thread(target=run, args=(range(1, len(items), 2),))

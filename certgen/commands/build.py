@@ -77,7 +77,7 @@ def command(
     else:
         results = build_many(list(bundles), out_dir, **kwargs)  # type: ignore[arg-type]
     failures = [(bundle, r) for bundle, r in results if isinstance(r, Exception)]
-    for bundle, result in results:
+    for _bundle, result in results:
         if isinstance(result, Exception):
             continue
         state = "built" if result.rebuilt else "unchanged"

@@ -59,7 +59,7 @@ def frame_time_chart(
     low01 = chart.get("low_0_1pct_ms")
     top_value = max([b[2] for b in buckets] + [v for v in (low1, low01) if v] + [1.0])
     step_y = _nice_step(top_value, 4)
-    y_max = step_y * math.ceil(top_value * 1.08 / step_y)
+    y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))
     seconds = max(duration / 1000.0, 1e-9)
     step_x = _nice_step(seconds, 6)
     plot_w = WIDTH - LEFT - RIGHT

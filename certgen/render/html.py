@@ -44,7 +44,7 @@ def keep_together(value: Any) -> Any:
     from markupsafe import Markup, escape
 
     text = value if isinstance(value, Markup) else escape(value)
-    return Markup(str(text).replace(" = ", "\u00a0=\u00a0"))  # noqa: S704 - escaped above
+    return Markup(str(text).replace(" = ", "\u00a0=\u00a0"))
 
 
 def _bind(func: Any, lang: str) -> Any:
@@ -91,9 +91,9 @@ def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
 
 def render_template(name: str, context: dict[str, Any], lang: str) -> str:
     """Render templates/<name> in `lang` with `context` (autoescaped, strict)."""
-    from certgen.errors import RenderError
-
     import jinja2
+
+    from certgen.errors import RenderError
 
     env = make_env(lang)
     try:

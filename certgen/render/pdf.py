@@ -127,15 +127,15 @@ def _font_config() -> Any:
 
 def _utc(value: dt.datetime) -> dt.datetime:
     if value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
 
 
 def _w3c(value: dt.datetime) -> str:
     return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-UNDATED = dt.datetime(1980, 1, 1, tzinfo=dt.timezone.utc)
+UNDATED = dt.datetime(1980, 1, 1, tzinfo=dt.UTC)
 """Stands in only where WeasyPrint cannot do without a date while a document has none (created
 is None): attachment dates and the subset fonts' internal timestamps. 1980-01-01 is the ZIP
 epoch, the usual "no date" of reproducible builds; it is never written as the document's date."""
