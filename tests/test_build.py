@@ -14,8 +14,8 @@ from pathlib import Path
 import pypdf
 import pytest
 import yaml
-
 from bundlekit import card, frames_for, run_entry, sha256_of, write_card, write_presentmon
+
 from certgen.cli import main
 from certgen.paths import templates_dir
 

@@ -13,7 +13,7 @@ import pytest
 from certgen.paths import templates_dir
 from certgen.render.pdf import ConfinedURLFetcher, fonts_conf, html_to_pdf
 
-WHEN = dt.datetime(2026, 11, 29, tzinfo=dt.timezone.utc)
+WHEN = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 
 
 def _pdf(html: str, fetcher: ConfinedURLFetcher | None = None, **kw: object) -> bytes:

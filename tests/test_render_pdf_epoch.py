@@ -12,7 +12,7 @@ HTML = "<html lang='en'><body><p>Frame pacing — Кадры — Quadros</p></bo
 
 def _pdf(day: int) -> bytes:
     return html_to_pdf(HTML, lang="en", title="t", author="a",
-                       created=dt.datetime(2026, 11, day, tzinfo=dt.timezone.utc))
+                       created=dt.datetime(2026, 11, day, tzinfo=dt.UTC))
 
 
 def test_pdf_date_does_not_leak_between_documents(monkeypatch):

@@ -167,7 +167,7 @@ def test_library_log_lines_stay_off_the_terminal(
     from certgen.commands.site import command
 
     def noisy(out: object, **kw: object) -> list[str]:
-        logging.debug("a bare root debug line")  # noqa: LOG015 - what ziafont does
+        logging.debug("a bare root debug line")
         logging.getLogger("weasyprint").warning("Ignored `overflow-x: auto` at 1:1")
         return ["index.html"]
 
