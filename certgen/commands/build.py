@@ -87,5 +87,8 @@ def command(
         raise failures[0][1]
     if failures:
         for bundle, exc in failures:
-            click.echo(f"certgen: {bundle}: {exc}", err=True)
+            # Name the bundle once: some messages (a path refused) already start with it.
+            text = str(exc)
+            where = "" if text.startswith(str(bundle)) else f"{bundle}: "
+            click.echo(f"certgen: {where}{text}", err=True)
         raise CertgenError(f"{len(failures)} of {len(bundles)} bundles were not built")
