@@ -45,9 +45,15 @@ def command(out: str, log_file: str | None) -> Any:
         for row in rows:
             name = Path(str(row["file"])).name
             click.echo(
-                f"  {name}: {row['frames']} frames, avg {row['avg_fps']} FPS, "
-                f"1% low {row['low_1pct_fps']}, 0.1% low {row['low_0_1pct_fps']}, "
-                f"S_F {row['fluidity_score']}"
+                f"  {name}: {row['frames']} frames, avg {_fixed(row['avg_fps'], 1)} FPS, "
+                f"1% low {_fixed(row['low_1pct_fps'], 1)}, "
+                f"0.1% low {_fixed(row['low_0_1pct_fps'], 1)}, "
+                f"S_F {_fixed(row['fluidity_score'], 2)}"
             )
     click.echo("")
     click.echo(f"Open {root / 'index.html'} in a browser.")
+
+
+def _fixed(value: object, digits: int) -> str:
+    """A figure at its SOP precision (78.20, not 78.2); an absent one stays visibly absent."""
+    return "—" if value is None else f"{float(value):.{digits}f}"  # type: ignore[arg-type]
