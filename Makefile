@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SITE    := site
 
-.PHONY: demo test bench venv clean lint
+.PHONY: demo test bench venv clean lint chromium
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,8 +25,14 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -n auto -q
+
+# The real-browser test needs Debian's chromium; install it once, before the parallel workers
+# start (two workers must not race for the dpkg lock). Without root the test says it did not run.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

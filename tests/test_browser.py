@@ -39,12 +39,22 @@ def chromium() -> str:
     if os.geteuid() != 0:
         pytest.skip("CHROMIUM MISSING and not root: cannot `apt-get install chromium`; "
                     "the real-browser test did NOT run")
-    subprocess.run(["apt-get", "update", "-qq"], check=False, capture_output=True, timeout=600)
-    done = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True,
-                          timeout=1200, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    import fcntl
+
+    # `make test` installs chromium before the workers start; this is the fallback for a
+    # direct pytest run. The lock keeps two xdist workers from racing for dpkg.
+    with open("/tmp/certgen-chromium-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shutil.which("chromium") is None:
+            subprocess.run(["apt-get", "update", "-qq"], check=False, capture_output=True,
+                           timeout=600)
+            done = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"],
+                                  capture_output=True, timeout=1200,
+                                  env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            if shutil.which("chromium") is None:
+                pytest.fail(f"apt-get install chromium failed: {done.stderr.decode()[-500:]}")
     found = shutil.which("chromium")
-    if not found:
-        pytest.fail(f"apt-get install chromium failed: {done.stderr.decode()[-500:]}")
+    assert found is not None
     return found
 
 
