@@ -39,6 +39,33 @@ FORMATS = (
 """Format ids `--format` accepts (ocat and frameview force the PresentMon-family reader)."""
 
 PRESENTMON_FAMILY = ("presentmon", "ocat", "frameview")
+GROUPED_FORMATS = (*PRESENTMON_FAMILY, "capframex-csv")
+"""Formats whose rows carry (Application, ProcessID, SwapChainAddress): `process` applies."""
+
+FORMAT_NOUNS = {
+    "capframex-json": "a CapFrameX JSON session",
+    "mangohud": "a MangoHud log",
+    "frame-stats": "an engine frame-stats file",
+    "bench-csv": "a benchmark-page CSV",
+}
+"""How a refusal names a capture of a format that has no process groups."""
+
+
+class NoProcessGroupsError(CaptureFormatError):
+    """A process was asked for in a capture that has no process groups (never ignored silently).
+
+    `what` names the capture's kind ("a MangoHud log"), so a caller reading several captures
+    can say which ones a process choice did not apply to.
+    """
+
+    def __init__(self, process: str, what: str, *, file: str) -> None:
+        self.process = process
+        self.what = what
+        super().__init__(
+            f"process {process!r} given, but {what} has no process groups (only PresentMon, "
+            "OCAT, FrameView and CapFrameX CSV captures have them)",
+            file=file,
+        )
 INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
 
 
@@ -87,7 +114,9 @@ def read_capture_file(
 
     `name` is how messages and results name the file (default: the path as given); `format`
     forces a reader (an id of FORMATS); `process` picks a PresentMon-family group by its
-    Application name (only meaningful for that family and CapFrameX CSV).
+    Application name. A `process` for a capture without process groups (MangoHud, CapFrameX
+    JSON, frame-stats, benchmark CSV, or a CSV with no Application column) is refused with a
+    NoProcessGroupsError, never ignored.
     """
     path = pathlib.Path(path)
     shown = str(path) if name is None else name
@@ -97,7 +126,9 @@ def read_capture_file(
         )
     head = read_head(path, shown)
     fmt = format or detect_format(head, shown)
-    if fmt in PRESENTMON_FAMILY or fmt == "capframex-csv":
+    if process is not None and fmt not in GROUPED_FORMATS:
+        raise NoProcessGroupsError(process, FORMAT_NOUNS[fmt], file=shown)
+    if fmt in GROUPED_FORMATS:
         from certgen.captures.presentmon import read_presentmon
 
         return [read_presentmon(path, shown, head=head, capframex=fmt == "capframex-csv",

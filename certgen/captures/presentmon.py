@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, decode, parse_number
-from certgen.captures.detect import presentmon_flavour
+from certgen.captures.detect import NoProcessGroupsError, presentmon_flavour
 from certgen.captures.model import Capture, Group, Hints
 from certgen.errors import CaptureFormatError
 
@@ -166,6 +166,11 @@ def read_presentmon(
 ) -> Capture:
     """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc)."""
     layout = _layout(head, name, capframex=capframex)
+    if process is not None and layout.keys is None:
+        raise NoProcessGroupsError(
+            process, "a CSV without Application, ProcessID and SwapChainAddress columns",
+            file=name,
+        )
     rows = _vector(path, layout)
     if rows is None:
         try:

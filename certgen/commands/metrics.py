@@ -17,6 +17,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import json
 import pathlib
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -63,30 +64,56 @@ def keep_freed_memory() -> None:
     mallopt(m_trim_threshold, 512 << 20)
 
 
+def read_all(
+    paths: list[str], fmt: str | None, process: str | None
+) -> Iterator[tuple[str, Any, str | None]]:
+    """(argument, Capture, note) per run, in argument order, each as soon as it is read.
+
+    `--process` applies to the captures that have process groups (the PresentMon family,
+    CapFrameX CSV). When some given capture has them, the others are read without it and their
+    note says so; when none has, the option would do nothing and the first such capture is
+    refused once all are read (a user's option is never silently dropped).
+    """
+    from certgen.captures.detect import NoProcessGroupsError, read_capture_file
+
+    refused: list[NoProcessGroupsError] = []
+    for arg in paths:
+        path = pathlib.Path(arg)
+        note = None
+        try:
+            captures = read_capture_file(path, name=arg, format=fmt, process=process)
+        except NoProcessGroupsError as exc:
+            refused.append(exc)
+            note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
+            captures = read_capture_file(path, name=arg, format=fmt)
+        for capture in captures:
+            yield arg, capture, note
+    if refused and len(refused) == len(paths):
+        raise refused[0]
+
+
 def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict[str, Any]]:
     """The JSON objects of `certgen metrics --json`, in argument order (refuses on any error)."""
-    from certgen.captures.detect import read_capture_file
     from certgen.metrics import compute_metrics, weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(load_rules())
     results = []
-    for arg in paths:
-        for capture in read_capture_file(pathlib.Path(arg), name=arg, format=fmt, process=process):
-            name = display_name(arg, capture.label)
-            metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
-            entry: dict[str, Any] = {
-                "file": name,
-                "format": capture.format,
-                "group": capture.group.label() if capture.group else None,
-                "groups_left_out": [g.label() for g in capture.groups_left_out],
-                "interval_column": capture.interval_column,
-            }
-            entry.update(metrics.as_json())
-            entry["incomplete"] = capture.incomplete
-            entry["incomplete_reason"] = capture.incomplete_reason
-            entry["warnings"] = notes(capture)
-            results.append(entry)
+    for arg, capture, note in read_all(paths, fmt, process):
+        name = display_name(arg, capture.label)
+        metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
+        entry: dict[str, Any] = {
+            "file": name,
+            "format": capture.format,
+            "group": capture.group.label() if capture.group else None,
+            "groups_left_out": [g.label() for g in capture.groups_left_out],
+            "interval_column": capture.interval_column,
+        }
+        entry.update(metrics.as_json())
+        entry["incomplete"] = capture.incomplete
+        entry["incomplete_reason"] = capture.incomplete_reason
+        entry["warnings"] = notes(capture) + ([note] if note else [])
+        results.append(entry)
     return results
 
 
