@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -160,19 +158,12 @@ def export(fleet: str | None, output: Path | None) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    folder = path.parent if str(path.parent) else Path(".")
+    """certgen.writer.atomic_write, with a failure as a FleetError naming the file."""
+    from certgen.writer import atomic_write
+
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        atomic_write(path, data)
     except OSError as exc:
-        raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
 
 
