@@ -3,7 +3,8 @@
 - `frames_for(avg, low1, low01)`: frame times whose SOP figures are exactly those FPS values;
 - `write_presentmon(path, frames)`: a PresentMon 1.x CSV;
 - `write_frame_stats(path, frames, end=True)`: engine frame-stats JSON Lines (seeds/004);
-- `card(...)`, `run_entry(...)`, `write_bundle(root, card, files)`: card.yaml and its files.
+- `card(...)`, `run_entry(...)`, `write_bundle(root, card, files)`: card.yaml and its files;
+- `run_cli(args, capsys)`: the CLI in-process, as the console script runs it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 import yaml
+
+from certgen.cli import main
 
 N_FRAMES = 10_000
 
@@ -145,3 +149,14 @@ def simple_bundle(root: Path, figures: list[tuple[float, float, float]], **card_
         write_presentmon(root / rel, frames_for(avg, low1, low01))
         runs.append(run_entry(f"Game {i}", capture=rel))
     return write_card(root, card(runs, **card_overrides))
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the CLI as the console script does (`sys.exit(main())`): (exit code, stdout, stderr)."""
+    try:
+        result = main(args)
+    except SystemExit as exc:
+        out, err = capsys.readouterr()
+        return int(exc.code or 0), out, err
+    out, err = capsys.readouterr()
+    return (result if isinstance(result, int) else 0), out, err

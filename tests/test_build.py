@@ -14,9 +14,16 @@ from pathlib import Path
 import pypdf
 import pytest
 import yaml
-from bundlekit import card, frames_for, run_entry, sha256_of, write_card, write_presentmon
+from bundlekit import (
+    card,
+    frames_for,
+    run_cli,
+    run_entry,
+    sha256_of,
+    write_card,
+    write_presentmon,
+)
 
-from certgen.cli import main
 from certgen.paths import templates_dir
 
 HOSTILE = "<script>alert(1)</script>{{ 7*7 }}{% if 1 %}x{% endif %}<b onmouseover=x>"
@@ -38,20 +45,10 @@ def _bundle(root: Path, *, languages: list[str] | None = None) -> Path:
     return write_card(root, data)
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_build_writes_record_documents_and_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bundle = _bundle(tmp_path / "bundle")
     out = tmp_path / "out"
-    code, stdout, stderr = _run(["build", str(bundle), "--out", str(out), "--jobs", "1"], capsys)
+    code, stdout, stderr = run_cli(["build", str(bundle), "--out", str(out), "--jobs", "1"], capsys)
     assert (code, stderr) == (0, "")
     folder = out / "TEST-0001"
     assert stdout == f"built TEST-0001 (en, ru) -> {folder}\n"
@@ -72,19 +69,19 @@ def test_unchanged_bundle_is_not_rebuilt_and_a_change_rebuilds(
     bundle = _bundle(tmp_path / "bundle")
     out = tmp_path / "out"
     args = ["build", str(bundle), "--out", str(out), "--lang", "en", "--jobs", "1"]
-    assert _run(args, capsys)[1].startswith("built ")
+    assert run_cli(args, capsys)[1].startswith("built ")
     pdf = out / "TEST-0001" / "certificate.en.pdf"
     before = pdf.stat().st_mtime_ns
-    assert _run(args, capsys)[1].startswith("unchanged TEST-0001 (en)")
+    assert run_cli(args, capsys)[1].startswith("unchanged TEST-0001 (en)")
     assert pdf.stat().st_mtime_ns == before
     data = yaml.safe_load((bundle / "card.yaml").read_text())
     data["customer"] = "Another Customer"
     write_card(bundle, data)
-    assert _run(args, capsys)[1].startswith("built ")
+    assert run_cli(args, capsys)[1].startswith("built ")
     assert "Another Customer" in (out / "TEST-0001" / "certificate.en.html").read_text()
     # a damaged output is rebuilt too
     pdf.write_bytes(b"broken")
-    assert _run(args, capsys)[1].startswith("built ")
+    assert run_cli(args, capsys)[1].startswith("built ")
 
 
 def test_rebuilding_with_fewer_languages_removes_the_old_documents(
@@ -96,9 +93,9 @@ def test_rebuilding_with_fewer_languages_removes_the_old_documents(
     folder.mkdir(parents=True)
     (folder / "lab-notes.txt").write_text("not an output: stays")
     base = ["build", str(bundle), "--out", str(out), "--jobs", "1"]
-    assert _run([*base, "--lang", "en,ru,pt"], capsys)[0] == 0
+    assert run_cli([*base, "--lang", "en,ru,pt"], capsys)[0] == 0
     assert len(list(folder.glob("certificate.*"))) == 6
-    assert _run([*base, "--lang", "pt"], capsys)[0] == 0
+    assert run_cli([*base, "--lang", "pt"], capsys)[0] == 0
     assert sorted(p.name for p in folder.iterdir()) == [
         "certificate.pt.html", "certificate.pt.pdf", "lab-notes.txt", "manifest.json", "record.json",
     ]
@@ -113,7 +110,7 @@ def test_each_document_links_the_languages_built_in_the_same_run(
 ) -> None:
     bundle = _bundle(tmp_path / "bundle")
     out = tmp_path / "out"
-    assert _run(["build", str(bundle), "--out", str(out), "--lang", "pt,en", "--jobs", "1"], capsys)[0] == 0
+    assert run_cli(["build", str(bundle), "--out", str(out), "--lang", "pt,en", "--jobs", "1"], capsys)[0] == 0
     folder = out / "TEST-0001"
     for lang in ("en", "pt"):
         html = (folder / f"certificate.{lang}.html").read_text()
@@ -130,11 +127,11 @@ def test_refused_bundle_exits_1_and_draft_is_marked(tmp_path: Path, capsys: pyte
     del data["runs"][1]["soft_limit"]
     write_card(bundle, data)
     out = tmp_path / "out"
-    code, stdout, stderr = _run(["build", str(bundle), "--out", str(out), "--lang", "en"], capsys)
+    code, stdout, stderr = run_cli(["build", str(bundle), "--out", str(out), "--lang", "en"], capsys)
     assert code == 1 and stdout == ""
     assert stderr.startswith('certgen: card.yaml: runs[1].soft_limit: run "Game 1 2560x1440" has stutter')
     assert not out.joinpath("TEST-0001").exists()
-    code, _, _ = _run(["build", str(bundle), "--out", str(out), "--lang", "en", "--draft"], capsys)
+    code, _, _ = run_cli(["build", str(bundle), "--out", str(out), "--lang", "en", "--draft"], capsys)
     assert code == 0
     html = (out / "TEST-0001" / "certificate.en.html").read_text()
     assert "DRAFT — NOT ISSUABLE" in html
@@ -142,7 +139,7 @@ def test_refused_bundle_exits_1_and_draft_is_marked(tmp_path: Path, capsys: pyte
 
 def test_bad_language_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bundle = _bundle(tmp_path / "bundle")
-    code, _, stderr = _run(["build", str(bundle), "--out", str(tmp_path / "o"), "--lang", "de"], capsys)
+    code, _, stderr = run_cli(["build", str(bundle), "--out", str(tmp_path / "o"), "--lang", "de"], capsys)
     assert code == 2
     assert "'de': expected a comma-separated list of en, ru, pt" in stderr
 
@@ -150,7 +147,7 @@ def test_bad_language_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFix
 def test_two_bundles_with_one_id_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = _bundle(tmp_path / "a")
     b = _bundle(tmp_path / "b")
-    code, _, stderr = _run(["build", str(a), str(b), "--out", str(tmp_path / "o")], capsys)
+    code, _, stderr = run_cli(["build", str(a), str(b), "--out", str(tmp_path / "o")], capsys)
     assert code == 1
     assert stderr == (f"certgen: {b}: certificate id 'TEST-0001' is also the id of {a}; "
                       "two bundles cannot write the same output folder\n")
@@ -263,7 +260,7 @@ def test_hostile_bundle_is_shown_as_text_and_opens_nothing_outside(tmp_path: Pat
 def test_a_capture_outside_the_bundle_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     outside = write_presentmon(tmp_path / "outside.csv", frames_for(120.0, 110.0, 100.0))
     bundle = write_card(tmp_path / "bundle", card([run_entry(capture=f"../{outside.name}")]))
-    code, stdout, stderr = _run(["build", str(bundle), "--out", str(tmp_path / "o")], capsys)
+    code, stdout, stderr = run_cli(["build", str(bundle), "--out", str(tmp_path / "o")], capsys)
     assert code == 1 and stdout == ""
     assert stderr.startswith("certgen: card.yaml: runs[0].capture")
     assert not (tmp_path / "o" / "TEST-0001").exists()
@@ -308,7 +305,7 @@ def test_a_pool_builds_the_largest_bundles_first_and_reports_in_the_given_order(
 
     monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", Pool)
     out = tmp_path / "out"
-    code, stdout, _ = _run(["build", *bundles, "--out", str(out), "--lang", "en", "--jobs", "2"], capsys)
+    code, stdout, _ = run_cli(["build", *bundles, "--out", str(out), "--lang", "en", "--jobs", "2"], capsys)
     assert code == 0
     assert submitted == ["b1", "b2", "b0"]  # 3 runs, 2 runs, 1 run
     assert [line.split()[1] for line in stdout.splitlines()] == ["POOL-0", "POOL-1", "POOL-2"]
@@ -325,7 +322,7 @@ def test_two_jobs_build_two_bundles_in_worker_processes(
         data["certificate"]["id"] = f"JOBS-{i}"
         bundles.append(str(write_card(root, data)))
     out = tmp_path / "out"
-    code, stdout, stderr = _run(["build", *bundles, "--out", str(out), "--lang", "ru", "--jobs", "2"], capsys)
+    code, stdout, stderr = run_cli(["build", *bundles, "--out", str(out), "--lang", "ru", "--jobs", "2"], capsys)
     assert (code, stderr) == (0, "")
     assert [line.split()[:2] for line in stdout.splitlines()] == [["built", "JOBS-0"], ["built", "JOBS-1"]]
     for i in range(2):

@@ -6,30 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from bundlekit import card, run_entry, simple_bundle, write_card
-
-from certgen.cli import main
+from bundlekit import card, run_cli, run_entry, simple_bundle, write_card
 
 NEAR_99 = (100.0, 99.0, 98.0)
 DILUTING = (100.0, 82.0, 31.9)
-
-
-def run_ok(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI as the console script does (`sys.exit(main())`): (exit code, stdout, stderr)."""
-    try:
-        result = main(args)
-    except SystemExit as exc:
-        out, err = capsys.readouterr()
-        return int(exc.code or 0), out, err
-    out, err = capsys.readouterr()
-    return (result if isinstance(result, int) else 0), out, err
 
 
 def test_check_prints_the_grade_and_its_reasoning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], snapshot: object
 ) -> None:
     simple_bundle(tmp_path, [NEAR_99, NEAR_99])
-    code, out, err = run_ok(["check", str(tmp_path)], capsys)
+    code, out, err = run_cli(["check", str(tmp_path)], capsys)
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == "TEST-0001: PLATINUM"
     assert out == snapshot
@@ -39,7 +26,7 @@ def test_check_refusal_prints_every_reason_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     simple_bundle(tmp_path, [NEAR_99, NEAR_99, NEAR_99, DILUTING])
-    code, out, err = run_ok(["check", str(tmp_path)], capsys)
+    code, out, err = run_cli(["check", str(tmp_path)], capsys)
     assert code == 1
     assert err.splitlines() == [
         ('certgen: card.yaml: runs[3].first_capture: run "Game 3 2560x1440" needed a re-run '
@@ -54,7 +41,7 @@ def test_check_refusal_prints_every_reason_and_exits_1(
 
 def test_check_json_prints_the_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     simple_bundle(tmp_path, [NEAR_99])
-    code, out, err = run_ok(["check", str(tmp_path), "--json"], capsys)
+    code, out, err = run_cli(["check", str(tmp_path), "--json"], capsys)
     assert (code, err) == (0, "")
     record = json.loads(out)
     assert next(iter(record)) == "schema_version"
@@ -69,7 +56,7 @@ def test_check_invalid_bundle_lists_every_error(
     data = card([run_entry(resolution="1440", capture="../x.csv")])
     data["card"]["driver"] = 566.14
     write_card(tmp_path, data)
-    code, out, err = run_ok(["check", str(tmp_path)], capsys)
+    code, out, err = run_cli(["check", str(tmp_path)], capsys)
     assert code == 1 and out == ""
     assert err.splitlines() == [
         "certgen: card.yaml: card.driver: expected a text, got '566.14'",
@@ -79,7 +66,7 @@ def test_check_invalid_bundle_lists_every_error(
 
 
 def test_check_missing_bundle_is_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_ok(["check", str(tmp_path / "nope")], capsys)
+    code, _, err = run_cli(["check", str(tmp_path / "nope")], capsys)
     assert code == 2 and "does not exist" in err
 
 
@@ -88,7 +75,7 @@ def test_check_with_a_fleet_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     db = tmp_path / "fleet.sqlite"
     fleet_mod.FleetStore.open(db).close()
     simple_bundle(tmp_path / "b", [NEAR_99])
-    code, out, _ = run_ok(["check", str(tmp_path / "b"), "--json", "--fleet", str(db)], capsys)
+    code, out, _ = run_cli(["check", str(tmp_path / "b"), "--json", "--fleet", str(db)], capsys)
     assert code == 0
     record = json.loads(out)
     assert record["fleet"]["fleet_runs"] == 0
@@ -96,11 +83,11 @@ def test_check_with_a_fleet_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_schema_command_prints_the_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_ok(["schema"], capsys)
+    code, out, _ = run_cli(["schema"], capsys)
     assert code == 0
     schema = json.loads(out)
     assert schema["title"] == "card.yaml"
-    _, out2, _ = run_ok(["schema"], capsys)
+    _, out2, _ = run_cli(["schema"], capsys)
     assert out2 == out
 
 
@@ -108,7 +95,7 @@ def test_check_json_on_a_refused_bundle_prints_the_record_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     simple_bundle(tmp_path, [NEAR_99, DILUTING])
-    code, out, err = run_ok(["check", str(tmp_path), "--json"], capsys)
+    code, out, err = run_cli(["check", str(tmp_path), "--json"], capsys)
     assert code == 1
     record = json.loads(out)
     assert record["status"]["issuable"] is False and record["status"]["draft"] is False

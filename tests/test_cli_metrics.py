@@ -6,20 +6,11 @@ import json
 import pathlib
 
 import pytest
+from bundlekit import run_cli
 
-from certgen.cli import main
 from certgen.metrics import RunMetrics, SopMetrics
 
 REAL = pathlib.Path(__file__).parent / "data" / "real"
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def run_metrics_keys() -> list[str]:
@@ -31,7 +22,7 @@ def test_json_keys_in_contract_order(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(REAL)
-    code, out, err = run(["metrics", "--json", "test_case_5.csv", "test_case_5_v2.csv"], capsys)
+    code, out, err = run_cli(["metrics", "--json", "test_case_5.csv", "test_case_5_v2.csv"], capsys)
     assert (code, err) == (0, "")
     data = json.loads(out)
     assert [d["file"] for d in data] == ["test_case_5.csv", "test_case_5_v2.csv"]
@@ -53,7 +44,7 @@ def test_multi_run_files_give_one_object_per_run(
         {"CaptureData": {"MsBetweenPresents": [5.0, 5.0, 5.0, 5.0]}},
     ]}), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run(["metrics", "--json", "s.json"], capsys)
+    code, out, _ = run_cli(["metrics", "--json", "s.json"], capsys)
     data = json.loads(out)
     assert code == 0
     assert [(d["file"], d["avg_fps"], d["fluidity_score"]) for d in data] == [
@@ -68,7 +59,7 @@ def test_an_empty_run_inside_a_session_is_named(
         {"CaptureData": {"MsBetweenPresents": [0.0, -1.0]}},
     ]}), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["metrics", "s.json"], capsys)
+    code, out, err = run_cli(["metrics", "s.json"], capsys)
     assert (code, out, err) == (1, "", ("certgen: s.json#run 2: no frame with a positive frame "
                                 "time (2 dropped as <= 0); the run must be captured again\n"))
 
@@ -77,7 +68,7 @@ def test_table_is_aligned_and_notes_what_qualifies_the_figures(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], snapshot
 ) -> None:
     monkeypatch.chdir(REAL)
-    code, out, err = run(["metrics", "test_case_5.csv", "test_case_5_v2.csv",
+    code, out, err = run_cli(["metrics", "test_case_5.csv", "test_case_5_v2.csv",
                           "PresentMonTestOutputFilename.csv"], capsys)
     assert (code, err) == (0, "")
     lines = out.splitlines()

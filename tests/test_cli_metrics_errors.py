@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 import pytest
-
-from certgen.cli import main
+from bundlekit import run_cli
 
 PM_HEADER = "Application,ProcessID,SwapChainAddress,Dropped,MsBetweenPresents\n"
 
@@ -103,15 +102,6 @@ CASES = [
 ]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
-
-
 @pytest.mark.parametrize(("file", "content", "message"), CASES, ids=[c[0] for c in CASES])
 def test_malformed_capture_is_refused_with_one_exact_line(
     file: str, content: str | bytes | None, message: str, tmp_path: pathlib.Path,
@@ -126,9 +116,9 @@ def test_malformed_capture_is_refused_with_one_exact_line(
     elif content is not None:
         (folder / file).write_text(content, encoding="utf-8", newline="")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["metrics", f"captures/{file}"], capsys)
+    code, out, err = run_cli(["metrics", f"captures/{file}"], capsys)
     assert (code, out, err) == (1, "", f"certgen: {message}\n")
-    code, out, err = run(["metrics", "--json", f"captures/{file}"], capsys)
+    code, out, err = run_cli(["metrics", "--json", f"captures/{file}"], capsys)
     assert (code, out, err) == (1, "", f"certgen: {message}\n")
 
 
@@ -137,7 +127,7 @@ def test_forced_format_reports_what_is_missing(
 ) -> None:
     (tmp_path / "log.csv").write_text("fps,frametime,elapsed\n60,16.6,0\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, _out, err = run(["metrics", "--format", "presentmon", "log.csv"], capsys)
+    code, _out, err = run_cli(["metrics", "--format", "presentmon", "log.csv"], capsys)
     assert (code, err) == (
         1, ("certgen: log.csv:1: no frame-time column: expected MsBetweenPresents, "
         "msBetweenPresents or FrameTime\n"))
@@ -149,16 +139,16 @@ def test_unknown_process_lists_the_groups(
     (tmp_path / "pm.csv").write_text(
         PM_HEADER + "a.exe,1,0x1,0,10\na.exe,1,0x1,0,10\nb.exe,2,0x2,0,10\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["metrics", "--process", "c.exe", "pm.csv"], capsys)
+    code, out, err = run_cli(["metrics", "--process", "c.exe", "pm.csv"], capsys)
     assert (code, out, err) == (
         1, "", ("certgen: pm.csv: no process named 'c.exe'; groups: a.exe (pid 1, swap chain "
         "0x1): 2 rows; b.exe (pid 2, swap chain 0x2): 1 rows\n"))
 
 
 def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["metrics", "--format", "excel", "x.csv"], capsys)
+    code, _, err = run_cli(["metrics", "--format", "excel", "x.csv"], capsys)
     assert code == 2 and "Invalid value for '--format'" in err
-    code, _, err = run(["metrics"], capsys)
+    code, _, err = run_cli(["metrics"], capsys)
     assert code == 2 and "Missing argument 'CAPTURE...'" in err
 
 
@@ -168,7 +158,7 @@ def test_a_refused_capture_among_good_ones_prints_no_partial_json(
     (tmp_path / "good.csv").write_text(pm_rows("10", "20"), encoding="utf-8")
     (tmp_path / "bad.csv").write_text(pm_rows("10", "x"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(["metrics", "--json", "good.csv", "bad.csv", "good.csv"], capsys)
+    code, out, err = run_cli(["metrics", "--json", "good.csv", "bad.csv", "good.csv"], capsys)
     assert (code, out, err) == (
         1, "", "certgen: bad.csv:3: MsBetweenPresents: expected a number, got 'x'\n")
 

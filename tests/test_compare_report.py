@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bundlekit import run_cli
 
 from certgen import compare
 from certgen.cli import main
@@ -47,16 +48,6 @@ def write_bench_csv(path: Path, sides: dict[str, list[float]]) -> None:
         for side, frames in sides.items():
             for v in frames:
                 w.writerow([side, "frame", "frame_time_ms", repr(v)])
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --------------------------------------------------------------------------- the CSV, by hand

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bundlekit import run_cli
 
-from certgen.cli import main
 from certgen.fleet import Cohort, FleetStore
 from certgen.record import dump_record
 from certgen.sop import load_rules
@@ -22,13 +22,7 @@ AW = Cohort("Alan Wake 2", "2560x1440", "High", False, "DLSS", "Quality", True)
 
 def certgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """Run the CLI in-process; return (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(list(args), capsys)
 
 
 def record(cert_id: str, runs: list[tuple[Cohort, float | None]], *,
