@@ -355,15 +355,20 @@ def _words(text: str) -> set[str]:
     return {w for w in found if len(w) > 1 and not re.fullmatch(r"[0-9a-f]{16,}", w)}
 
 
-@pytest.mark.parametrize("refused", [False, True])
-def test_a_russian_certificate_shows_no_english_beyond_the_glossary_and_the_bundle(refused: bool) -> None:
+def _shown_words(lang: str, refused: bool) -> tuple[dict[str, Any], set[str]]:
+    """The sample record (refused or not) and the Latin words its certificate shows in `lang`."""
     record = _sample()
     if refused:
         _refused(record)
-    html, _ = _render(record, "ru")
+    html, _ = _render(record, lang)
     parser = _Text()
     parser.feed(html)
-    words = _words("\n".join(parser.parts))
+    return record, _words("\n".join(parser.parts))
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_a_russian_certificate_shows_no_english_beyond_the_glossary_and_the_bundle(refused: bool) -> None:
+    record, words = _shown_words("ru", refused)
     assert sorted(words - KEPT_IN_ENGLISH - _bundle_words(record)) == []
 
 
@@ -375,13 +380,7 @@ ENGLISH_ONLY = {"the", "and", "of", "is", "are", "run", "runs", "stutter", "requ
 
 @pytest.mark.parametrize("refused", [False, True])
 def test_a_portuguese_certificate_shows_no_english_sentence_words(refused: bool) -> None:
-    record = _sample()
-    if refused:
-        _refused(record)
-    html, _ = _render(record, "pt")
-    parser = _Text()
-    parser.feed(html)
-    words = _words("\n".join(parser.parts))
+    record, words = _shown_words("pt", refused)
     assert sorted((words & ENGLISH_ONLY) - _bundle_words(record)) == []
 
 
