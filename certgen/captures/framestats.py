@@ -17,6 +17,12 @@ Rules, as read here:
   The number skipped (the first frame included) is `skipped_frames`, and a warning says so.
 - `idle` frames (the last image presented again) are kept as frames and counted apart
   (`idle_frames`, and a warning); `gpu_ms` never enters the frame times.
+- GPU time resolves a frame or two late, so a line carries the newest resolved `gpu_ms`
+  against the tick it measured (`gpu_tick`), or null for both. It is joined to frames by
+  `gpu_tick`, never by the line it sits on: `Capture.gpu_ms` holds, beside each counted frame,
+  the GPU time of that frame's tick, or NaN when none was written for it (never 0). A
+  `gpu_tick` ahead of its line's tick, a tick given a GPU time twice, or only one of the two
+  keys null is refused. A GPU time of a tick whose line was dropped joins no frame.
 """
 
 from __future__ import annotations
@@ -64,6 +70,40 @@ def _integer(obj: dict[str, Any], key: str, name: str, number: int) -> int:
     return value
 
 
+def _gpu_time(
+    obj: dict[str, Any], tick: int, name: str, number: int
+) -> tuple[int, float] | None:
+    """(gpu_tick, gpu_ms) of one frame line, or None when it carries no new GPU time."""
+    gpu_ms, gpu_tick = obj.get("gpu_ms"), obj.get("gpu_tick")
+    if gpu_ms is None and gpu_tick is None:
+        return None
+    if gpu_ms is None or gpu_tick is None:
+        raise CaptureFormatError(
+            f"gpu_ms is {json.dumps(gpu_ms)} but gpu_tick is {json.dumps(gpu_tick)} (expected "
+            "both null or both set)",
+            file=name, line=number,
+        )
+    measured = _integer(obj, "gpu_tick", name, number)
+    if measured > tick:
+        raise CaptureFormatError(
+            f"gpu_tick {measured} is ahead of the line's tick {tick} (expected the tick it "
+            "measured, at or before its line)",
+            file=name, line=number, field="gpu_tick",
+        )
+    if (isinstance(gpu_ms, bool) or not isinstance(gpu_ms, (int, float))
+            or not math.isfinite(gpu_ms) or gpu_ms < 0):
+        raise CaptureFormatError(
+            f"expected a finite number >= 0 or null, got {json.dumps(gpu_ms)}",
+            file=name, line=number, field="gpu_ms",
+        )
+    return measured, float(gpu_ms)
+
+
+def join_gpu_times(ticks: list[int], gpu: dict[int, float]) -> np.ndarray:
+    """Each frame's GPU time by its tick (NaN where no GPU time was written for that tick)."""
+    return np.array([gpu.get(t, math.nan) for t in ticks], dtype=np.float64)
+
+
 def settle_index(intervals: np.ndarray) -> int:
     """Index of the first interval within a factor of 2 of the median (0 if none is)."""
     if intervals.size == 0:
@@ -81,6 +121,9 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
     cut_short = bool(lines) and lines[-1].strip() != ""
     intervals: list[float] = []
     kinds: list[str] = []
+    ticks: list[int] = []
+    gpu: dict[int, float] = {}
+    gpu_line: dict[int, int] = {}
     end: dict[str, Any] | None = None
     previous_tick: int | None = None
     gaps = 0
@@ -114,6 +157,16 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
                 gaps += 1
                 missing_lines += tick - previous_tick - 1
         previous_tick = tick
+        resolved = _gpu_time(obj, tick, name, number)
+        if resolved is not None:
+            measured, gpu_ms = resolved
+            if measured in gpu:
+                raise CaptureFormatError(
+                    f"tick {measured} already has a GPU time (line {gpu_line[measured]}); each "
+                    "GPU time is written once",
+                    file=name, line=number, field="gpu_tick",
+                )
+            gpu[measured], gpu_line[measured] = gpu_ms, number
         kind = obj.get("kind")
         if kind not in KINDS:
             raise CaptureFormatError(
@@ -137,6 +190,7 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
             )
         intervals.append(float(interval))
         kinds.append(str(kind))
+        ticks.append(tick)
     if frame_lines == 0:
         raise CaptureFormatError("no frame lines", file=name)
 
@@ -175,4 +229,5 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
         incomplete_reason="; ".join(reasons) if reasons else None,
         warnings=tuple(warnings),
         idle_frames=idle,
+        gpu_ms=join_gpu_times(ticks[start:], gpu),
     )

@@ -63,6 +63,16 @@ class Capture:
     """How that run is named in messages, e.g. "run 2" or a benchmark CSV's side "before"."""
     idle_frames: int = 0
     """Frame-stats `idle` frames (the last image presented again): kept, and reported apart."""
+    gpu_ms: npt.NDArray[np.float64] | None = None
+    """Beside each frame time, that frame's GPU time in ms (frame-stats, joined by gpu_tick),
+    NaN where none was written for its tick; None for formats that carry no GPU time."""
+
+    def gpu_summary(self) -> tuple[int, float | None] | None:
+        """(frames with a GPU time, their median GPU time in ms or None), or None without GPU data."""
+        if self.gpu_ms is None:
+            return None
+        known = self.gpu_ms[~np.isnan(self.gpu_ms)]
+        return int(known.size), (float(np.median(known)) if known.size else None)
 
     def __post_init__(self) -> None:
         arr = np.asarray(self.frame_times_ms, dtype=np.float64)
@@ -70,3 +80,9 @@ class Capture:
             arr = arr.copy() if arr is self.frame_times_ms and arr.base is not None else arr
             arr.flags.writeable = False
         object.__setattr__(self, "frame_times_ms", arr)
+        if self.gpu_ms is not None:
+            gpu = np.array(self.gpu_ms, dtype=np.float64)
+            if gpu.shape != arr.shape:
+                raise ValueError(f"gpu_ms has {gpu.size} values for {arr.size} frame times")
+            gpu.flags.writeable = False
+            object.__setattr__(self, "gpu_ms", gpu)

@@ -38,6 +38,14 @@ def notes(capture: Any) -> list[str]:
             f"{capture.dropped_frames} frames marked dropped by the tool are counted with their "
             "present interval"
         )
+    gpu = capture.gpu_summary()
+    if gpu is not None:
+        joined, median = gpu
+        frames = capture.frame_times_ms.size
+        out.append(
+            f"GPU time (gpu_ms joined to frames by gpu_tick) resolved for {joined} of {frames} "
+            "frames" + (f", median {median:.3f} ms" if median is not None else "")
+        )
     return out
 
 
