@@ -331,10 +331,8 @@ def format_number(fig: Figure, lang: str, fmt: str | None = None, *, math: bool 
                                                     else "#") * decimals
         if not math:
             pattern = "#,##" + pattern
+        # With trimmed decimals ("#") a whole value keeps no separator: 0.25, 72.5, 96.
         text = format_decimal(round_half_away(value, decimals), format=pattern, locale=lang)
-        if fig.trim and fmt is None and decimals and "." not in text and "," not in text:
-            # A whole value with trimmed decimals keeps no separator (0.25 yes, 72.5 yes, 96).
-            pass
     if math:
         text = text.replace(",", "{,}").replace("\u2212", "-").replace("%", r"\%")
         text = text.replace("\xa0", "").replace("\u202f", "")
