@@ -324,7 +324,10 @@ def format_number(fig: Figure, lang: str, fmt: str | None = None, *, math: bool 
 
     value = fig.value
     if fmt == "pct":
-        text = format_percent(value, format="#,##0.##%", locale=lang)
+        from certgen.render.i18n import _percent_pattern
+
+        # The locale's own percent spacing (ru/pt "4,12 %"), as on the certificates.
+        text = format_percent(value, format=_percent_pattern(lang, 2, trim=True), locale=lang)
     else:
         decimals = int(fmt) if fmt is not None else fig.decimals
         pattern = "0" if decimals == 0 else "0." + ("0" if (fmt is not None or not fig.trim)

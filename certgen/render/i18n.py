@@ -179,12 +179,13 @@ def _decimal_pattern(lang: str, digits: int) -> str:
 
 
 @lru_cache(maxsize=64)
-def _percent_pattern(lang: str, digits: int) -> str:
+def _percent_pattern(lang: str, digits: int, *, trim: bool = False) -> str:
+    """The locale's percent pattern with `digits` decimals (optional ones when `trim`)."""
     from babel import Locale
 
     pattern: str = Locale.parse(lang).percent_formats[None].pattern
     positive = pattern.split(";")[0]
-    frac = "." + "0" * digits if digits > 0 else ""
+    frac = "." + ("#" if trim else "0") * digits if digits > 0 else ""
     # Put the decimals after the last integer digit, keep the locale's spacing and sign place.
     return re.sub(r"0(?=[^0#]*$)", "0" + frac, positive, count=1)
 
