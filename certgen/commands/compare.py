@@ -101,7 +101,8 @@ CHART_W, PANEL_H, MARGIN_L, MARGIN_R, MARGIN_T, GAP = 680.0, 150.0, 52.0, 12.0, 
 COLOURS = {"before": "#1f5fa8", "after": "#c4561b"}
 
 
-def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str, unit_ms: str) -> str:
+def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str, unit_ms: str,
+                     lang: str = "en") -> str:
     """An SVG of both sides' frame times: one panel each, same time and ms scales.
 
     Each bucket draws a vertical bar from its fastest to its slowest frame (so a single spike
@@ -130,7 +131,7 @@ def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str
             y = y0 + PANEL_H - PANEL_H * tick / top_ms
             out.append(f'<line x1="{MARGIN_L:.0f}" x2="{MARGIN_L + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                        'stroke="#dddddd" stroke-width="0.5"/>')
-            out.append(f'<text x="{MARGIN_L - 4:.0f}" y="{y + 3:.1f}" text-anchor="end">{tick:g}</text>')
+            out.append(f'<text x="{MARGIN_L - 4:.0f}" y="{y + 3:.1f}" text-anchor="end">{_tick(tick, lang)}</text>')
         out.append(f'<text x="8" y="{y0 + PANEL_H / 2:.1f}" transform="rotate(-90 8 {y0 + PANEL_H / 2:.1f})" '
                    f'text-anchor="middle">{xml_escape(unit_ms)}</text>')
         bars = []
@@ -149,11 +150,18 @@ def frame_time_chart(series: dict[str, Any], labels: dict[str, str], unit_s: str
         out.extend(stalls)
         for tick in _ticks(duration / 1000.0, count=6):
             x = MARGIN_L + plot_w * tick * 1000.0 / duration
-            out.append(f'<text x="{x:.1f}" y="{y0 + PANEL_H + 12:.1f}" text-anchor="middle">{tick:g}</text>')
+            out.append(f'<text x="{x:.1f}" y="{y0 + PANEL_H + 12:.1f}" text-anchor="middle">{_tick(tick, lang)}</text>')
         out.append(f'<text x="{MARGIN_L + plot_w:.1f}" y="{y0 + PANEL_H + 24:.1f}" text-anchor="end">'
                    f"{xml_escape(unit_s)}</text>")
     out.append("</svg>\n")
     return "\n".join(out)
+
+
+def _tick(value: float, lang: str) -> str:
+    """An axis label in the report's language (ru/pt "2,5"), whole values without decimals."""
+    from babel.numbers import format_decimal
+
+    return str(format_decimal(value, format="#,##0.##", locale=lang))
 
 
 def _nice_ceiling(value: float) -> float:
@@ -454,7 +462,7 @@ def chart_for(record: dict[str, Any], lang: str) -> str:
     counted = record["_counted"]
     series = {side: compare.chart_series(counted[side]) for side in SIDES}
     labels = {"before": _("Before"), "after": _("After")}
-    return frame_time_chart(series, labels, _("capture time, s"), _("frame time, ms"))
+    return frame_time_chart(series, labels, _("capture time, s"), _("frame time, ms"), lang)
 
 
 CSV_NAME = "compare.csv"
