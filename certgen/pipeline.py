@@ -114,6 +114,8 @@ def _read_run(bundle: Bundle, index: int, run: Run, rules: Rules) -> tuple[RunIn
         "skipped_frames": capture.skipped_frames,
         "incomplete": capture.incomplete,
         "incomplete_reason": capture.incomplete_reason,
+        "incomplete_detail": ([r.as_json() for r in capture.incomplete_detail]
+                              if capture.incomplete else None),
         "warnings": list(capture.warnings),
     }
     chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)

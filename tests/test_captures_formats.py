@@ -129,29 +129,40 @@ SKIP_NOTE = ("skipped 2 warm-up frames (the first frame, then until the interval
 def test_frame_stats_complete_run(tmp_path: pathlib.Path) -> None:
     capture = read_one(write(tmp_path, "run.jsonl", WARM + BODY + end(6, 0)))
     assert capture.format == "frame-stats"
-    assert (capture.incomplete, capture.incomplete_reason) == (False, None)
+    assert (capture.incomplete, capture.incomplete_reason, capture.incomplete_detail) == (
+        False, None, ())
     assert (capture.skipped_frames, capture.idle_frames) == (2, 0)
     assert capture.warnings == (SKIP_NOTE,)
     assert figures(capture) == FIGURES_A
 
 
+NO_END = {"code": "no_end_line"}
+
+
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("text", "reason", "detail"),
     [
-        (WARM + BODY, "no end line (the process did not exit cleanly)"),
+        (WARM + BODY, "no end line (the process did not exit cleanly)", [NO_END]),
         (WARM + BODY + '{"schema_version":1,"tick":6,"t_m', ("no end line (the process did not "
-         "exit cleanly)")),
-        (WARM + BODY + end(7, 1), "the end line reports 1 dropped lines"),
+         "exit cleanly)"), [NO_END]),
+        (WARM + BODY + end(7, 1), "the end line reports 1 dropped lines",
+         [{"code": "dropped_lines", "dropped": 1}]),
         (WARM + "".join(line(t, v) for t, v in zip([2, 3, 5, 6], A)) + end(7, 1),
-         "1 lines missing in 1 tick gaps; the end line reports 1 dropped lines"),
+         "1 lines missing in 1 tick gaps; the end line reports 1 dropped lines",
+         [{"code": "tick_gaps", "missing_lines": 1, "gaps": 1},
+          {"code": "dropped_lines", "dropped": 1}]),
         (WARM + BODY + end(9, 0),
-         "the end line reports 9 frames (0 dropped) but the file holds 6 frame lines"),
+         "the end line reports 9 frames (0 dropped) but the file holds 6 frame lines",
+         [{"code": "frame_count_mismatch", "frames": 9, "dropped": 0, "lines": 6}]),
     ],
     ids=["no-end", "cut-short", "dropped", "tick-gap", "count-mismatch"],
 )
-def test_frame_stats_incomplete_runs(tmp_path: pathlib.Path, text: str, reason: str) -> None:
+def test_frame_stats_incomplete_runs(
+    tmp_path: pathlib.Path, text: str, reason: str, detail: list[dict[str, object]]
+) -> None:
     capture = read_one(write(tmp_path, "run.jsonl", text))
     assert (capture.incomplete, capture.incomplete_reason) == (True, reason)
+    assert [r.as_json() for r in capture.incomplete_detail] == detail
     assert figures(capture) == FIGURES_A
 
 

@@ -167,6 +167,7 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         first_capture={"file": "archive/fs-first.jsonl", "sha256": sha256_of(first)})]))
     record = make_record(tmp_path)
     assert record["runs"][0]["capture"]["incomplete"] is True
+    assert record["runs"][0]["capture"]["incomplete_detail"] == [{"code": "no_end_line"}]
     assert record["runs"][0]["first_capture"]["required"] is True
     assert record["audit"]["first_captures"] == [{
         "run": 0, "file": "archive/fs-first.jsonl", "sha256": sha256_of(first),
@@ -182,6 +183,7 @@ def test_complete_frame_stats_capture_needs_no_rerun(tmp_path: Path) -> None:
     write_card(tmp_path, card([run_entry("Engine", capture="captures/fs.jsonl")]))
     record = make_record(tmp_path)
     assert record["runs"][0]["capture"]["format"] == "frame-stats"
+    assert record["runs"][0]["capture"]["incomplete_detail"] is None
     assert record["status"]["issuable"] is True
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from certgen.captures.common import read_text, shorten
-from certgen.captures.model import Capture
+from certgen.captures.model import Capture, IncompleteReason
 from certgen.errors import CaptureFormatError
 
 KINDS = ("full", "partial", "reproject", "idle")
@@ -194,19 +194,26 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
     if frame_lines == 0:
         raise CaptureFormatError("no frame lines", file=name)
 
-    reasons = []
+    reasons: list[tuple[str, IncompleteReason]] = []
     if end is None:
-        reasons.append("no end line (the process did not exit cleanly)")
+        reasons.append(("no end line (the process did not exit cleanly)",
+                        IncompleteReason("no_end_line")))
     if gaps:
-        reasons.append(f"{missing_lines} lines missing in {gaps} tick gaps")
+        reasons.append((f"{missing_lines} lines missing in {gaps} tick gaps",
+                        IncompleteReason("tick_gaps", (("missing_lines", missing_lines),
+                                                       ("gaps", gaps)))))
     if end is not None:
         if end["dropped"] > 0:
-            reasons.append(f"the end line reports {end['dropped']} dropped lines")
+            reasons.append((f"the end line reports {end['dropped']} dropped lines",
+                            IncompleteReason("dropped_lines", (("dropped", end["dropped"]),))))
         if end["frames"] - end["dropped"] != frame_lines:
-            reasons.append(
+            reasons.append((
                 f"the end line reports {end['frames']} frames ({end['dropped']} dropped) "
-                f"but the file holds {frame_lines} frame lines"
-            )
+                f"but the file holds {frame_lines} frame lines",
+                IncompleteReason("frame_count_mismatch", (
+                    ("frames", end["frames"]), ("dropped", end["dropped"]),
+                    ("lines", frame_lines))),
+            ))
 
     all_intervals = np.asarray(intervals, dtype=np.float64)
     start = settle_index(all_intervals)
@@ -226,7 +233,8 @@ def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
         interval_column="present_interval_ms",
         skipped_frames=skipped,
         incomplete=bool(reasons),
-        incomplete_reason="; ".join(reasons) if reasons else None,
+        incomplete_reason="; ".join(text for text, _ in reasons) if reasons else None,
+        incomplete_detail=tuple(detail for _, detail in reasons),
         warnings=tuple(warnings),
         idle_frames=idle,
         gpu_ms=join_gpu_times(ticks[start:], gpu),

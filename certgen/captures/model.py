@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,24 @@ class Hints:
 
 
 @dataclass(frozen=True)
+class IncompleteReason:
+    """One reason a capture is incomplete, as data: a code and its whole-number parameters.
+
+    The English `Capture.incomplete_reason` is the text for people; this twin lets a
+    certificate word the same reason in its own language (docs/record.md lists the codes):
+    no_end_line; tick_gaps (missing_lines, gaps); dropped_lines (dropped);
+    frame_count_mismatch (frames, dropped, lines).
+    """
+
+    code: str
+    params: tuple[tuple[str, int], ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        """{"code": ..., then the parameters in their order}."""
+        return {"code": self.code, **dict(self.params)}
+
+
+@dataclass(frozen=True)
 class Capture:
     """Frame times of one run, as read from one capture file.
 
@@ -55,6 +74,9 @@ class Capture:
     """Frames a reader skipped by its format's rule (frame-stats warm-up), reported."""
     incomplete: bool = False
     incomplete_reason: str | None = None
+    """Why the capture is incomplete, in English ("; " between reasons), or None."""
+    incomplete_detail: tuple[IncompleteReason, ...] = ()
+    """The same reasons as data, in the same order (empty when complete)."""
     hints: Hints = field(default_factory=Hints)
     warnings: tuple[str, ...] = ()
     run_index: int | None = None
