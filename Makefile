@@ -36,6 +36,7 @@ chromium:
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/bench_build.py
 
 lint: $(STAMP)
 	$(BIN)/pip install --quiet ruff mypy
