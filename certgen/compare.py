@@ -519,18 +519,17 @@ class ChartSeries:
 
 def chart_series(side: CountedSide, buckets: int = 400) -> ChartSeries:
     """Min/max frame time per bucket of capture time, for the frame-time chart of both sides."""
+    from certgen.record import min_max_buckets
+
     frames, present = side.frames, side.present_ms
     if frames.size == 0:
         return ChartSeries(0.0, ())
+    # The certificates' downsampler, on the capture's own clock (frames left out by the
+    # foreground rule leave their gap): a frame sits where it starts, present - interval.
     duration = float(present[-1])
-    width = duration / buckets if duration > 0 else 1.0
-    which = np.minimum((present / width).astype(np.int64), buckets - 1)
-    order_starts = np.flatnonzero(np.diff(which, prepend=-1))
-    mins = np.minimum.reduceat(frames, order_starts)
-    maxs = np.maximum.reduceat(frames, order_starts)
     out = tuple(
-        (round_half_away(float(which[s]) * width, 3), _ms(float(lo)), _ms(float(hi)))
-        for s, lo, hi in zip(order_starts.tolist(), mins.tolist(), maxs.tolist())
+        (start, lo, hi)
+        for start, lo, hi in min_max_buckets(frames, present - frames, duration, buckets)
     )
     return ChartSeries(round_half_away(duration, 3), out)
 

@@ -44,6 +44,33 @@ def _r3(value: float) -> float:
     return round_half_away(float(value), 3)
 
 
+def min_max_buckets(
+    frames: npt.NDArray[np.float64],
+    starts_ms: npt.NDArray[np.float64],
+    duration_ms: float,
+    max_buckets: int = CHART_BUCKETS,
+) -> list[list[float]]:
+    """[[bucket start ms, min ms, max ms], ...] over equal-time buckets (at most one a frame).
+
+    Each frame falls in the bucket where it starts (`starts_ms`, in time order); a bucket keeps
+    its shortest and longest frame, so a single spike survives. Buckets no frame starts in are
+    left out. Every chart (certificates, before/after reports) is drawn from this.
+    """
+    if frames.size == 0 or duration_ms <= 0.0:
+        return []
+    count = min(max_buckets, int(frames.size))
+    width = duration_ms / count
+    index = np.minimum((starts_ms / width).astype(np.int64), count - 1)
+    # Frames are in time order, so each bucket is a contiguous slice starting at `first`.
+    first = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    mins = np.minimum.reduceat(frames, first)
+    maxs = np.maximum.reduceat(frames, first)
+    return [
+        [_r3(int(b) * width), _r3(lo), _r3(hi)]
+        for b, lo, hi in zip(index[first].tolist(), mins.tolist(), maxs.tolist(), strict=True)
+    ]
+
+
 def chart_series(
     frame_times_ms: npt.NDArray[np.float64],
     low_1pct_fps: float | None,
@@ -64,22 +91,10 @@ def chart_series(
     if frames.size == 0:
         return {"duration_ms": 0.0, "buckets": [], "low_1pct_ms": low1, "low_0_1pct_ms": low01}
     ends = np.cumsum(frames)
-    starts = ends - frames
     duration = float(ends[-1])
-    count = min(max_buckets, int(frames.size))
-    width = duration / count
-    index = np.minimum((starts / width).astype(np.int64), count - 1)
-    # Frames are in time order, so each bucket is a contiguous slice starting at `first`.
-    first = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    mins = np.minimum.reduceat(frames, first)
-    maxs = np.maximum.reduceat(frames, first)
-    buckets = [
-        [_r3(int(b) * width), _r3(lo), _r3(hi)]
-        for b, lo, hi in zip(index[first].tolist(), mins.tolist(), maxs.tolist(), strict=True)
-    ]
     return {
         "duration_ms": _r3(duration),
-        "buckets": buckets,
+        "buckets": min_max_buckets(frames, ends - frames, duration, max_buckets),
         "low_1pct_ms": low1,
         "low_0_1pct_ms": low01,
     }
