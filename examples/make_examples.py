@@ -432,18 +432,29 @@ def write_card(bundle: Path, card: dict[str, object]) -> None:
 
 
 FLEET_COHORTS = (
-    # (title, resolution, preset, rt, upscaler, mode, fg, runs, fps, gap, stutter)
-    ("Cyberpunk 2077", "1920x1080", "Ultra", False, "none", None, False, 64, 120, 0.07, 0.14),
-    ("Cyberpunk 2077", "2560x1440", "Ultra", False, "none", None, False, 48, 85, 0.08, 0.15),
-    ("Red Dead Redemption 2", "1920x1080", "Ultra", False, "none", None, False, 36, 115, 0.06, 0.13),
-    ("Red Dead Redemption 2", "2560x1440", "Ultra", False, "none", None, False, 31, 80, 0.07, 0.14),
-    ("DOOM Eternal", "1920x1080", "Ultra Nightmare", False, "none", None, False, 22, 160, 0.08, 0.15),
-    ("DOOM Eternal", "2560x1440", "Ultra Nightmare", False, "none", None, False, 12, 120, 0.06, 0.12),
-    ("Cyberpunk 2077", "1920x1080", "High", False, "none", None, False, 9, 90, 0.08, 0.17),
-    ("Cyberpunk 2077", "2560x1440", "High", False, "none", None, False, 7, 60, 0.12, 0.2),
-    ("Red Dead Redemption 2", "1920x1080", "High", False, "none", None, False, 5, 85, 0.07, 0.15),
-    ("Horizon Zero Dawn", "2560x1440", "Ultimate Quality", False, "none", None, False, 18, 95, 0.05, 0.18),
-    ("Cyberpunk 2077", "2560x1440", "Ultra", True, "DLSS", "Quality", False, 33, 70, 0.09, 0.16),
+    # (title, resolution, preset, rt, upscaler, mode, fg, runs, fps, gap, stutter, spread)
+    # A ranked cohort that holds a sample run is centred on the sample cards' own figures
+    # (fps, gap and stutter between the cards' runs of that configuration) with a spread wide
+    # enough that each sample run lands inside the cohort, not past its best run: a lab's
+    # samples should rank like ordinary cards of their class.
+    ("Cyberpunk 2077", "1920x1080", "Ultra", False, "none", None, False, 64, 140, 0.08, 0.135, 0.9),
+    ("Cyberpunk 2077", "2560x1440", "Ultra", False, "none", None, False, 48, 95, 0.044, 0.08, 1.4),
+    ("Red Dead Redemption 2", "1920x1080", "Ultra",
+     False, "none", None, False, 36, 128, 0.032, 0.075, 0.45),
+    ("Red Dead Redemption 2", "2560x1440", "Ultra",
+     False, "none", None, False, 31, 88, 0.04, 0.07, 1.55),
+    ("DOOM Eternal", "1920x1080", "Ultra Nightmare",
+     False, "none", None, False, 22, 160, 0.08, 0.15, 0.35),
+    ("DOOM Eternal", "2560x1440", "Ultra Nightmare",
+     False, "none", None, False, 12, 120, 0.06, 0.12, 0.35),
+    ("Cyberpunk 2077", "1920x1080", "High", False, "none", None, False, 9, 90, 0.08, 0.17, 0.35),
+    ("Cyberpunk 2077", "2560x1440", "High", False, "none", None, False, 7, 60, 0.12, 0.2, 0.35),
+    ("Red Dead Redemption 2", "1920x1080", "High",
+     False, "none", None, False, 5, 85, 0.07, 0.15, 0.35),
+    ("Horizon Zero Dawn", "2560x1440", "Ultimate Quality",
+     False, "none", None, False, 18, 95, 0.05, 0.18, 0.35),
+    ("Cyberpunk 2077", "2560x1440", "Ultra",
+     True, "DLSS", "Quality", False, 33, 70, 0.09, 0.16, 0.35),
 )
 
 
@@ -453,6 +464,10 @@ def make_fleet(path: Path) -> None:
     Some cohorts hold at least 30 runs (ranked), others fewer (Provisional). The rows are
     synthetic FPS triples; gap, stutter and score come from the engine (certgen.metrics), so
     the file holds what a real export would. No timestamps; lines sorted by certificate id.
+
+    Each row draws its average FPS within 15% of the cohort's centre, and its gap and stutter
+    log-normally around the cohort's centre: one shared draw (how even the card is, scaled by
+    the cohort's spread) and a small one of their own, so that an even card is even on both.
     """
     from certgen.fleet import JSONL_FIELDS
     from certgen.metrics import ratios_from_fps, weights_of
@@ -461,13 +476,14 @@ def make_fleet(path: Path) -> None:
     weights = weights_of(load_rules())
     rng = np.random.default_rng(4242)
     rows = []
-    for c_i, (title, res, preset, rt, up, mode, fg, n, fps, gap, stutter) in enumerate(
+    for c_i, (title, res, preset, rt, up, mode, fg, n, fps, gap, stutter, spread) in enumerate(
         FLEET_COHORTS
     ):
         for r in range(n):
-            f = round(fps * float(rng.uniform(0.75, 1.25)), 1)
-            g = min(0.5, max(0.005, gap * float(rng.lognormal(0.0, 0.35))))
-            s = min(0.7, max(0.005, stutter * float(rng.lognormal(0.0, 0.35))))
+            f = round(fps * float(rng.uniform(0.85, 1.15)), 1)
+            even = spread * float(rng.normal())
+            g = min(0.5, max(0.002, gap * math.exp(even + 0.2 * float(rng.normal()))))
+            s = min(0.7, max(0.004, stutter * math.exp(even + 0.2 * float(rng.normal()))))
             low1 = round(f * (1 - g), 1)
             low01 = round(low1 * (1 - s), 1)
             ratios = ratios_from_fps(f, low1, low01, weights)

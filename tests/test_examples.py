@@ -107,6 +107,22 @@ def test_sample_bundle_goes_through_the_pipeline_with_its_grade(bundle: str, fle
 
 
 @pytest.mark.parametrize("bundle", sorted(BUNDLES))
+def test_sample_runs_rank_inside_their_cohorts_not_past_them(bundle: str, fleet) -> None:  # type: ignore[no-untyped-def]
+    """The sample fleet is centred on the sample cards: a published Fluidity rank sits well
+    inside its cohort (no "better than 100%"), and not every run ranks alike."""
+    from certgen.pipeline import make_record
+
+    record = make_record(EXAMPLES / bundle, fleet=fleet)
+    ranks = [run["ranks"]["fluidity_score"] for run in record["runs"]
+             if run["status"] == "recorded"]
+    published = [r["percentile"] for r in ranks if r["percentile"] is not None]
+    assert all(35.0 <= p <= 92.0 for p in published), published
+    assert all(abs(r["z"]) < 1.5 for r in ranks if r["z"] is not None), ranks
+    if len(published) > 1:
+        assert len(set(published)) == len(published), published
+
+
+@pytest.mark.parametrize("bundle", sorted(BUNDLES))
 def test_every_card_says_its_numbers_are_illustrative(bundle: str) -> None:
     text = (EXAMPLES / bundle / "card.yaml").read_text(encoding="utf-8")
     assert "synthetic frame-time logs run through the production parser, not a measured card" in text
