@@ -59,7 +59,7 @@ def frame_times(shape: Shape) -> np.ndarray:
     """
     rng = np.random.default_rng(shape.seed)
     mean = 1000.0 / shape.fps
-    n = int(round(shape.seconds * shape.fps))
+    n = round(shape.seconds * shape.fps)
     k1 = max(1, -(-n // 100))
     k01 = max(1, -(-n // 1000))
     t1 = mean / (1.0 - shape.gap)
@@ -182,7 +182,7 @@ def write_mangohud(path: Path, times: np.ndarray, gpu: str, seed: int) -> None:
     ]
     elapsed_ns = 0
     for t in times:
-        elapsed_ns += int(round(float(t) * 1e6))
+        elapsed_ns += round(float(t) * 1e6)
         load = int(rng.integers(93, 100))
         lines.append(
             f"{1000.0 / float(t):.4f},{float(t):.4f},{int(rng.integers(35, 60))},45,{load},"

@@ -15,7 +15,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean():
-    result = _run("ruff", "check", "certgen", "bench", "tests")
+    result = _run("ruff", "check", "certgen", "bench", "tests", "examples")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
