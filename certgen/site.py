@@ -93,10 +93,9 @@ def repo_examples_dir() -> Path:
 
 def site_date() -> dt.datetime:
     """The date the PDFs carry: SOURCE_DATE_EPOCH when set, else the samples' issue date."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
-    return DEFAULT_DATE
+    from certgen.builddate import source_date_epoch
+
+    return source_date_epoch() or DEFAULT_DATE
 
 
 def explainer_path(lang: str, slug: str, ext: str = "html") -> str:
@@ -273,7 +272,6 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     from certgen.sop import load_rules
     from certgen.writer import Writer
 
-    # Decided before anything renders: the PDF renderer sets SOURCE_DATE_EPOCH for its fonts.
     created = site_date()
     reports_date = report_date(None)
     out_path = Path(out)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -418,15 +417,11 @@ def report_date(given: dt.date | None = None) -> dt.date | None:
     """The date a report prints: SOURCE_DATE_EPOCH when set, else `given` (--date), else none.
 
     Never the clock and never an invented date: without either, the report carries no date.
-    Read it before any PDF is rendered (the renderer sets SOURCE_DATE_EPOCH for its fonts).
     """
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch:
-        if not epoch.isdigit():
-            raise CompareError(
-                f"SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got {epoch!r}")
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).date()
-    return given
+    from certgen.builddate import source_date_epoch
+
+    epoch = source_date_epoch()
+    return given if epoch is None else epoch.date()
 
 
 def report_pdf(html: str, *, lang: str, title: str, date: dt.date | None,

@@ -11,7 +11,6 @@ Nothing from the bundle becomes a template: record values only ever reach templa
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -68,10 +67,12 @@ def build_date(record: Mapping[str, Any]) -> dt.datetime:
     if issued:
         day = i18n.parse_date(issued)
         return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    from certgen.builddate import source_date_epoch
+
+    epoch = source_date_epoch()
     if epoch is None:
         raise RenderError("record.json: certificate.issued: expected a date (or SOURCE_DATE_EPOCH)")
-    return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+    return epoch
 
 
 def _chart(run: Mapping[str, Any], lang: str) -> str:

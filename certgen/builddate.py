@@ -1,0 +1,24 @@
+"""The one reader of SOURCE_DATE_EPOCH (DESIGN rule 4): documents are dated from their bundle or
+from this variable, never from the clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from certgen.errors import CertgenError
+
+
+class BuildDateError(CertgenError, ValueError):
+    """SOURCE_DATE_EPOCH is set but is not whole seconds since 1970-01-01."""
+
+
+def source_date_epoch() -> dt.datetime | None:
+    """SOURCE_DATE_EPOCH as an aware UTC datetime, None when unset or empty; malformed refused."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not epoch:
+        return None
+    if not epoch.isdigit():
+        raise BuildDateError(
+            f"SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got {epoch!r}")
+    return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)

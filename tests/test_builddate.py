@@ -1,0 +1,40 @@
+"""SOURCE_DATE_EPOCH has one reader; every document date goes through it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from certgen.builddate import BuildDateError, source_date_epoch
+from certgen.commands.compare import report_date
+from certgen.site import DEFAULT_DATE, site_date
+
+
+def test_unset_or_empty_is_no_date(monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert source_date_epoch() is None
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "")
+    assert source_date_epoch() is None
+
+
+def test_whole_seconds_are_a_utc_date(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764374400")
+    assert source_date_epoch() == dt.datetime(2025, 11, 29, tzinfo=dt.UTC)
+    assert report_date(dt.date(2001, 1, 1)) == dt.date(2025, 11, 29)
+    assert site_date() == dt.datetime(2025, 11, 29, tzinfo=dt.UTC)
+
+
+def test_malformed_is_refused_everywhere_with_one_message(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    message = "SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got 'yesterday'"
+    for reader in (source_date_epoch, report_date, site_date):
+        with pytest.raises(BuildDateError) as info:
+            reader()
+        assert str(info.value) == message
+
+
+def test_without_it_the_site_uses_the_samples_date_and_reports_stay_undated(monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert site_date() == DEFAULT_DATE
+    assert report_date(None) is None
