@@ -54,7 +54,7 @@ def test_gpu_time_joins_by_gpu_tick_not_by_line(tmp_path: pathlib.Path) -> None:
 
 
 def test_no_gpu_time_at_all_is_absent_not_zero(tmp_path: pathlib.Path) -> None:
-    capture = read_frame_stats(write(tmp_path, [None] * 5), "run.jsonl")
+    capture = read_frame_stats(write(tmp_path, [None] * 5).read_bytes(), "run.jsonl")
     assert capture.gpu_ms is not None and bool(np.isnan(capture.gpu_ms).all())
     assert capture.gpu_summary() == (0, None)
 
@@ -87,7 +87,7 @@ def test_malformed_gpu_times_are_refused(
     tmp_path: pathlib.Path, lines: list[tuple[int, float] | None], message: str
 ) -> None:
     with pytest.raises(CaptureFormatError) as info:
-        read_frame_stats(write(tmp_path, lines), "run.jsonl")
+        read_frame_stats(write(tmp_path, lines).read_bytes(), "run.jsonl")
     assert str(info.value) == message
 
 
@@ -117,7 +117,7 @@ def test_property_each_frame_gets_exactly_its_own_ticks_time(
     run: tuple[list[tuple[int, float] | None], dict[int, float]],
 ) -> None:
     lines, written = run
-    capture = read_frame_stats(write(tmp_path_factory.mktemp("gpu"), lines), "run.jsonl")
+    capture = read_frame_stats(write(tmp_path_factory.mktemp("gpu"), lines).read_bytes(), "run.jsonl")
     assert capture.gpu_ms is not None
     # All intervals are equal, so only the first frame (tick 0) is skipped.
     expected = [written.get(t) for t in range(1, len(lines))]

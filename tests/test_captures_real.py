@@ -32,11 +32,12 @@ def test_real_capture_figures(name: str, snapshot, monkeypatch: pytest.MonkeyPat
 def test_fast_and_slow_paths_agree(name: str) -> None:
     """polars and the csv module read the same frames, groups and counts from every file."""
     path = REAL / name
-    head = path.read_bytes()[:65536]
+    data = path.read_bytes()
+    head = data[:65536]
     layout = presentmon._layout(head, name, capframex=name.startswith("CapFrameX"))
-    fast = presentmon._capture(presentmon._fast(path, layout), layout, name, None,
+    fast = presentmon._capture(presentmon._fast(data, layout), layout, name, None,
                                presentmon._hints(layout, head))
-    slow = presentmon._capture(presentmon._slow(path, name, layout), layout, name, None,
+    slow = presentmon._capture(presentmon._slow(data, name, layout), layout, name, None,
                                presentmon._hints(layout, head))
     assert np.array_equal(fast.frame_times_ms, slow.frame_times_ms)
     fields = [f.name for f in dataclasses.fields(fast) if f.name != "frame_times_ms"]

@@ -25,14 +25,15 @@ PREFIX = "Game.exe,7124,0x000001D5E3F2A070,DXGI,0,0,"
 
 def _captures(path: pathlib.Path) -> tuple[object, object] | None:
     """(vector capture, csv-module capture) of a file, or None when the vector path declines."""
-    head = path.read_bytes()[:65536]
+    data = path.read_bytes()
+    head = data[:65536]
     layout = presentmon._layout(head, path.name, capframex=False)
-    rows = presentmon._vector(path, layout)
+    rows = presentmon._vector(data, layout)
     if rows is None:
         return None
     hints = presentmon._hints(layout, head)
     vector = presentmon._capture(rows, layout, path.name, None, hints)
-    slow = presentmon._capture(presentmon._slow(path, path.name, layout), layout, path.name,
+    slow = presentmon._capture(presentmon._slow(data, path.name, layout), layout, path.name,
                                None, hints)
     return vector, slow
 

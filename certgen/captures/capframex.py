@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 from typing import Any
 
 import numpy as np
 
-from certgen.captures.common import read_text
+from certgen.captures.common import decode
 from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
 
@@ -46,9 +45,9 @@ def _numbers(values: Any, name: str, where: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def read_capframex_json(path: pathlib.Path, name: str) -> list[Capture]:
+def read_capframex_json(data: bytes, name: str) -> list[Capture]:
     """Every run of a CapFrameX JSON session as its own Capture (run_index from 0)."""
-    text = read_text(path, name)
+    text = decode(data, name)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
