@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import REAL
 
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.errors import CaptureFormatError
 
-REAL = pathlib.Path(__file__).parent / "data" / "real"
 HEADER = (
     "Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,Dropped,"
     "TimeInSeconds,MsBetweenPresents,MsInPresentAPI"
