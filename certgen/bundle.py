@@ -291,7 +291,7 @@ def _confined(value: str, info: ValidationInfo) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs here
+class _Loader(yaml.SafeLoader):
     """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
 
     duplicates: list[str]
