@@ -1,4 +1,4 @@
-"""Before/after statistics (spec/compare.md) on constructed captures with known answers."""
+"""Before/after statistics (docs/spec/compare.md) on constructed captures with known answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hypothesis properties of the SOP v1.1 metrics engine (spec/metrics.md).
+"""Hypothesis properties of the SOP v1.1 metrics engine (docs/spec/metrics.md).
 
 On scaling: g = 1 - F_1%/F and s = 1 - F_0.1%/F_1% are ratios, so scaling every frame time by c
 leaves their exact values unchanged. The reported g and s are computed from FPS figures rounded

@@ -1,4 +1,4 @@
-"""`certgen compare`: the before/after report (spec/compare.md).
+"""`certgen compare`: the before/after report (docs/spec/compare.md).
 
     certgen compare BEFORE AFTER --out DIR [--lang en,ru,pt]
     certgen compare BOTH.csv --out DIR          (a benchmark-page CSV holding both sides)
