@@ -1,7 +1,7 @@
 """card.yaml -> Bundle: a strict schema, paths confined to the bundle, zips checked before use.
 
 A bundle is a folder (or a .zip of one) holding `card.yaml`, the capture of every recorded run
-and the archived first captures of re-run configurations (spec/bundle.md). Loading is the only
+and the archived first captures of re-run configurations (docs/spec/bundle.md). Loading is the only
 stage of the pipeline that reads the bundle; everything after it works on the returned records.
 
 Rules enforced here, all reported at once (one line per problem, `card.yaml: <field>: <what>`):
@@ -60,7 +60,7 @@ class BundleErrors(BundleError):
 
 
 # --------------------------------------------------------------------------------------------
-# The schema of card.yaml (pinned key names: spec/bundle.md)
+# The schema of card.yaml (pinned key names: docs/spec/bundle.md)
 # --------------------------------------------------------------------------------------------
 
 
@@ -310,7 +310,7 @@ def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs here
+class _Loader(yaml.SafeLoader):
     """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
 
     duplicates: list[str]

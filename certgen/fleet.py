@@ -1,6 +1,6 @@
 """The fleet store: every recorded run of every certified card, its cohort, and ranking.
 
-Storage (spec/rules.md, "Cohorts and ranking"): one SQLite file (stdlib sqlite3), one row per
+Storage (docs/spec/rules.md, "Cohorts and ranking"): one SQLite file (stdlib sqlite3), one row per
 recorded run with its cohort key, the card and the six ranked metrics. Not-run runs never enter.
 
 Where the file is (`fleet_path`): `--fleet PATH` if given, else the environment variable
@@ -192,7 +192,7 @@ def rank_run(
 def fleet_section(
     runs: Iterable[Mapping[str, Any]], *, fleet_runs: int | None = None
 ) -> dict[str, Any]:
-    """The certificate's fleet section from its record runs (spec/rules.md, Certificate means).
+    """The certificate's fleet section from its record runs (docs/spec/rules.md, Certificate means).
 
     mean_consistency_gap / mean_stutter: means over the recorded runs with a value (4 decimals);
     median_percentile: median of the published per-run fluidity_score percentiles (1 decimal),

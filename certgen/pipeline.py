@@ -161,7 +161,7 @@ def _rank(
 
 
 def fleet_block(runs: Sequence[Mapping[str, Any]], fleet_runs: int | None) -> dict[str, Any]:
-    """The record's `fleet` section (certgen.fleet.fleet_section, spec/rules.md)."""
+    """The record's `fleet` section (certgen.fleet.fleet_section, docs/spec/rules.md)."""
     from certgen.fleet import fleet_section
 
     return fleet_section(runs, fleet_runs=fleet_runs)

@@ -1,4 +1,4 @@
-"""Bundle loading: the strict card.yaml schema, confined paths and checked zips (spec/bundle.md)."""
+"""Bundle loading: the strict card.yaml schema, confined paths and checked zips (docs/spec/bundle.md)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import lagged_gpu_run
 
 from certgen.captures.detect import read_capture_file
 from certgen.captures.framestats import read_frame_stats
@@ -91,27 +91,8 @@ def test_malformed_gpu_times_are_refused(
     assert str(info.value) == message
 
 
-@st.composite
-def lagged_run(draw: st.DrawFn) -> tuple[list[tuple[int, float] | None], dict[int, float]]:
-    """Lines as the engine writes them: each carries at most one not-yet-written time, of its
-    own tick or one or two before; some times are never written."""
-    n = draw(st.integers(2, 40))
-    truth = draw(st.lists(st.floats(0.01, 50.0, allow_nan=False), min_size=n, max_size=n))
-    lines: list[tuple[int, float] | None] = []
-    written: dict[int, float] = {}
-    for tick in range(n):
-        lag = draw(st.one_of(st.none(), st.integers(0, 2)))
-        measured = None if lag is None else tick - lag
-        if measured is None or measured < 0 or measured in written:
-            lines.append(None)
-            continue
-        written[measured] = truth[measured]
-        lines.append((measured, truth[measured]))
-    return lines, written
-
-
 @settings(max_examples=60, deadline=None)
-@given(lagged_run())
+@given(lagged_gpu_run())
 def test_property_each_frame_gets_exactly_its_own_ticks_time(
     tmp_path_factory: pytest.TempPathFactory,
     run: tuple[list[tuple[int, float] | None], dict[int, float]],

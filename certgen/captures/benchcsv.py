@@ -1,4 +1,4 @@
-"""The benchmark-page CSV export (spec/compare.md): `side,kind,name,value`, one Capture per side.
+"""The benchmark-page CSV export (docs/spec/compare.md): `side,kind,name,value`, one Capture per side.
 
 `kind=frame` rows are one side's frame times in ms, in order (stalls included). `kind=metric`
 rows are the exporting tool's own summary; certgen recomputes each metric it knows from the

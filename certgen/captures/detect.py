@@ -1,6 +1,6 @@
 """Which reader a capture file needs, decided from its content (never its name).
 
-Detection looks at the first non-empty line after a UTF-8 BOM (spec/captures.md):
+Detection looks at the first non-empty line after a UTF-8 BOM (docs/spec/captures.md):
 
 | first line | format id |
 | --- | --- |

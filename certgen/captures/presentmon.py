@@ -9,7 +9,7 @@ Three paths give the same Capture:
 - the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
   line number; when it finds nothing wrong its result is used as is.
 
-What is read (spec/captures.md):
+What is read (docs/spec/captures.md):
 - the interval: MsBetweenPresents (1.0-1.6, 2.3.1+, OCAT, FrameView, CapFrameX) or
   msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback;
 - `NA` in a numeric column is a missing value, never zero; a missing interval is counted;

@@ -1,4 +1,4 @@
-"""`certgen compare`: the before/after report (spec/compare.md).
+"""`certgen compare`: the before/after report (docs/spec/compare.md).
 
     certgen compare BEFORE AFTER --out DIR [--lang en,ru,pt]
     certgen compare BOTH.csv --out DIR          (a benchmark-page CSV holding both sides)
@@ -254,7 +254,7 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
     except OSError as exc:
         raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # type: ignore[arg-type]  # a callable that builds the SafeLoader subclass on first use, not the class itself
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise CompareError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
@@ -294,7 +294,7 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
 def _unique_key_loader() -> Any:
     import yaml
 
-    class Loader(yaml.SafeLoader):  # type: ignore[misc]
+    class Loader(yaml.SafeLoader):
         pass
 
     def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
