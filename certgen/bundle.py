@@ -541,12 +541,17 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def validate_card(data: Any, *, locate: Any = None, duplicates: list[str] | None = None) -> CardFile:
+def validate_card(
+    data: Any, *, root: Path | None = None, locate: Any = None,
+    duplicates: list[str] | None = None,
+) -> CardFile:
     """Validate parsed card.yaml data; every problem is one line of one BundleErrors.
 
-    `locate(parts)` checks that a bundle path names a file of the bundle (see _locate_in_folder);
-    without it only the paths' text is checked.
+    Bundle paths are checked against the folder `root` (or by `locate(parts)`, which the zip
+    loader gives); with neither, only the paths' text is checked.
     """
+    if locate is None and root is not None:
+        locate = _locate_in_folder(root)
     errors = list(duplicates or [])
     card: CardFile | None = None
     if not isinstance(data, dict):
