@@ -32,14 +32,11 @@ from xml.sax.saxutils import escape as xml_escape
 
 import click
 
-from certgen.errors import CaptureFormatError, CertgenError
+from certgen.errors import CaptureFormatError
+from certgen.errors import CompareError as CompareError  # re-exported (moved)
 
 SIDES = ("before", "after")
 REPORT_TEMPLATE = "report.html.j2"
-
-
-class CompareError(CertgenError, ValueError):
-    """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
 
 
 # --------------------------------------------------------------------------- inputs
