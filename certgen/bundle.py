@@ -39,7 +39,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from certgen.errors import BundleError
+from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
 
 CARD_FILE = "card.yaml"
 LANGUAGES = ("en", "ru", "pt")
@@ -49,14 +49,6 @@ GRADES = ("PLATINUM", "GOLD", "SILVER")
 _RESOLUTION_RE = re.compile(r"^([1-9][0-9]{1,5})x([1-9][0-9]{1,5})$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-class BundleErrors(BundleError):
-    """Every problem of one bundle, one line each (`errors`), raised as one error."""
-
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = tuple(errors)
-        super().__init__("\n".join(self.errors))
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, Self
 
 from certgen.errors import FleetError
+from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
@@ -294,17 +295,6 @@ JSONL_FIELDS: Final = (
 
 def _dump_line(run: FleetRun) -> str:
     return json.dumps(run.as_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-class FleetImportError(FleetError):
-    """A JSON Lines file with invalid lines; `errors` lists every one (file:line: field: …)."""
-
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = list(errors)
-        shown = self.errors[:20]
-        more = len(self.errors) - len(shown)
-        message = "; ".join(shown) + (f"; … and {more} more" if more else "")
-        super().__init__(message)
 
 
 def _describe(value: Any) -> str:

@@ -25,6 +25,7 @@ import pathlib
 from certgen.captures.common import check_head, first_line, read_capture_bytes, shorten
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
 
 FORMATS = (
     "presentmon",
@@ -51,21 +52,6 @@ FORMAT_NOUNS = {
 """How a refusal names a capture of a format that has no process groups."""
 
 
-class NoProcessGroupsError(CaptureFormatError):
-    """A process was asked for in a capture that has no process groups (never ignored silently).
-
-    `what` names the capture's kind ("a MangoHud log"), so a caller reading several captures
-    can say which ones a process choice did not apply to.
-    """
-
-    def __init__(self, process: str, what: str, *, file: str) -> None:
-        self.process = process
-        self.what = what
-        super().__init__(
-            f"process {process!r} given, but {what} has no process groups (only PresentMon, "
-            "OCAT, FrameView and CapFrameX CSV captures have them)",
-            file=file,
-        )
 INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
 
 

@@ -35,9 +35,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, decode, parse_number
-from certgen.captures.detect import NoProcessGroupsError, presentmon_flavour
+from certgen.captures.detect import presentmon_flavour
 from certgen.captures.model import Capture, Group, Hints
-from certgen.errors import CaptureFormatError
+from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
 KEY_COLUMNS = ("Application", "ProcessID", "SwapChainAddress")
 INTERVAL_COLUMNS = ("MsBetweenPresents", "msBetweenPresents")

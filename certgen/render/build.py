@@ -231,7 +231,9 @@ def build_many(
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1); results in the given order.
 
-    A CertgenError of one bundle does not stop the others; it is returned in its place.
+    A CertgenError of one bundle does not stop the others; it is returned in its place, the same
+    error (class and fields) from a worker process as from this one. Anything else is a bug and
+    propagates.
     `progress(n)` is called as bundles finish (the CLI's progress bar).
     """
     from certgen.errors import CertgenError
@@ -286,9 +288,9 @@ def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResul
     try:
         return build_bundle(bundle, out_dir, **kwargs)
     except CertgenError as exc:
-        # Subclasses with their own __init__ (RefusalError) do not survive pickling intact:
-        # send the message across as a plain CertgenError.
-        return CertgenError(str(exc))
+        # Returned, not raised: the parent reports it in the bundle's place. It pickles with its
+        # class and every field (RefusalError.reasons, file, line, field); see certgen.errors.
+        return exc
 
 
 def check_unique_ids(bundles: Sequence[str]) -> None:
