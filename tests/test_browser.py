@@ -60,7 +60,7 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from certgen.site import build_site
+    from certgen.build.site import build_site
 
     out = tmp_path_factory.mktemp("site")
     build_site(out, pdf=False)
@@ -110,7 +110,7 @@ def test_every_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
     browser = chromium()
     keep = os.environ.get("CERTGEN_SCREENSHOTS")
     problems: list[str] = []
-    from certgen.site import REPORT_SAMPLES
+    from certgen.build.site import REPORT_SAMPLES
 
     expected = 1 + len(LANGS) + len(LANGS) * (len(PAGES) + len(REPORT_SAMPLES))
     assert len(pages(site)) == expected  # the reports are looked at too

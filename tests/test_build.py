@@ -24,9 +24,9 @@ from bundlekit import (
     write_presentmon,
 )
 
+from certgen.build.certificate import build_many
 from certgen.errors import RefusalError
 from certgen.paths import templates_dir
-from certgen.render.build import build_many
 
 HOSTILE = "<script>alert(1)</script>{{ 7*7 }}{% if 1 %}x{% endif %}<b onmouseover=x>"
 
@@ -220,7 +220,7 @@ def test_hostile_bundle_is_shown_as_text_and_opens_nothing_outside(tmp_path: Pat
     log = tmp_path / "opened.json"
     script = textwrap.dedent(f"""
         import json, mimetypes, sys
-        import certgen.render.build, certgen.pipeline, certgen.render.certificate
+        import certgen.build.certificate, certgen.pipeline, certgen.render.certificate
         import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
         import babel.dates
         mimetypes.init()  # /etc/mime.types, read once per process by every library
@@ -271,7 +271,7 @@ def test_a_capture_outside_the_bundle_is_refused(tmp_path: Path, capsys: pytest.
 def test_a_pool_builds_the_largest_bundles_first_and_reports_in_the_given_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from certgen.render import build as module
+    from certgen.build import certificate as module
 
     bundles = []
     for i, n_runs in enumerate([1, 3, 2]):

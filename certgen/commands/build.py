@@ -4,7 +4,7 @@ Per bundle: DIR/<certificate id>/record.json, certificate.<lang>.html and .pdf, 
 (written last). Languages default to card.yaml's `languages`. Several bundles build in a
 process pool (--jobs, default: the number of cores) with a progress bar on a terminal; a
 bundle whose inputs did not change since its last build is not rebuilt (content-hash cache,
-see certgen/render/build.py). A rebuild removes the documents the previous build of that
+see certgen/build/certificate.py). A rebuild removes the documents the previous build of that
 folder listed and this one no longer makes (fewer languages, say). Each HTML document links
 its siblings of the same run (hreflang alternates and an on-screen language switcher). The QR code on each document points to
 <verify base>/<certificate id>?sha256=<record SHA-256>; the base defaults to
@@ -63,8 +63,8 @@ def command(
     verify_base: str,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
+    from certgen.build.certificate import build_many, check_unique_ids
     from certgen.errors import CertgenError
-    from certgen.render.build import build_many, check_unique_ids
 
     langs = _languages(lang)
     check_unique_ids(list(bundles))

@@ -61,8 +61,8 @@ def report_library_logs(records: list[logging.LogRecord], log_file: str | None) 
 def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
              log_file: str | None = None) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written."""
+    from certgen.build.site import REPORT_SAMPLES, build_site, repo_examples_dir
     from certgen.docs import LANGS, PAGES
-    from certgen.site import REPORT_SAMPLES, build_site, repo_examples_dir
 
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0

@@ -13,7 +13,7 @@ Layout of DIR (every link relative, nothing fetched from outside):
     assets/site.css
     manifest.json                   written last
 
-The samples come from examples/ through `certgen.render.build.build_bundle`, ranked against
+The samples come from examples/ through `certgen.build.certificate.build_bundle`, ranked against
 the sample fleet examples/fleet.jsonl (imported into a temporary database, never into DIR).
 The reports come from examples/compare/ through the code of `certgen compare`.
 """
@@ -88,7 +88,7 @@ Progress = Callable[[str], None]
 
 def repo_examples_dir() -> Path:
     """examples/ of the source checkout (the samples are not shipped inside the wheel)."""
-    return Path(__file__).resolve().parent.parent / "examples"
+    return Path(__file__).resolve().parent.parent.parent / "examples"
 
 
 def site_date() -> dt.datetime:
@@ -211,8 +211,8 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
     """Build every sample bundle of examples/ into out/samples with the sample fleet."""
     import json
 
+    from certgen.build.certificate import build_bundle
     from certgen.fleet import FleetStore
-    from certgen.render.build import build_bundle
 
     bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file())
     if not bundles:
