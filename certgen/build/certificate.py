@@ -33,11 +33,8 @@ CERTIFICATE_TEMPLATE_FILES = ("base.html.j2", "certificate.html.j2", "certificat
 """The templates/ files a certificate is rendered from (with templates/fonts/): the cache key."""
 
 
-def html_name(lang: str) -> str:
-    return f"certificate.{lang}.html"
-
-
 def pdf_name(lang: str) -> str:
+    """The file name of a certificate's PDF in one language."""
     return f"certificate.{lang}.pdf"
 
 
@@ -145,7 +142,11 @@ def render_documents(
 ) -> tuple[bytes, dict[str, bytes]]:
     """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory."""
     from certgen.record import dump_record
-    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+    from certgen.render.certificate import (
+        html_file_name,
+        render_certificate_html,
+        render_certificate_pdf,
+    )
 
     record_bytes = dump_record(record)
     sha = hashlib.sha256(record_bytes).hexdigest()
@@ -154,7 +155,7 @@ def render_documents(
     for lang in langs:
         html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base,
                                        languages=langs)
-        documents[html_name(lang)] = html.encode("utf-8")
+        documents[html_file_name(lang)] = html.encode("utf-8")
         documents[pdf_name(lang)] = render_certificate_pdf(html, record, record_bytes, lang)
     return record_bytes, documents
 

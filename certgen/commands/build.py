@@ -18,7 +18,7 @@ import sys
 
 import click
 
-DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
+from certgen.render.certificate import DEFAULT_VERIFY_BASE
 
 
 def _languages(value: str | None) -> list[str] | None:

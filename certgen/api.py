@@ -1,0 +1,248 @@
+"""certgen's Python API: what the CLI does, callable from Python (docs/api.md).
+
+Every function here is a thin, documented entry to one stage of the pipeline
+
+    read_capture -> compute_figures            (one capture: SOP v1.1 figures and diagnostics)
+    load_bundle -> check_bundle / make_record  (a bundle: card.yaml, captures, rules, fleet)
+    render_certificate                         (a record -> HTML, PDF and record.json, in memory)
+    build_certificates / build_report / build_site   (the builders: they write to disk)
+
+and takes and returns the same frozen, typed records the CLI uses. Errors a user can act on
+are `certgen.errors.CertgenError` subclasses (each names the file, line or field); anything else
+is a bug. Names in `__all__` are the stable API; everything else in certgen may move.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from certgen.errors import CertgenError
+
+if TYPE_CHECKING:
+    from certgen.build.certificate import BuildResult
+    from certgen.bundle import LoadedBundle
+    from certgen.captures.model import Capture
+    from certgen.metrics import RunMetrics
+    from certgen.pipeline import Fleet
+    from certgen.record import Record
+    from certgen.sop import Rules
+
+__all__ = [
+    "BuildResult",
+    "CertgenError",
+    "RenderedCertificate",
+    "build_certificates",
+    "build_report",
+    "build_site",
+    "check_bundle",
+    "compute_figures",
+    "load_bundle",
+    "make_record",
+    "read_capture",
+    "record_json",
+    "render_certificate",
+]
+
+
+
+# --------------------------------------------------------------------------- one capture
+
+
+def read_capture(
+    path: str | os.PathLike[str], *, format: str | None = None, process: str | None = None
+) -> list[Capture]:
+    """The runs of one capture file as `Capture` records (most formats hold exactly one).
+
+    The format is detected from the content unless `format` names one (see
+    `certgen.captures.detect.FORMATS`); `process` picks an application from a PresentMon-family
+    capture of several processes. Raises `CaptureFormatError` naming the file and line.
+    """
+    from certgen.captures.detect import read_capture_file
+
+    return read_capture_file(Path(path), name=str(path), format=format, process=process)
+
+
+def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
+    """The SOP v1.1 figures (time-weighted FPS, 1% / 0.1% lows, gap, stutter, Fluidity Score)
+    and the diagnostics of one capture, with the weights of `rules` (default: the current SOP
+    rules file). `.as_json()` gives the pinned keys of `certgen metrics --json`."""
+    from certgen.metrics import compute_metrics, weights_of
+    from certgen.sop import load_rules
+
+    weights = weights_of(rules if rules is not None else load_rules())
+    return compute_metrics(capture.frame_times_ms, weights, source=capture.source)
+
+
+# --------------------------------------------------------------------------- one bundle
+
+
+def load_bundle(path: str | os.PathLike[str]) -> LoadedBundle:
+    """A bundle folder or .zip, validated, with card.yaml and every file it names read once
+    (nothing else is read). Raises `BundleErrors` listing every problem at once."""
+    from certgen.bundle import load_bundle as _load
+
+    return _load(path)
+
+
+@contextmanager
+def _fleet(fleet: str | os.PathLike[str] | Fleet | None) -> Iterator[Fleet | None]:
+    """An open fleet for ranking: a path is opened read-only for the call; a store is used."""
+    if fleet is None or not isinstance(fleet, (str, os.PathLike)):
+        yield fleet
+        return
+    from certgen.fleet import FleetStore
+
+    with FleetStore.open(Path(fleet), create=False) as store:
+        yield store
+
+
+def _loaded(bundle: str | os.PathLike[str] | LoadedBundle) -> LoadedBundle:
+    return load_bundle(bundle) if isinstance(bundle, (str, os.PathLike)) else bundle
+
+
+def check_bundle(
+    bundle: str | os.PathLike[str] | LoadedBundle,
+    *,
+    fleet: str | os.PathLike[str] | Fleet | None = None,
+) -> Record:
+    """The record `certgen check` reports on: every rule applied, never raising for a refusal
+    (the reasons are in `record.status.refusals`). `fleet` is a fleet database path or an open
+    store; without one every rank is provisional (n = 1)."""
+    from certgen.pipeline import record_from_bundle
+
+    with _fleet(fleet) as store:
+        return record_from_bundle(_loaded(bundle), fleet=store, draft=False, refuse=False)
+
+
+def make_record(
+    bundle: str | os.PathLike[str] | LoadedBundle,
+    *,
+    fleet: str | os.PathLike[str] | Fleet | None = None,
+    draft: bool = False,
+) -> Record:
+    """The certificate record of a bundle, as `certgen build` makes it.
+
+    A certificate the rules refuse raises `RefusalError` (every reason in `.reasons`) unless
+    `draft` is true: then the record is returned marked not issuable.
+    """
+    from certgen.pipeline import record_from_bundle
+
+    with _fleet(fleet) as store:
+        return record_from_bundle(_loaded(bundle), fleet=store, draft=draft)
+
+
+def record_json(record: Record) -> bytes:
+    """record.json's exact bytes (the same record always gives the same bytes)."""
+    from certgen.record import dump_record
+
+    return dump_record(record)
+
+
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True)
+class RenderedCertificate:
+    """One certificate in one language, in memory: what `certgen build` writes for it."""
+
+    lang: str
+    html: str
+    pdf: bytes
+    """PDF/A-3b with record.json attached."""
+    record_json: bytes
+    record_sha256: str
+    """SHA-256 of record_json, printed in the document's verification block."""
+
+
+def render_certificate(
+    record: Record,
+    lang: str = "en",
+    *,
+    verify_base: str | None = None,
+    languages: Sequence[str] | None = None,
+) -> RenderedCertificate:
+    """Render a record as a certificate in `lang` (en, ru, pt), HTML and PDF, in memory.
+
+    `languages` are the sibling languages built beside it (for the language switcher);
+    `verify_base` is the base of the verification URL in the QR code. Nothing touches the disk.
+    """
+    from certgen.record import dump_record
+    from certgen.render.certificate import (
+        DEFAULT_VERIFY_BASE,
+        render_certificate_html,
+        render_certificate_pdf,
+    )
+    from certgen.render.i18n import check_language
+
+    check_language(lang)
+    data = dump_record(record)
+    sha = hashlib.sha256(data).hexdigest()
+    html = render_certificate_html(record, lang, record_sha256=sha,
+                                   verify_base=verify_base or DEFAULT_VERIFY_BASE,
+                                   languages=languages)
+    pdf = render_certificate_pdf(html, record, data, lang)
+    return RenderedCertificate(lang=lang, html=html, pdf=pdf, record_json=data, record_sha256=sha)
+
+
+def build_certificates(
+    bundles: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    languages: Sequence[str] | None = None,
+    fleet: str | os.PathLike[str] | None = None,
+    draft: bool = False,
+    verify_base: str | None = None,
+    jobs: int = 1,
+) -> list[BuildResult]:
+    """`certgen build`: each bundle into `out/<certificate id>/` (record.json, HTML, PDF,
+    manifest.json last), skipping bundles whose inputs did not change.
+
+    All bundles are attempted; if any failed, the first failure is raised after the others
+    were built (its message names the bundle).
+    """
+    from certgen.build.certificate import build_many, check_unique_ids
+
+    names = [str(b) for b in bundles]
+    check_unique_ids(names)
+    results = build_many(names, str(out), languages=languages,
+                         fleet=None if fleet is None else str(fleet), draft=draft,
+                         verify_base=verify_base, jobs=jobs)
+    built: list[BuildResult] = []
+    for _name, result in results:
+        if isinstance(result, Exception):
+            raise result
+        built.append(result)
+    return built
+
+
+def build_report(
+    captures: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    languages: Sequence[str] = ("en",),
+    series: str | os.PathLike[str] | None = None,
+    date: dt.date | None = None,
+) -> list[str]:
+    """`certgen compare`: a before/after report of BEFORE AFTER (or one file holding both
+    sides, or a paired `series` file) written into `out`; returns the file names written."""
+    from certgen.build.report import build_report as _build
+    from certgen.build.report import report_date
+
+    return _build([Path(c) for c in captures], Path(out), list(languages),
+                  series=None if series is None else Path(series), date=report_date(date))
+
+
+def build_site(out: str | os.PathLike[str], *, examples: str | os.PathLike[str] | None = None
+               ) -> list[str]:
+    """`certgen site`: the publishable static site (sample certificates, reports, explainers
+    in en, ru and pt) into `out`; returns the site-relative paths written."""
+    from certgen.build.site import build_site as _build
+
+    return _build(out, examples=None if examples is None else Path(examples))
