@@ -302,44 +302,12 @@ def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
-
-    duplicates: list[str]
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    mapping: dict[Any, Any] = {}
-    first_line: dict[Any, int] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                None, None, "found an unhashable key", key_node.start_mark
-            ) from None
-        line = key_node.start_mark.line + 1
-        if key in mapping:
-            loader.duplicates.append(
-                f"{CARD_FILE}:{line}: duplicate key {str(key)!r} (first at line {first_line[key]})"
-            )
-            continue  # the first value stays; the file is refused anyway
-        first_line[key] = line
-        mapping[key] = loader.construct_object(value_node, deep=deep)
-    return mapping
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
     """YAML text -> (data, duplicate-key errors). A syntax error is a BundleErrors at once."""
-    loader = _Loader(text)
-    loader.duplicates = []
+    from certgen.yamlload import load_yaml
+
     try:
-        data = loader.get_single_data()
+        data, duplicates = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -347,9 +315,8 @@ def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
         raise BundleErrors([f"{CARD_FILE}{line}: invalid YAML: {problem}"]) from None
     except yaml.YAMLError as exc:
         raise BundleErrors([f"{CARD_FILE}: invalid YAML: {exc}"]) from None
-    finally:
-        loader.dispose()
-    return data, list(loader.duplicates)
+    return data, [f"{CARD_FILE}:{d.line}: duplicate key {d.key!r} (first at line {d.first_line})"
+                  for d in duplicates]
 
 
 # --------------------------------------------------------------------------------------------

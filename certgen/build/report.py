@@ -156,12 +156,18 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
+    from certgen.yamlload import load_yaml
+
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # type: ignore[arg-type]  # a callable that builds the SafeLoader subclass on first use, not the class itself
+        data, duplicates = load_yaml(text)
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise CompareError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
                            line=None if line is None else line + 1) from exc
+    if duplicates:
+        first = duplicates[0]
+        raise CompareError(f"not valid YAML: duplicate key {first.key!r}", file=shown,
+                           line=first.line)
     if not isinstance(data, dict):
         raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
     unknown = sorted(set(map(str, data)) - {"series", "order", "pairs", "pilot"})
@@ -192,38 +198,6 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
     if order is not None and not isinstance(order, str):
         raise CompareError("expected a text such as ABBA", file=shown, field="order")
     return pairs, pilot, order
-
-
-def _unique_key_loader() -> Any:
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return loader.construct_mapping(node, deep=deep)
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return Loader
-
-
-class _LazyLoader:
-    _cls: Any = None
-
-    def __call__(self, stream: Any) -> Any:
-        if _LazyLoader._cls is None:
-            _LazyLoader._cls = _unique_key_loader()
-        return _LazyLoader._cls(stream)
-
-
-_UniqueKeyLoader = _LazyLoader()
 
 
 def build_series(series_path: Path, fmt: str | None, process: str | None) -> dict[str, Any]:
