@@ -131,7 +131,7 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     import datetime as dt
     import logging
 
-    from certgen.build.report import build_record, write_report
+    from certgen.build.report import report_record, write_report
     from certgen.build.site import REPORT_SAMPLES, render_explainer_html, repo_examples_dir
     from certgen.docs import build_page
     from certgen.render.pdf import html_to_pdf
@@ -147,7 +147,7 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
                     created=dt.datetime(2026, 1, 1))
     base = repo_examples_dir() / "compare"
     sample = next(r for r in REPORT_SAMPLES if r.name == "inside-floor")
-    write_report(build_record([base / c for c in sample.captures], base=base),
+    write_report(report_record([base / c for c in sample.captures], base=base),
                  tmp_path / "report", ["pt"])
     noted = [r.getMessage() for r in caplog.records
              if r.name.startswith("weasyprint") and r.levelno >= logging.WARNING]

@@ -255,7 +255,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None) -> dic
     }
 
 
-def build_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
+def report_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
                  process: str | None = None, base: Path | None = None) -> dict[str, Any]:
     """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
 
@@ -346,5 +346,5 @@ def build_report(captures: list[Path], out: Path, langs: list[str], *,
                  date: dt.date | None = None, base: Path | None = None) -> list[str]:
     """The whole report of BEFORE AFTER, one file with both sides, or a series file, written
     into `out`; returns the file names written (manifest.json last, not listed)."""
-    record = build_record(captures, series, fmt=fmt, process=process, base=base)
+    record = report_record(captures, series, fmt=fmt, process=process, base=base)
     return write_report(record, out, langs, date)

@@ -246,14 +246,14 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
     `date` is printed on the reports (None: undated, as `certgen compare` without a date).
     """
-    from certgen.build.report import build_record, write_report
+    from certgen.build.report import report_record, write_report
 
     base = examples / "compare"
     built = []
     for sample in REPORT_SAMPLES:
         if progress:
             progress(f"report {sample.name}")
-        record = build_record(
+        record = report_record(
             [base / c for c in sample.captures],
             None if sample.series is None else base / sample.series,
             base=base,
