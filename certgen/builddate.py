@@ -6,11 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from certgen.errors import CertgenError
-
-
-class BuildDateError(CertgenError, ValueError):
-    """SOURCE_DATE_EPOCH is set but is not whole seconds since 1970-01-01."""
+from certgen.errors import BuildDateError as BuildDateError  # re-exported (moved)
 
 
 def source_date_epoch() -> dt.datetime | None:

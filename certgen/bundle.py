@@ -1,7 +1,7 @@
 """card.yaml -> Bundle: a strict schema, paths confined to the bundle, zips checked before use.
 
 A bundle is a folder (or a .zip of one) holding `card.yaml`, the capture of every recorded run
-and the archived first captures of re-run configurations (spec/bundle.md). Loading is the only
+and the archived first captures of re-run configurations (docs/spec/bundle.md). Loading is the only
 stage of the pipeline that reads the bundle; everything after it works on the returned records.
 
 Rules enforced here, all reported at once (one line per problem, `card.yaml: <field>: <what>`):
@@ -14,17 +14,14 @@ Zip entries are checked for traversal, absolute names, symlinks and size before 
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
 import os
 import re
-import shutil
 import stat
-import tempfile
 import zipfile
-from collections.abc import Iterator
+import zlib
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -42,7 +39,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from certgen.errors import BundleError
+from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
 
 CARD_FILE = "card.yaml"
 LANGUAGES = ("en", "ru", "pt")
@@ -54,16 +51,8 @@ _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class BundleErrors(BundleError):
-    """Every problem of one bundle, one line each (`errors`), raised as one error."""
-
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = tuple(errors)
-        super().__init__("\n".join(self.errors))
-
-
 # --------------------------------------------------------------------------------------------
-# The schema of card.yaml (pinned key names: spec/bundle.md)
+# The schema of card.yaml (pinned key names: docs/spec/bundle.md)
 # --------------------------------------------------------------------------------------------
 
 
@@ -256,7 +245,8 @@ class CardFile(_Strict):
 
 
 def _confined(value: str, info: ValidationInfo) -> str:
-    """Check a bundle path: relative, no `..`, resolving (symlinks too) inside an existing file.
+    """Check a bundle path: relative, no `..`, and (through the loader's `locate` context) an
+    existing file inside the bundle, symlinks resolved.
 
     Without a validation context (schema export, tests of the model alone) only the text is checked.
     """
@@ -271,19 +261,40 @@ def _confined(value: str, info: ValidationInfo) -> str:
         raise PydanticCustomError(
             "path_parent", "expected a path inside the bundle without '..'"
         )
-    root = (info.context or {}).get("root")
-    if root is None:
-        return value
-    root = Path(root)
-    target = root.joinpath(*posix.parts)
-    resolved = target.resolve()
-    if not resolved.is_relative_to(root.resolve()):
-        raise PydanticCustomError("path_escape", "resolves outside the bundle (a symlink out)")
-    if not target.exists():
-        raise PydanticCustomError("path_missing", "file not found in the bundle")
-    if not resolved.is_file():
-        raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+    locate = (info.context or {}).get("locate")
+    if locate is not None:
+        locate(posix.parts)
     return value
+
+
+def _locate_in_folder(root: Path) -> Any:
+    """The existence check of bundle paths in a folder: inside it (symlinks resolved), a file."""
+    resolved_root = root.resolve()
+
+    def locate(parts: tuple[str, ...]) -> None:
+        target = root.joinpath(*parts)
+        resolved = target.resolve()
+        if not resolved.is_relative_to(resolved_root):
+            raise PydanticCustomError("path_escape", "resolves outside the bundle (a symlink out)")
+        if not target.exists():
+            raise PydanticCustomError("path_missing", "file not found in the bundle")
+        if not resolved.is_file():
+            raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+
+    return locate
+
+
+def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Any:
+    """The existence check of bundle paths in a zip (its entries were checked before)."""
+
+    def locate(parts: tuple[str, ...]) -> None:
+        name = "/".join(p for p in parts if p != ".")
+        if name in folders:
+            raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+        if name not in files:
+            raise PydanticCustomError("path_missing", "file not found in the bundle")
+
+    return locate
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,7 +302,7 @@ def _confined(value: str, info: ValidationInfo) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs here
+class _Loader(yaml.SafeLoader):
     """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
 
     duplicates: list[str]
@@ -466,44 +477,80 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> lis
 
 
 @dataclass(frozen=True)
-class Bundle:
-    """A validated bundle: its card.yaml and the folder its paths resolve in.
+class BundleFile:
+    """One file card.yaml names, read once: the bytes every stage uses and their SHA-256."""
 
-    `root` is only valid inside `open_bundle(...)` (for a zip it is a temporary folder).
+    name: str
+    """The path as card.yaml writes it (how messages and the record name the file)."""
+    data: bytes
+    sha256: str
+
+
+@dataclass(frozen=True)
+class LoadedBundle:
+    """A validated bundle with every file it names read into memory, each exactly once.
+
+    Nothing else of the bundle is read (a stray file costs nothing). Later stages (metrics,
+    the record, the build cache key) work from these bytes and never reopen the bundle.
     """
 
-    root: Path
     source: str
     """How messages name the bundle (the path the user gave)."""
     card: CardFile
+    card_sha256: str
+    """SHA-256 of card.yaml's bytes as read."""
+    files: tuple[BundleFile, ...]
+    """Every capture and archived first capture card.yaml names, in card order, no repeats."""
 
-    def path(self, relative: str) -> Path:
-        """A bundle path (already confined by validation) on this machine."""
-        return self.root.joinpath(*PurePosixPath(relative.replace("\\", "/")).parts)
+    def file(self, name: str) -> BundleFile:
+        """The named file (a path card.yaml gives; validation guarantees it was read)."""
+        for entry in self.files:
+            if entry.name == name:
+                return entry
+        raise KeyError(name)
 
-    def sha256(self, relative: str) -> str:
-        """SHA-256 (hex) of a file of the bundle."""
-        return sha256_file(self.path(relative))
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    def content_sha256(self) -> str:
+        """One digest of everything the bundle contributes to a certificate: card.yaml and
+        each named file (by name and SHA-256). The build cache keys on it."""
+        digest = hashlib.sha256(b"card.yaml\0" + self.card_sha256.encode())
+        for entry in self.files:
+            digest.update(f"\0{entry.name}\0{entry.sha256}".encode())
+        return digest.hexdigest()
 
 
-def validate_card(data: Any, *, root: Path | None = None, duplicates: list[str] | None = None) -> CardFile:
-    """Validate parsed card.yaml data; every problem is one line of one BundleErrors."""
+def named_files(card: CardFile) -> list[str]:
+    """The bundle paths card.yaml names (captures, then each run's first capture), no repeats."""
+    names: list[str] = []
+    for run in card.runs:
+        for name in (run.capture, run.first_capture.file if run.first_capture else None):
+            if name is not None and name not in names:
+                names.append(name)
+    return names
+
+
+def sha256_bytes(data: bytes) -> str:
+    """SHA-256 (hex) of bytes already read."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def validate_card(
+    data: Any, *, root: Path | None = None, locate: Any = None,
+    duplicates: list[str] | None = None,
+) -> CardFile:
+    """Validate parsed card.yaml data; every problem is one line of one BundleErrors.
+
+    Bundle paths are checked against the folder `root` (or by `locate(parts)`, which the zip
+    loader gives); with neither, only the paths' text is checked.
+    """
+    if locate is None and root is not None:
+        locate = _locate_in_folder(root)
     errors = list(duplicates or [])
     card: CardFile | None = None
     if not isinstance(data, dict):
         errors.append(f"{CARD_FILE}: expected a mapping at the top level, got {_show(data)}")
     else:
         try:
-            card = CardFile.model_validate(data, context={"root": root} if root else None)
+            card = CardFile.model_validate(data, context={"locate": locate} if locate else None)
         except ValidationError as exc:
             errors.extend(format_validation_errors(exc))
     if errors:
@@ -512,18 +559,38 @@ def validate_card(data: Any, *, root: Path | None = None, duplicates: list[str] 
     return card
 
 
-def load_card(root: Path, *, source: str | None = None) -> Bundle:
-    """Read and validate `root/card.yaml` (root is a folder)."""
-    card_path = root / CARD_FILE
-    if not card_path.is_file():
-        raise BundleErrors([f"{source or root}: no {CARD_FILE} in the bundle"])
+def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
+    """card.yaml bytes -> CardFile (UTF-8, a BOM allowed; strict schema; duplicate keys refused)."""
     try:
-        text = card_path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise BundleErrors([f"{CARD_FILE}: expected UTF-8 text"]) from None
-    data, duplicates = parse_card_yaml(text)
-    card = validate_card(data, root=root, duplicates=duplicates)
-    return Bundle(root=root, source=source or str(root), card=card)
+    parsed, duplicates = parse_card_yaml(text)
+    return validate_card(parsed, locate=locate, duplicates=duplicates)
+
+
+def _read_folder_file(root: Path, name: str, source: str) -> bytes:
+    try:
+        with open(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts), "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise BundleErrors([f"{source}: {name}: cannot read the file ({exc.strerror})"]) from None
+
+
+def _load_folder(root: Path, source: str) -> LoadedBundle:
+    card_path = root / CARD_FILE
+    if not card_path.is_file():
+        raise BundleErrors([f"{source}: no {CARD_FILE} in the bundle"])
+    if not card_path.resolve().is_relative_to(root.resolve()):
+        raise BundleErrors([f"{CARD_FILE}: resolves outside the bundle (a symlink out)"])
+    card_bytes = _read_folder_file(root, CARD_FILE, source)
+    card = parse_card(card_bytes, locate=_locate_in_folder(root))
+    files = []
+    for name in named_files(card):
+        data = _read_folder_file(root, name, source)
+        files.append(BundleFile(name=name, data=data, sha256=sha256_bytes(data)))
+    return LoadedBundle(source=source, card=card, card_sha256=sha256_bytes(card_bytes),
+                        files=tuple(files))
 
 
 # --------------------------------------------------------------------------------------------
@@ -594,51 +661,102 @@ def _zip_root(names: list[str]) -> str:
     return candidates[0] + "/" if len(candidates) == 1 else ""
 
 
-def _extract(archive: zipfile.ZipFile, dest: Path, limits: ZipLimits, source: str) -> None:
-    """Extract checked entries as plain files; the byte count is enforced while copying."""
-    written = 0
+def _zip_read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, name: str) -> bytes:
+    """One entry's bytes; a size or CRC that does not match the directory is refused."""
+    try:
+        with archive.open(info) as entry:
+            data = entry.read(info.file_size + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
+            OSError, EOFError, zlib.error) as exc:
+        raise BundleErrors([f"{source}: {name}: cannot read the zip entry ({exc})"]) from None
+    if len(data) != info.file_size:
+        raise BundleErrors([f"{source}: entry {info.filename!r} holds {len(data)} bytes, not the "
+                            f"{info.file_size} its zip header declares"])
+    return data
+
+
+def _load_zip(path: Path, source: str, limits: ZipLimits, *, card_only: bool = False
+              ) -> LoadedBundle:
+    """A bundle zip read in memory: entries checked first, then only card.yaml and the files it
+    names are read (nothing is extracted to disk)."""
+    if not path.exists():
+        raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
+    try:
+        handle = open(path, "rb")  # one open: the zip check and every entry read share it
+    except OSError as exc:
+        raise BundleErrors([f"{source}: cannot read the bundle ({exc.strerror})"]) from None
+    with handle:
+        if not zipfile.is_zipfile(handle):
+            raise BundleErrors([f"{source}: expected a bundle folder or a .zip of one"])
+        try:
+            archive = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            raise BundleErrors([f"{source}: not a readable zip ({exc})"]) from None
+        with archive:
+            return _read_zip(archive, source, limits, card_only=card_only)
+
+
+def _read_zip(archive: zipfile.ZipFile, source: str, limits: ZipLimits, *, card_only: bool
+              ) -> LoadedBundle:
+    """Check every entry, then read card.yaml and (unless card_only) the files it names."""
+    problems = check_zip(archive, source, limits)
+    if problems:
+        raise BundleErrors(problems)
+    prefix = _zip_root(archive.namelist())
+    entries: dict[str, zipfile.ZipInfo] = {}
+    folders: set[str] = set()
     for info in archive.infolist():
-        parts = [p for p in info.filename.replace("\\", "/").split("/") if p not in ("", ".")]
-        if not parts:
+        name = "/".join(p for p in info.filename.replace("\\", "/").split("/")
+                        if p not in ("", "."))
+        if prefix and not name.startswith(prefix):
+            continue  # outside the folder that holds card.yaml
+        inside = name[len(prefix):]
+        if not inside:
             continue
-        target = dest.joinpath(*parts)
+        parts = inside.split("/")
+        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
         if info.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(info) as src, open(target, "xb") as out:
-            while chunk := src.read(1 << 20):
-                written += len(chunk)
-                if written > limits.max_total_bytes:
-                    raise BundleErrors([f"{source}: more data than the declared sizes"])
-                out.write(chunk)
+            folders.add(inside)
+        else:
+            entries[inside] = info
+    if CARD_FILE not in entries:
+        raise BundleErrors([f"{source}: no {CARD_FILE} in the bundle"])
+    card_bytes = _zip_read(archive, entries[CARD_FILE], source, CARD_FILE)
+    card = parse_card(card_bytes,
+                      locate=_locate_in_zip(frozenset(entries), frozenset(folders)))
+    files = []
+    for name in [] if card_only else named_files(card):
+        key = "/".join(p for p in name.replace("\\", "/").split("/") if p not in ("", "."))
+        data = _zip_read(archive, entries[key], source, name)
+        files.append(BundleFile(name=name, data=data, sha256=sha256_bytes(data)))
+    return LoadedBundle(source=source, card=card, card_sha256=sha256_bytes(card_bytes),
+                    files=tuple(files))
 
 
-@contextlib.contextmanager
-def open_bundle(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) -> Iterator[Bundle]:
-    """Open a bundle folder or .zip; the Bundle's root is valid inside the `with` block."""
+def read_card(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) -> CardFile:
+    """Only the card.yaml of a bundle folder or zip, validated (paths checked, nothing else
+    read): what a caller needs to know a certificate id before building."""
     p = Path(path)
     source = str(path)
-    limits = limits or ZipLimits()
     if p.is_dir():
-        yield load_card(p.resolve(), source=source)
-        return
-    if not p.exists():
-        raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
-    if not zipfile.is_zipfile(p):
-        raise BundleErrors([f"{source}: expected a bundle folder or a .zip of one"])
-    with zipfile.ZipFile(p) as archive:
-        problems = check_zip(archive, source, limits)
-        if problems:
-            raise BundleErrors(problems)
-        prefix = _zip_root(archive.namelist())
-        tmp = Path(tempfile.mkdtemp(prefix="certgen-bundle-"))
-        try:
-            _extract(archive, tmp, limits, source)
-            root = tmp.joinpath(*[x for x in prefix.split("/") if x]).resolve()
-            yield load_card(root, source=source)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        card_path = p / CARD_FILE
+        if not card_path.is_file():
+            raise BundleErrors([f"{source}: no {CARD_FILE} in the bundle"])
+        return parse_card(_read_folder_file(p, CARD_FILE, source), locate=_locate_in_folder(p))
+    return _load_zip(p, source, limits or ZipLimits(), card_only=True).card
+
+
+def load_bundle(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) -> LoadedBundle:
+    """Read a bundle folder or .zip: card.yaml once, validated, and every file it names once.
+
+    This is the only function that reads a bundle; the returned LoadedBundle holds all of it
+    that any later stage needs. A zip is opened once and read in memory (nothing extracted).
+    """
+    p = Path(path)
+    source = str(path)
+    if p.is_dir():
+        return _load_folder(p, source)
+    return _load_zip(p, source, limits or ZipLimits())
 
 
 def card_json_schema() -> dict[str, Any]:

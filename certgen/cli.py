@@ -3,15 +3,22 @@
 Commands live in certgen/commands/<name>.py and are imported only when called, so
 `certgen metrics` never pays for WeasyPrint or scipy (see bench/).
 
-Exit codes: 0 success, 1 refused input or failed gate (one line on stderr, no traceback),
-2 bad usage (click's own handling).
+Exit codes:
+- 0 success;
+- 1 refused input or failed gate (a CertgenError: one line on stderr, no traceback), or a
+  prompt aborted;
+- 2 bad usage (click's own handling);
+- 70 internal error (EX_SOFTWARE from sysexits.h): any other exception is a bug in certgen, not
+  in the input; its full traceback is printed, then one line asking to report it;
+- 130 interrupted (Ctrl-C; 128 + SIGINT): one line, no traceback.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+import traceback
+from typing import Any, NoReturn
 
 import click
 
@@ -63,15 +70,30 @@ def cli() -> None:
     """certgen: frame-pacing certificates and reports (SOP-GPU-001 v1.1)."""
 
 
+EXIT_REFUSED = 1
+"""A CertgenError: the input is refused or a gate failed (one line on stderr)."""
+EXIT_INTERNAL_ERROR = 70
+"""Any other exception: a bug in certgen (EX_SOFTWARE from sysexits.h), traceback kept."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: 128 + SIGINT, as shells report a process killed by it."""
+
+
 def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI; turn a CertgenError into one stderr line and exit 1."""
+    """Run the CLI and pick the exit code (see the module docstring).
+
+    A CertgenError is the user's to fix: one stderr line, exit 1. Any other exception is a bug:
+    its traceback, then one line saying so, exit 70.
+    """
     from certgen.errors import CertgenError
 
     try:
         return cli.main(args=argv, prog_name="certgen", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C (and EOF at a prompt) into Abort; the cause tells them apart.
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            _interrupted()
         click.echo("certgen: aborted", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_REFUSED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -79,6 +101,21 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except CertgenError as exc:
         click.echo(f"certgen: {exc}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_REFUSED)
     except BrokenPipeError:
-        sys.exit(1)
+        sys.exit(EXIT_REFUSED)
+    except KeyboardInterrupt:
+        _interrupted()
+    except Exception as exc:
+        traceback.print_exception(exc, file=sys.stderr)
+        click.echo(
+            f"certgen: internal error (a bug in certgen, not in your input): "
+            f"{type(exc).__name__}: {exc}; please report it with the traceback above",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL_ERROR)
+
+
+def _interrupted() -> NoReturn:
+    click.echo("certgen: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)

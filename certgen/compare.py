@@ -1,11 +1,11 @@
-"""Before/after statistics (spec/compare.md): which frames count, the noise floor, paired series.
+"""Before/after statistics (docs/spec/compare.md): which frames count, the noise floor, paired series.
 
 A report compares two captures of one configuration ("before" and "after" one change), or a
 paired A/B series, and never calls a difference a change when the measurement's own noise
 explains it. Everything here is a pure function over frame times and figures; reading captures
-and writing documents live in certgen.commands.compare.
+and writing documents live in certgen.build.report and certgen.render.report.
 
-Counting rules, in this order (spec/compare.md):
+Counting rules, in this order (docs/spec/compare.md):
 1. foreground only, where the capture carries focus events (1 s dropped after the game regains
    the foreground, 0.2 s dropped before a loss of focus); most formats carry none, and then the
    report says focus was not recorded;
@@ -63,7 +63,7 @@ MIN_PAIRS = 6
 """With 5 pairs the smallest two-sided exact signed-rank p-value is 2/32 = 0.0625 > 0.05."""
 RECOMMENDED_PAIRS = 8
 MIN_PILOT_RUNS = 10
-"""The pilot is 10 runs of the unchanged configuration (spec/compare.md)."""
+"""The pilot is 10 runs of the unchanged configuration (docs/spec/compare.md)."""
 ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20_061_006
@@ -321,7 +321,7 @@ def welch_half_width(before: FloatArray, after: FloatArray, confidence: float = 
 
 
 def noise_floor(before: CountedSide, after: CountedSide) -> tuple[Floor, ...]:
-    """The floor and verdict of each figure in FIGURES (spec/compare.md, noise floor)."""
+    """The floor and verdict of each figure in FIGURES (docs/spec/compare.md, noise floor)."""
     blocks_b = () if before.lost_events_unplaced else whole_blocks(before.positive, before.clean)
     blocks_a = () if after.lost_events_unplaced else whole_blocks(after.positive, after.clean)
     out = []
@@ -544,7 +544,7 @@ METRIC_ROWS: tuple[str, ...] = (
     "stutter_count",
     "excluded_over_stall_ms",
 )
-"""Metric rows of the CSV, in order: the names spec/compare.md lists, which the benchmark-CSV
+"""Metric rows of the CSV, in order: the names docs/spec/compare.md lists, which the benchmark-CSV
 reader (certgen.captures.benchcsv) recomputes, so an export reads back without a warning.
 
 `excluded_over_stall_ms` is a count, despite its suffix: the number of frames excluded for being

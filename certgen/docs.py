@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from certgen.errors import CertgenError
+from certgen.errors import ExplainerError as ExplainerError  # re-exported (moved)
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -46,10 +46,6 @@ PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-cer
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
 SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
 """Pages that quote the GOLD sample's record (see sample_figures)."""
-
-
-class ExplainerError(CertgenError, ValueError):
-    """An explainer page cannot be built (unknown placeholder, bad front matter, bad formula)."""
 
 
 def locales_dir() -> Path:

@@ -1,10 +1,24 @@
 """One error tree. Every error knows where it happened and what was expected.
 
 The CLI prints `certgen: <str(error)>` on one line and exits 1 for any CertgenError; anything
-else is a bug and keeps its traceback. Messages are API: tests assert them word for word.
+else is a bug and keeps its traceback (exit 70). Messages are API: tests assert them word for
+word.
+
+Every class lives here, and every instance pickles with all its fields (file, line, field and a
+subclass's own, such as RefusalError.reasons): a worker process of a parallel build sends the
+error itself to its parent, which reports it exactly as a one-process build would.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def _restore(cls: type[CertgenError], args: tuple[Any, ...]) -> CertgenError:
+    """An unpickled CertgenError before its fields are restored (see CertgenError.__reduce__)."""
+    error = cls.__new__(cls)
+    error.args = args
+    return error
 
 
 class CertgenError(Exception):
@@ -35,6 +49,15 @@ class CertgenError(Exception):
             where += f"{self.field}: "
         return where + self.message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as (class, args) plus every attribute, without calling __init__ again.
+
+        Exception's own pickling calls `cls(*self.args)`, which fails or garbles any subclass
+        whose __init__ takes other arguments (RefusalError takes a list of reasons). Restoring
+        the attribute dict instead works for every subclass, present and future, unchanged.
+        """
+        return (_restore, (type(self), self.args), dict(self.__dict__))
+
 
 class CaptureFormatError(CertgenError, ValueError):
     """A capture file that cannot be read as frame times (malformed, wrong shape, sampled)."""
@@ -44,8 +67,37 @@ class CaptureEmptyError(CaptureFormatError):
     """A capture with no usable frame left: it is rejected, never scored as 0 FPS."""
 
 
+class NoProcessGroupsError(CaptureFormatError):
+    """A process was asked for in a capture that has no process groups (never ignored silently).
+
+    `what` names the capture's kind ("a MangoHud log"), so a caller reading several captures
+    can say which ones a process choice did not apply to.
+    """
+
+    def __init__(self, process: str, what: str, *, file: str) -> None:
+        self.process = process
+        self.what = what
+        super().__init__(
+            f"process {process!r} given, but {what} has no process groups (only PresentMon, "
+            "OCAT, FrameView and CapFrameX CSV captures have them)",
+            file=file,
+        )
+
+
 class BundleError(CertgenError, ValueError):
     """card.yaml or the bundle layout is invalid (schema, paths, zip entries)."""
+
+
+class BundleErrors(BundleError):
+    """Every problem of one bundle, one line each (`errors`), raised as one error."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("\n".join(self.errors))
+
+
+class BuildDateError(CertgenError, ValueError):
+    """SOURCE_DATE_EPOCH is set but is not whole seconds since 1970-01-01."""
 
 
 class RulesError(CertgenError, ValueError):
@@ -60,8 +112,31 @@ class RefusalError(CertgenError):
         super().__init__("; ".join(self.reasons), file=file)
 
 
+class RecordError(CertgenError, ValueError):
+    """A record.json that cannot be read (not JSON, wrong schema version, wrong shape)."""
+
+
 class FleetError(CertgenError, ValueError):
     """The fleet database or an import file is invalid."""
+
+
+class FleetImportError(FleetError):
+    """A JSON Lines file with invalid lines; `errors` lists every one (file:line: field: …)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = list(errors)
+        shown = self.errors[:20]
+        more = len(self.errors) - len(shown)
+        message = "; ".join(shown) + (f"; … and {more} more" if more else "")
+        super().__init__(message)
+
+
+class CompareError(CertgenError, ValueError):
+    """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
+
+
+class ExplainerError(CertgenError, ValueError):
+    """An explainer page cannot be built (unknown placeholder, bad front matter, bad formula)."""
 
 
 class RenderError(CertgenError):

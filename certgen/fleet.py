@@ -1,6 +1,6 @@
 """The fleet store: every recorded run of every certified card, its cohort, and ranking.
 
-Storage (spec/rules.md, "Cohorts and ranking"): one SQLite file (stdlib sqlite3), one row per
+Storage (docs/spec/rules.md, "Cohorts and ranking"): one SQLite file (stdlib sqlite3), one row per
 recorded run with its cohort key, the card and the six ranked metrics. Not-run runs never enter.
 
 Where the file is (`fleet_path`): `--fleet PATH` if given, else the environment variable
@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, Self
 
 from certgen.errors import FleetError
+from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
 from certgen.record import FleetSection, Ranks, Record, RunMetrics, record_json
 from certgen.record import Rank as RecordRank
@@ -193,7 +194,7 @@ def rank_run(
 
 
 def fleet_section(runs: Iterable[RecordRun], *, fleet_runs: int | None = None) -> FleetSection:
-    """The certificate's fleet section from its record runs (spec/rules.md, Certificate means).
+    """The certificate's fleet section from its record runs (docs/spec/rules.md, Certificate means).
 
     mean_consistency_gap / mean_stutter: means over the recorded runs with a value (4 decimals);
     median_percentile: median of the published per-run fluidity_score percentiles (1 decimal),
@@ -295,17 +296,6 @@ JSONL_FIELDS: Final = (
 
 def _dump_line(run: FleetRun) -> str:
     return json.dumps(run.as_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-class FleetImportError(FleetError):
-    """A JSON Lines file with invalid lines; `errors` lists every one (file:line: field: …)."""
-
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = list(errors)
-        shown = self.errors[:20]
-        more = len(self.errors) - len(shown)
-        message = "; ".join(shown) + (f"; … and {more} more" if more else "")
-        super().__init__(message)
 
 
 def _describe(value: Any) -> str:

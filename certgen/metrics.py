@@ -1,6 +1,6 @@
 """SOP-GPU-001 v1.1 Step 4.2 arithmetic: time-weighted FPS, slowest-k lows, gap, stutter, score.
 
-Everything here follows spec/metrics.md to the letter:
+Everything here follows docs/spec/metrics.md to the letter:
 - frames with t <= 0 are dropped and counted; an empty capture is refused, never 0 FPS;
 - average FPS is time-weighted (1000 * N / sum t), never the mean of per-frame 1000/t;
 - a low is 1000 / mean of the k slowest frame times, k = max(1, ceil(N * p)) in integers;

@@ -1,8 +1,9 @@
 """Bundle -> record: the whole certificate pipeline up to record.json (DESIGN.md, The pipeline).
 
-    open_bundle -> read captures -> compute metrics -> rank (fleet) -> decide (rules) -> record
+    load_bundle -> read captures -> compute metrics -> rank (fleet) -> decide (rules) -> record
 
-Only `open_bundle` and the capture readers touch the disk; every later step is a pure function.
+Only `load_bundle` touches the disk (it reads card.yaml and every file it names, once each);
+every later step, the capture readers included, is a pure function of those bytes.
 `make_record` is what `certgen check`, `certgen build` and `certgen fleet add` call.
 
 The fleet plugs in through `Fleet` (a Protocol): `certgen.fleet.FleetStore` satisfies it. With
@@ -17,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from certgen.bundle import Bundle, Run, open_bundle, sha256_file
+from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.errors import BundleError, RefusalError
 from certgen.metrics import compute_metrics, weights_of
 from certgen.record import (
@@ -84,13 +85,13 @@ def _config(run: Run) -> RunConfig:
     )
 
 
-def _read_run(bundle: Bundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
+def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
     """Read, measure and describe one run of the bundle."""
-    from certgen.captures.detect import read_capture_file
+    from certgen.captures.detect import read_capture
 
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
-    first_actual = sha256_file(bundle.path(first_file)) if first_file else None
+    first_actual = bundle.file(first_file).sha256 if first_file else None
     soft = run.soft_limit
     if run.capture is None:
         facts = RunFacts(
@@ -100,8 +101,9 @@ def _read_run(bundle: Bundle, index: int, run: Run, rules: Rules) -> tuple[RunIn
         )
         return RunInput(index=index, config=_config(run), not_run_reason=run.not_run), facts
 
-    captures = read_capture_file(
-        bundle.path(run.capture), name=run.capture, format=run.format, process=run.process
+    capture_file = bundle.file(run.capture)
+    captures = read_capture(
+        capture_file.data, name=run.capture, format=run.format, process=run.process
     )
     if len(captures) != 1:
         raise BundleError(
@@ -115,7 +117,7 @@ def _read_run(bundle: Bundle, index: int, run: Run, rules: Rules) -> tuple[RunIn
     sop = metrics.sop
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
-        "sha256": sha256_file(bundle.path(run.capture)),
+        "sha256": capture_file.sha256,
         "format": capture.format,
         "interval_column": capture.interval_column,
         "group": None if capture.group is None else capture.group.label(),
@@ -166,7 +168,7 @@ def _rank(
 
 
 def record_from_bundle(
-    bundle: Bundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True
+    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True
 ) -> Record:
     """The record of an opened bundle (see make_record).
 
@@ -209,12 +211,10 @@ def make_record(
     `draft` is true: then the record comes back with status.issuable false and the reasons in
     status.refusals, for a draft build visibly marked as not issuable.
     """
-    with open_bundle(bundle_path) as bundle:
-        return record_from_bundle(bundle, fleet=fleet, draft=draft)
+    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=draft)
 
 
 def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Record:
     """The record of a bundle as `certgen check` sees it: never raises for a refusal (the
     reasons are in status.refusals), and is not marked as a draft."""
-    with open_bundle(bundle_path) as bundle:
-        return record_from_bundle(bundle, fleet=fleet, draft=False, refuse=False)
+    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False)

@@ -1,4 +1,4 @@
-"""The verdict of SOP-GPU-001 (spec/rules.md): tiers, grade gates, Soft Limit, re-run audit.
+"""The verdict of SOP-GPU-001 (docs/spec/rules.md): tiers, grade gates, Soft Limit, re-run audit.
 
 Pure functions over frozen records: the figures of each run come in (already computed by
 certgen.metrics), the thresholds come from the versioned rules file (certgen.sop.Rules), and a

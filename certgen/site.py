@@ -246,7 +246,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
     `date` is printed on the reports (None: undated, as `certgen compare` without a date).
     """
-    from certgen.commands.compare import build_record, write_report
+    from certgen.build.report import build_record, write_report
 
     base = examples / "compare"
     built = []
@@ -266,7 +266,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                progress: Progress | None = None, pdf: bool = True) -> list[str]:
     """Write the whole site into `out`; return the site-relative paths written, sorted."""
-    from certgen.commands.compare import report_date
+    from certgen.build.report import report_date
     from certgen.paths import templates_dir
     from certgen.render.pdf import html_to_pdf
     from certgen.sop import load_rules

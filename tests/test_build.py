@@ -24,7 +24,9 @@ from bundlekit import (
     write_presentmon,
 )
 
+from certgen.errors import RefusalError
 from certgen.paths import templates_dir
+from certgen.render.build import build_many
 
 HOSTILE = "<script>alert(1)</script>{{ 7*7 }}{% if 1 %}x{% endif %}<b onmouseover=x>"
 
@@ -327,3 +329,59 @@ def test_two_jobs_build_two_bundles_in_worker_processes(
     assert [line.split()[:2] for line in stdout.splitlines()] == [["built", "JOBS-0"], ["built", "JOBS-1"]]
     for i in range(2):
         assert (out / f"JOBS-{i}" / "manifest.json").is_file()
+
+
+REFUSAL_REASONS = [
+    'card.yaml: runs[0].first_capture: run "Game 2560x1440" needed a re-run (stutter 0.6110 > 0.60) '
+    "but has no archived first capture; the re-run step was skipped (archive the first capture and "
+    "cite its SHA-256)",
+    'card.yaml: runs[0].soft_limit: run "Game 2560x1440" has stutter 0.6110 > 0.60; a justification '
+    "and a Phase 1 VRM re-examination are required before this certificate can be issued",
+]
+
+
+def _one_good_one_refused(tmp_path: Path) -> list[str]:
+    """POOL-OK builds; POOL-NO's run has stutter above 0.60 and no soft_limit: refused."""
+    bundles = []
+    for cert_id, figures in [("POOL-OK", (120.0, 110.0, 100.0)), ("POOL-NO", (100.0, 82.0, 31.9))]:
+        root = tmp_path / cert_id
+        write_presentmon(root / "captures/r.csv", frames_for(*figures))
+        data = card([run_entry("Game", capture="captures/r.csv")])
+        data["certificate"]["id"] = cert_id
+        bundles.append(str(write_card(root, data)))
+    return bundles
+
+
+def test_a_refusal_in_a_worker_process_reaches_the_parent_with_its_fields(tmp_path: Path) -> None:
+    """The RefusalError a worker raises arrives as itself (reasons, file), not as a message."""
+    bundles = _one_good_one_refused(tmp_path)
+    results = {}
+    for jobs in (1, 2):
+        built = build_many(bundles, str(tmp_path / f"out{jobs}"), languages=["en"], fleet=None,
+                           draft=False, verify_base=None, jobs=jobs)
+        assert [bundle for bundle, _ in built] == bundles
+        assert not isinstance(built[0][1], Exception)
+        results[jobs] = built[1][1]
+    pooled, alone = results[2], results[1]
+    assert type(pooled) is RefusalError and type(alone) is RefusalError
+    # The rules name file and field in each reason (the error itself carries no single one).
+    assert pooled.reasons == REFUSAL_REASONS
+    assert (pooled.file, pooled.line, pooled.field) == (None, None, None)
+    assert vars(pooled) == vars(alone) and str(pooled) == str(alone)
+
+
+def test_a_refusal_in_a_worker_process_prints_as_in_one_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundles = _one_good_one_refused(tmp_path)
+    outputs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        code, stdout, stderr = run_cli(["build", *bundles, "--out", str(out), "--lang", "en",
+                                        "--jobs", jobs], capsys)
+        outputs[jobs] = (code, stdout.replace(str(out), "OUT"), stderr)
+    assert outputs["2"] == outputs["1"]
+    code, stdout, stderr = outputs["2"]
+    assert code == 1 and stdout.startswith("built POOL-OK (en) -> OUT")
+    assert stderr.splitlines() == [f"certgen: {bundles[1]}: {'; '.join(REFUSAL_REASONS)}",
+                                   "certgen: 1 of 2 bundles were not built"]

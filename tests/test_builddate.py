@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from certgen.builddate import BuildDateError, source_date_epoch
-from certgen.commands.compare import report_date
+from certgen.build.report import report_date
 from certgen.site import DEFAULT_DATE, site_date
 
 

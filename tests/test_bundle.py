@@ -1,10 +1,12 @@
-"""Bundle loading: the strict card.yaml schema, confined paths and checked zips (spec/bundle.md)."""
+"""Bundle loading: the strict card.yaml schema, confined paths and checked zips (docs/spec/bundle.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 from bundlekit import card, run_entry, write_card, write_presentmon
 
-from certgen.bundle import BundleErrors, ZipLimits, card_json_schema, open_bundle
+from certgen.bundle import BundleErrors, ZipLimits, card_json_schema, load_bundle
 from certgen.errors import BundleError
 
 
@@ -23,16 +25,20 @@ def good_bundle(root: Path, **run_extra: Any) -> Path:
 
 
 def errors_of(path: Path, **kw: Any) -> tuple[str, ...]:
-    with pytest.raises(BundleErrors) as info, open_bundle(path, **kw):
+    with pytest.raises(BundleErrors) as info:
+        load_bundle(path, **kw)
         pass
     return info.value.errors
 
 
 def test_a_valid_bundle_loads(tmp_path: Path) -> None:
-    with open_bundle(good_bundle(tmp_path)) as bundle:
-        assert bundle.card.certificate.id == "TEST-0001"
-        assert bundle.card.runs[0].capture == "captures/run0.csv"
-        assert bundle.path("captures/run0.csv").is_file()
+    root = good_bundle(tmp_path)
+    bundle = load_bundle(root)
+    assert bundle.card.certificate.id == "TEST-0001"
+    assert bundle.card.runs[0].capture == "captures/run0.csv"
+    capture = bundle.file("captures/run0.csv")
+    assert capture.data == (root / "captures/run0.csv").read_bytes()
+    assert capture.sha256 == hashlib.sha256(capture.data).hexdigest()
 
 
 def test_misspelt_key_is_an_error_with_a_hint(tmp_path: Path) -> None:
@@ -111,8 +117,8 @@ def test_symlink_inside_the_bundle_is_fine(tmp_path: Path) -> None:
     good_bundle(tmp_path)
     os.symlink(tmp_path / "captures/run0.csv", tmp_path / "captures/alias.csv")
     write_card(tmp_path, card([run_entry(capture="captures/alias.csv")]))
-    with open_bundle(tmp_path) as bundle:
-        assert bundle.card.runs[0].capture == "captures/alias.csv"
+    bundle = load_bundle(tmp_path)
+    assert bundle.card.runs[0].capture == "captures/alias.csv"
 
 
 def test_first_capture_path_is_confined_too(tmp_path: Path) -> None:
@@ -173,7 +179,8 @@ runs:
     captrue: captures/a.csv
 """
     write_card(tmp_path, text)
-    with pytest.raises(BundleErrors) as info, open_bundle(tmp_path):
+    with pytest.raises(BundleErrors) as info:
+        load_bundle(tmp_path)
         pass
     assert info.value.errors == (
         "card.yaml: certificate.languages[1]: expected one of en, ru, pt, got 'de'",
@@ -209,11 +216,37 @@ def zip_folder(folder: Path, target: Path, prefix: str = "my-card/") -> Path:
 
 def test_a_zipped_bundle_loads_from_its_top_folder(tmp_path: Path) -> None:
     zipped = zip_folder(good_bundle(tmp_path / "b"), tmp_path / "b.zip")
-    with open_bundle(zipped) as bundle:
-        root = bundle.root
-        assert bundle.card.runs[0].capture == "captures/run0.csv"
-        assert bundle.path("captures/run0.csv").is_file()
-    assert not root.exists()  # the temporary folder is gone after use
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    bundle = load_bundle(zipped)
+    assert bundle.card.runs[0].capture == "captures/run0.csv"
+    folder = load_bundle(tmp_path / "b")
+    assert bundle.files == folder.files  # the same bytes and digests as the folder's
+    assert bundle.content_sha256() == folder.content_sha256()
+    assert set(Path(tempfile.gettempdir()).iterdir()) == before  # nothing extracted to disk
+
+
+def test_files_the_card_does_not_name_are_never_read(tmp_path: Path) -> None:
+    """A stray file in a bundle (even an unreadable one) costs nothing: only named files are read."""
+    root = good_bundle(tmp_path / "b")
+    stray = root / "captures" / "junk.bin"
+    stray.write_bytes(b"\0" * 1024)
+    stray.chmod(0)
+    bundle = load_bundle(root)
+    assert [f.name for f in bundle.files] == ["captures/run0.csv"]
+    zipped = zip_folder(root, tmp_path / "b.zip") if os.access(stray, os.R_OK) else None
+    if zipped is not None:  # root can read a mode-0 file: then zip it and check the zip too
+        assert [f.name for f in load_bundle(zipped).files] == ["captures/run0.csv"]
+
+
+def test_a_zip_entry_whose_data_is_corrupt_is_refused_in_one_line(tmp_path: Path) -> None:
+    zipped = zip_folder(good_bundle(tmp_path / "b"), tmp_path / "b.zip")
+    data = bytearray(zipped.read_bytes())
+    at = data.find(b"Application")  # inside the stored capture entry: its CRC no longer matches
+    data[at] ^= 0x20
+    zipped.write_bytes(bytes(data))
+    problems = errors_of(zipped)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{zipped}: captures/run0.csv: cannot read the zip entry (")
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import lagged_gpu_run
 
 from certgen.captures.detect import read_capture_file
 from certgen.captures.framestats import read_frame_stats
@@ -54,7 +54,7 @@ def test_gpu_time_joins_by_gpu_tick_not_by_line(tmp_path: pathlib.Path) -> None:
 
 
 def test_no_gpu_time_at_all_is_absent_not_zero(tmp_path: pathlib.Path) -> None:
-    capture = read_frame_stats(write(tmp_path, [None] * 5), "run.jsonl")
+    capture = read_frame_stats(write(tmp_path, [None] * 5).read_bytes(), "run.jsonl")
     assert capture.gpu_ms is not None and bool(np.isnan(capture.gpu_ms).all())
     assert capture.gpu_summary() == (0, None)
 
@@ -87,37 +87,18 @@ def test_malformed_gpu_times_are_refused(
     tmp_path: pathlib.Path, lines: list[tuple[int, float] | None], message: str
 ) -> None:
     with pytest.raises(CaptureFormatError) as info:
-        read_frame_stats(write(tmp_path, lines), "run.jsonl")
+        read_frame_stats(write(tmp_path, lines).read_bytes(), "run.jsonl")
     assert str(info.value) == message
 
 
-@st.composite
-def lagged_run(draw: st.DrawFn) -> tuple[list[tuple[int, float] | None], dict[int, float]]:
-    """Lines as the engine writes them: each carries at most one not-yet-written time, of its
-    own tick or one or two before; some times are never written."""
-    n = draw(st.integers(2, 40))
-    truth = draw(st.lists(st.floats(0.01, 50.0, allow_nan=False), min_size=n, max_size=n))
-    lines: list[tuple[int, float] | None] = []
-    written: dict[int, float] = {}
-    for tick in range(n):
-        lag = draw(st.one_of(st.none(), st.integers(0, 2)))
-        measured = None if lag is None else tick - lag
-        if measured is None or measured < 0 or measured in written:
-            lines.append(None)
-            continue
-        written[measured] = truth[measured]
-        lines.append((measured, truth[measured]))
-    return lines, written
-
-
 @settings(max_examples=60, deadline=None)
-@given(lagged_run())
+@given(lagged_gpu_run())
 def test_property_each_frame_gets_exactly_its_own_ticks_time(
     tmp_path_factory: pytest.TempPathFactory,
     run: tuple[list[tuple[int, float] | None], dict[int, float]],
 ) -> None:
     lines, written = run
-    capture = read_frame_stats(write(tmp_path_factory.mktemp("gpu"), lines), "run.jsonl")
+    capture = read_frame_stats(write(tmp_path_factory.mktemp("gpu"), lines).read_bytes(), "run.jsonl")
     assert capture.gpu_ms is not None
     # All intervals are equal, so only the first frame (tick 0) is skipped.
     expected = [written.get(t) for t in range(1, len(lines))]

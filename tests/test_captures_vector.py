@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from realdata import REAL
+from strategies import presentmon_intervals
 
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.errors import CaptureFormatError
 
-REAL = pathlib.Path(__file__).parent / "data" / "real"
 HEADER = (
     "Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,Dropped,"
     "TimeInSeconds,MsBetweenPresents,MsInPresentAPI"
@@ -25,14 +26,15 @@ PREFIX = "Game.exe,7124,0x000001D5E3F2A070,DXGI,0,0,"
 
 def _captures(path: pathlib.Path) -> tuple[object, object] | None:
     """(vector capture, csv-module capture) of a file, or None when the vector path declines."""
-    head = path.read_bytes()[:65536]
+    data = path.read_bytes()
+    head = data[:65536]
     layout = presentmon._layout(head, path.name, capframex=False)
-    rows = presentmon._vector(path, layout)
+    rows = presentmon._vector(data, layout)
     if rows is None:
         return None
     hints = presentmon._hints(layout, head)
     vector = presentmon._capture(rows, layout, path.name, None, hints)
-    slow = presentmon._capture(presentmon._slow(path, path.name, layout), layout, path.name,
+    slow = presentmon._capture(presentmon._slow(data, path.name, layout), layout, path.name,
                                None, hints)
     return vector, slow
 
@@ -59,19 +61,9 @@ def test_the_real_one_group_capture_reads_the_same() -> None:
     _assert_same(*both)
 
 
-intervals = st.one_of(
-    st.just("NA"),
-    st.integers(0, 99_999_999).map(str),
-    st.tuples(st.integers(0, 9999), st.integers(1, 3)).map(
-        lambda t: f"{t[0] / 10 ** t[1]:.{t[1]}f}"
-    ),
-    st.decimals(min_value=0, max_value=99_999, places=3, allow_nan=False).map(str),
-)
-
-
 @settings(max_examples=60, deadline=None)
 @given(
-    values=st.lists(intervals, min_size=1, max_size=40),
+    values=st.lists(presentmon_intervals, min_size=1, max_size=40),
     drops=st.lists(st.sampled_from("01"), min_size=40, max_size=40),
     eol=st.sampled_from(["\r\n", "\n"]),
     times=st.lists(st.sampled_from(["0.1", "12.345678", "10218.015144", "7"]), min_size=40,

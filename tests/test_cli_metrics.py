@@ -7,10 +7,9 @@ import pathlib
 
 import pytest
 from bundlekit import run_cli
+from realdata import REAL
 
 from certgen.metrics import RunMetrics, SopMetrics
-
-REAL = pathlib.Path(__file__).parent / "data" / "real"
 
 
 def run_metrics_keys() -> list[str]:

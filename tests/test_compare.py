@@ -1,4 +1,4 @@
-"""Before/after statistics (spec/compare.md) on constructed captures with known answers."""
+"""Before/after statistics (docs/spec/compare.md) on constructed captures with known answers."""
 
 from __future__ import annotations
 
@@ -276,9 +276,7 @@ def test_smallest_detectable_effect_definition() -> None:
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-exact_ms = st.sampled_from([2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0, 12.0, 12.5, 15.0, 16.0, 20.0, 24.0, 25.0, 40.0])
-"""Frame times exact in binary that divide 60 s: every block ends exactly on its boundary."""
+from strategies import exact_ms  # noqa: E402
 
 
 @settings(max_examples=40, deadline=None)

@@ -356,7 +356,7 @@ def test_a_malformed_date_is_a_usage_error(
 
 def test_chart_axis_labels_follow_the_report_language():
     """A tick of 2.5 reads 2,5 in Russian and Portuguese, 2.5 in English."""
-    from certgen.commands.compare import _tick
+    from certgen.render.report import _tick
 
     assert [_tick(2.5, lang) for lang in ("en", "ru", "pt")] == ["2.5", "2,5", "2,5"]
     assert _tick(40.0, "ru") == "40"

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import diagnostic_frame_time
 
 from certgen import diagnostics
 from certgen.diagnostics import compute_diagnostics, stutter_events
@@ -43,17 +44,11 @@ def interpolated_percentile(values: list[float], q: float) -> float:
 FORCE_ROWS = 10**12
 FORCE_ALL_AT_ONCE = 0
 
-frame_time = st.one_of(
-    st.integers(1, 40).map(float),  # whole milliseconds: windows end exactly on +-1500 often
-    st.floats(0.5, 40.0, allow_nan=False, allow_infinity=False),
-    st.sampled_from([8.0, 16.0, 1000.0, 1000.001, 250.0, 2000.0]),
-    st.floats(40.0, 1200.0, allow_nan=False, allow_infinity=False),
-)
 
 
 @pytest.mark.parametrize("rows_cost", [FORCE_ROWS, FORCE_ALL_AT_ONCE], ids=["rows", "all-at-once"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(frames=st.lists(frame_time, min_size=1, max_size=400))
+@given(frames=st.lists(diagnostic_frame_time, min_size=1, max_size=400))
 def test_stutter_events_match_brute_force(
     frames: list[float], rows_cost: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

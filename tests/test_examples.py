@@ -131,7 +131,7 @@ def test_every_card_says_its_numbers_are_illustrative(bundle: str) -> None:
 def test_sample_reports_show_what_the_site_says_they_show() -> None:
     """change: average and 1% low beyond the floor, 0.1% low inside; inside-floor: no change
     anywhere; series: the average reported (every condition holds), the lows not."""
-    from certgen.commands.compare import build_record
+    from certgen.build.report import build_record
     from certgen.site import REPORT_SAMPLES
 
     base = EXAMPLES / "compare"

@@ -1,4 +1,4 @@
-"""Hypothesis properties of the SOP v1.1 metrics engine (spec/metrics.md).
+"""Hypothesis properties of the SOP v1.1 metrics engine (docs/spec/metrics.md).
 
 On scaling: g = 1 - F_1%/F and s = 1 - F_0.1%/F_1% are ratios, so scaling every frame time by c
 leaves their exact values unchanged. The reported g and s are computed from FPS figures rounded
@@ -20,7 +20,7 @@ import math
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
+from strategies import frame_times, tenths
 
 from certgen.metrics import (
     Weights,
@@ -31,13 +31,6 @@ from certgen.metrics import (
 )
 
 W = Weights(0.7, 0.3)
-
-frame_times = arrays(
-    np.float64,
-    st.integers(min_value=1, max_value=3000),
-    elements=st.floats(min_value=0.1, max_value=1000.0, allow_nan=False, allow_infinity=False),
-)
-
 
 @given(frame_times)
 def test_lows_never_exceed_the_average(frames: np.ndarray) -> None:
@@ -83,9 +76,6 @@ def test_nonpositive_frames_are_dropped_and_counted(
     assert with_bad.frames == frames.size
     assert with_bad == compute_sop_metrics(frames, W).__class__(
         **{**clean.__dict__, "dropped_nonpositive": len(bad)})
-
-
-tenths = st.integers(min_value=1, max_value=50000).map(lambda k: k / 10)
 
 
 @given(tenths, tenths, tenths, st.integers(min_value=0, max_value=20))

@@ -1,4 +1,4 @@
-"""The spec's test vectors (spec/metrics.md), the null rule and half-away-from-zero ties."""
+"""The spec's test vectors (docs/spec/metrics.md), the null rule and half-away-from-zero ties."""
 
 from __future__ import annotations
 

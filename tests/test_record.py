@@ -29,7 +29,7 @@ from certgen.pipeline import make_record
 from certgen.record import RecordError, chart_series, dump_record, load_record
 
 NEAR_99 = (100.0, 99.0, 98.0)
-DILUTING = (100.0, 82.0, 31.9)  # the realisable case of spec/rules.md
+DILUTING = (100.0, 82.0, 31.9)  # the realisable case of docs/spec/rules.md
 AT_LIMIT = (100.0, 80.0, 32.0)  # stutter exactly 0.6000
 JUSTIFIED = {
     "justification": "Isolated long frames at the same streaming points in both captures.",
@@ -72,7 +72,7 @@ def refusals(path: Path) -> list[str]:
 
 
 def test_dilution_figures_come_out_of_the_frame_times() -> None:
-    """F 100 / F_1% 82 / F_0.1% 31.9 gives g 0.18, s 0.611, S_F 69.07 (spec/rules.md)."""
+    """F 100 / F_1% 82 / F_0.1% 31.9 gives g 0.18, s 0.611, S_F 69.07 (docs/spec/rules.md)."""
     sop = compute_metrics(frames_for(*DILUTING), Weights(0.7, 0.3)).sop
     assert (sop.avg_fps, sop.low_1pct_fps, sop.low_0_1pct_fps) == DILUTING
     assert (sop.consistency_gap, sop.stutter, sop.fluidity_score) == (0.18, 0.611, 69.07)

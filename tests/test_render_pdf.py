@@ -10,6 +10,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
+from certgen.errors import RenderError
 from certgen.paths import templates_dir
 from certgen.render.pdf import ConfinedURLFetcher, fonts_conf, html_to_pdf
 
@@ -114,3 +115,39 @@ def test_html_cannot_add_attachments_of_its_own(tmp_path: Path) -> None:
             f'<body><a rel="attachment" href="{other.as_uri()}">x</a></body></html>')
     reader = pypdf.PdfReader(io.BytesIO(_pdf(html)))
     assert list(reader.attachments) == ["record.json"]
+
+
+def test_a_refused_fetch_that_stops_the_document_is_a_render_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """WeasyPrint does not swallow a failed @color-profile fetch: the document is at fault."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    secret = tmp_path / "secret.icc"
+    secret.write_bytes(b"not a profile")
+    fetcher = ConfinedURLFetcher()
+    html = f"<style>@color-profile --x {{ src: url({secret.as_uri()}) }}</style><p>x</p>"
+    with pytest.raises(RenderError) as info:
+        _pdf(html, fetcher)
+    assert str(info.value) == (
+        f"PDF rendering failed: ValueError: certgen refused to fetch {secret.as_uri()[:80]!r}: "
+        "outside templates/ (or a symlink leading out)")
+    assert fetcher.refused() == [secret.as_uri()]
+    assert "SOURCE_DATE_EPOCH" not in os.environ
+
+
+def test_an_internal_failure_inside_weasyprint_is_a_bug_not_a_render_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A layout crash says nothing about the user's input: it keeps its type and traceback."""
+    import weasyprint.document
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("layout exploded")
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.setattr(weasyprint.document, "layout_document", crash)
+    with pytest.raises(RuntimeError, match=r"^layout exploded$") as info:
+        _pdf("<p>x</p>")
+    assert not isinstance(info.value, RenderError)
+    assert info.traceback[-1].name == "crash"
+    assert "SOURCE_DATE_EPOCH" not in os.environ

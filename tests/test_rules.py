@@ -1,4 +1,4 @@
-"""The verdict (spec/rules.md) on run facts: tiers, gates, cap, Soft Limit, re-run audit."""
+"""The verdict (docs/spec/rules.md) on run facts: tiers, gates, cap, Soft Limit, re-run audit."""
 
 from __future__ import annotations
 

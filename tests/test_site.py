@@ -131,7 +131,7 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     import datetime as dt
     import logging
 
-    from certgen.commands.compare import build_record, write_report
+    from certgen.build.report import build_record, write_report
     from certgen.docs import build_page
     from certgen.render.pdf import html_to_pdf
     from certgen.site import REPORT_SAMPLES, render_explainer_html, repo_examples_dir

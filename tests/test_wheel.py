@@ -17,6 +17,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from realdata import REAL
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("certgen", "templates", "locales", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
@@ -70,7 +71,7 @@ def test_the_wheel_carries_templates_and_locales(installed: Path, tmp_path: Path
 
 
 def test_metrics_from_the_installed_wheel(installed: Path, tmp_path: Path) -> None:
-    capture = shutil.copy2(ROOT / "tests" / "data" / "real" / "PresentMonTestOutputFilename.csv", tmp_path)
+    capture = shutil.copy2(REAL / "PresentMonTestOutputFilename.csv", tmp_path)
     done = _run(installed, "metrics", str(capture), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     [figures] = json.loads(done.stdout)

@@ -1,4 +1,4 @@
-"""The benchmark-page CSV export (spec/compare.md): `side,kind,name,value`, one Capture per side.
+"""The benchmark-page CSV export (docs/spec/compare.md): `side,kind,name,value`, one Capture per side.
 
 `kind=frame` rows are one side's frame times in ms, in order (stalls included). `kind=metric`
 rows are the exporting tool's own summary; certgen recomputes each metric it knows from the
@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import csv
 import io
-import pathlib
 
 import numpy as np
 
-from certgen.captures.common import parse_number, read_text
+from certgen.captures.common import decode, parse_number
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 
@@ -54,9 +53,9 @@ def _same(given: float | None, computed: float | None) -> bool:
     return abs(given - float(computed)) <= 1e-9 * max(1.0, abs(given))
 
 
-def read_bench_csv(path: pathlib.Path, name: str) -> list[Capture]:
+def read_bench_csv(data: bytes, name: str) -> list[Capture]:
     """One Capture per side, in the order the sides first appear (label = the side)."""
-    text = read_text(path, name)
+    text = decode(data, name)
     reader = csv.reader(io.StringIO(text, newline=""))
     header = None
     frames: dict[str, list[float]] = {}

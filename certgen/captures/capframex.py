@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 from typing import Any
 
 import numpy as np
 
-from certgen.captures.common import read_text
+from certgen.captures.common import decode
 from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
 
@@ -46,9 +45,9 @@ def _numbers(values: Any, name: str, where: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def read_capframex_json(path: pathlib.Path, name: str) -> list[Capture]:
+def read_capframex_json(data: bytes, name: str) -> list[Capture]:
     """Every run of a CapFrameX JSON session as its own Capture (run_index from 0)."""
-    text = read_text(path, name)
+    text = decode(data, name)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -72,24 +71,24 @@ def read_capframex_json(path: pathlib.Path, name: str) -> list[Capture]:
         cpu=_text(info.get("Processor")),
         game=_text(info.get("GameName")),
     )
-    captures = []
+    captures: list[Capture] = []
     for index, run in enumerate(runs):
         where = f"Runs[{index}].CaptureData"
-        data = run.get("CaptureData") if isinstance(run, dict) else None
-        if not isinstance(data, dict):
+        capture_data = run.get("CaptureData") if isinstance(run, dict) else None
+        if not isinstance(capture_data, dict):
             raise CaptureFormatError(
-                f"expected an object, got {_type_name(data)}", file=name, field=where
+                f"expected an object, got {_type_name(capture_data)}", file=name, field=where
             )
-        if INTERVAL not in data:
+        if INTERVAL not in capture_data:
             raise CaptureFormatError(
                 f"no {INTERVAL} list in this run", file=name, field=where
             )
-        frames = _numbers(data[INTERVAL], name, f"{where}.{INTERVAL}")
+        frames = _numbers(capture_data[INTERVAL], name, f"{where}.{INTERVAL}")
         if frames.size == 0:
             raise CaptureFormatError("no frames in this run", file=name, field=f"{where}.{INTERVAL}")
         dropped = 0
-        if data.get("Dropped") is not None:
-            flags = data["Dropped"]
+        if capture_data.get("Dropped") is not None:
+            flags = capture_data["Dropped"]
             if not isinstance(flags, list) or len(flags) != frames.size:
                 raise CaptureFormatError(
                     f"expected a list of {frames.size} flags (one per frame)",

@@ -17,22 +17,32 @@ HEAD_BYTES = 65536
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def read_head(path: pathlib.Path, name: str) -> bytes:
-    """The first HEAD_BYTES of a capture file, refusing what cannot be a text capture.
+def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
+    """A whole capture file's bytes, read with one open (its SHA-256 and every reader use them).
 
-    Refused: a missing file, a directory, an unreadable file, an empty file, UTF-16/32 text,
-    binary data (a NUL byte) and bytes that are not UTF-8.
+    Refused here, with the file named as the user named it: a missing file, a directory and an
+    unreadable file; `check_head` then refuses what cannot be a text capture.
     """
     if path.is_dir():
         raise CaptureFormatError("is a directory, expected a capture file", file=name)
     try:
         with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
+            return handle.read()
     except FileNotFoundError:
         raise CaptureFormatError("no such file", file=name) from None
     except OSError as exc:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
-    check_text(head, name, complete=len(head) < HEAD_BYTES)
+
+
+def check_head(data: bytes, name: str) -> bytes:
+    """The first HEAD_BYTES of a capture, refusing what cannot be a text capture.
+
+    Refused: an empty file, UTF-16/32 text, binary data (a NUL byte) and bytes that are not
+    UTF-8. Only the head is checked here (a reader decodes or scans the rest itself, with the
+    exact line of any problem).
+    """
+    head = data[:HEAD_BYTES]
+    check_text(head, name, complete=len(data) < HEAD_BYTES)
     return head
 
 
@@ -64,15 +74,6 @@ def decode(data: bytes, name: str) -> str:
     check_text(data, name)
     text = data.decode("utf-8")
     return text.removeprefix("\ufeff")
-
-
-def read_text(path: pathlib.Path, name: str) -> str:
-    """A whole capture file as text (for the small formats; PresentMon CSVs use polars)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
-    return decode(data, name)
 
 
 def first_line(head: bytes) -> tuple[int, str]:

@@ -1,6 +1,6 @@
 """Which reader a capture file needs, decided from its content (never its name).
 
-Detection looks at the first non-empty line after a UTF-8 BOM (spec/captures.md):
+Detection looks at the first non-empty line after a UTF-8 BOM (docs/spec/captures.md):
 
 | first line | format id |
 | --- | --- |
@@ -22,9 +22,10 @@ from __future__ import annotations
 import csv
 import pathlib
 
-from certgen.captures.common import first_line, read_head, shorten
+from certgen.captures.common import check_head, first_line, read_capture_bytes, shorten
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
 
 FORMATS = (
     "presentmon",
@@ -51,21 +52,6 @@ FORMAT_NOUNS = {
 """How a refusal names a capture of a format that has no process groups."""
 
 
-class NoProcessGroupsError(CaptureFormatError):
-    """A process was asked for in a capture that has no process groups (never ignored silently).
-
-    `what` names the capture's kind ("a MangoHud log"), so a caller reading several captures
-    can say which ones a process choice did not apply to.
-    """
-
-    def __init__(self, process: str, what: str, *, file: str) -> None:
-        self.process = process
-        self.what = what
-        super().__init__(
-            f"process {process!r} given, but {what} has no process groups (only PresentMon, "
-            "OCAT, FrameView and CapFrameX CSV captures have them)",
-            file=file,
-        )
 INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
 
 
@@ -110,41 +96,62 @@ def read_capture_file(
     format: str | None = None,
     process: str | None = None,
 ) -> list[Capture]:
-    """Read one capture file into Captures: one per run (most formats hold exactly one).
+    """Read one capture file into Captures (see `read_capture`); the file is opened once.
 
-    `name` is how messages and results name the file (default: the path as given); `format`
-    forces a reader (an id of FORMATS); `process` picks a PresentMon-family group by its
-    Application name. A `process` for a capture without process groups (MangoHud, CapFrameX
-    JSON, frame-stats, benchmark CSV, or a CSV with no Application column) is refused with a
-    NoProcessGroupsError, never ignored.
+    `name` is how messages and results name the file (default: the path as given).
     """
     path = pathlib.Path(path)
     shown = str(path) if name is None else name
+    check_format(format, shown)
+    return read_capture(read_capture_bytes(path, shown), name=shown, format=format,
+                        process=process)
+
+
+def check_format(format: str | None, name: str) -> None:
+    """Refuse a `--format` / card.yaml `format` that is not an id of FORMATS."""
     if format is not None and format not in FORMATS:
         raise CaptureFormatError(
-            f"unknown format {format!r} (known: {', '.join(FORMATS)})", file=shown
+            f"unknown format {format!r} (known: {', '.join(FORMATS)})", file=name
         )
-    head = read_head(path, shown)
-    fmt = format or detect_format(head, shown)
+
+
+def read_capture(
+    data: bytes,
+    *,
+    name: str,
+    format: str | None = None,
+    process: str | None = None,
+) -> list[Capture]:
+    """A capture's bytes as Captures: one per run (most formats hold exactly one). Pure.
+
+    `name` is how messages and results name the file; `format` forces a reader (an id of
+    FORMATS); `process` picks a PresentMon-family group by its Application name. A `process`
+    for a capture without process groups (MangoHud, CapFrameX JSON, frame-stats, benchmark
+    CSV, or a CSV with no Application column) is refused with a NoProcessGroupsError, never
+    ignored.
+    """
+    check_format(format, name)
+    head = check_head(data, name)
+    fmt = format or detect_format(head, name)
     if process is not None and fmt not in GROUPED_FORMATS:
-        raise NoProcessGroupsError(process, FORMAT_NOUNS[fmt], file=shown)
+        raise NoProcessGroupsError(process, FORMAT_NOUNS[fmt], file=name)
     if fmt in GROUPED_FORMATS:
         from certgen.captures.presentmon import read_presentmon
 
-        return [read_presentmon(path, shown, head=head, capframex=fmt == "capframex-csv",
+        return [read_presentmon(data, name, head=head, capframex=fmt == "capframex-csv",
                                 process=process)]
     if fmt == "capframex-json":
         from certgen.captures.capframex import read_capframex_json
 
-        return read_capframex_json(path, shown)
+        return read_capframex_json(data, name)
     if fmt == "mangohud":
         from certgen.captures.mangohud import read_mangohud
 
-        return [read_mangohud(path, shown)]
+        return [read_mangohud(data, name)]
     if fmt == "frame-stats":
         from certgen.captures.framestats import read_frame_stats
 
-        return [read_frame_stats(path, shown)]
+        return [read_frame_stats(data, name)]
     from certgen.captures.benchcsv import read_bench_csv
 
-    return read_bench_csv(path, shown)
+    return read_bench_csv(data, name)

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import json
 import math
-import pathlib
 from typing import Any
 
 import numpy as np
 
-from certgen.captures.common import read_text, shorten
+from certgen.captures.common import decode, shorten
 from certgen.captures.model import Capture, IncompleteReason
 from certgen.errors import CaptureFormatError
 
@@ -114,9 +113,9 @@ def settle_index(intervals: np.ndarray) -> int:
     return int(hits[0]) if hits.size else 0
 
 
-def read_frame_stats(path: pathlib.Path, name: str) -> Capture:
+def read_frame_stats(data: bytes, name: str) -> Capture:
     """One frame-stats file (one renderer's run) as one Capture (see the module doc)."""
-    text = read_text(path, name)
+    text = decode(data, name)
     lines = text.split("\n")
     cut_short = bool(lines) and lines[-1].strip() != ""
     intervals: list[float] = []

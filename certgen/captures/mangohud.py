@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import csv
 import io
-import pathlib
 import re
 
 import numpy as np
 
-from certgen.captures.common import parse_number, read_text
+from certgen.captures.common import decode, parse_number
 from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
 
@@ -32,9 +31,9 @@ MICROSECOND_MEDIAN = 100.0
 SAMPLED_SHARE = 0.5
 
 
-def read_mangohud(path: pathlib.Path, name: str) -> Capture:
+def read_mangohud(data: bytes, name: str) -> Capture:
     """One MangoHud log as one Capture (see the module doc for units and sampled logs)."""
-    text = read_text(path, name)
+    text = decode(data, name)
     rows = list(csv.reader(io.StringIO(text, newline="")))
     hints = Hints()
     start = None

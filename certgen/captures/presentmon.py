@@ -9,7 +9,7 @@ Three paths give the same Capture:
 - the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
   line number; when it finds nothing wrong its result is used as is.
 
-What is read (spec/captures.md):
+What is read (docs/spec/captures.md):
 - the interval: MsBetweenPresents (1.0-1.6, 2.3.1+, OCAT, FrameView, CapFrameX) or
   msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback;
 - `NA` in a numeric column is a missing value, never zero; a missing interval is counted;
@@ -28,7 +28,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import pathlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -36,9 +35,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, decode, parse_number
-from certgen.captures.detect import NoProcessGroupsError, presentmon_flavour
+from certgen.captures.detect import presentmon_flavour
 from certgen.captures.model import Capture, Group, Hints
-from certgen.errors import CaptureFormatError
+from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
 KEY_COLUMNS = ("Application", "ProcessID", "SwapChainAddress")
 INTERVAL_COLUMNS = ("MsBetweenPresents", "msBetweenPresents")
@@ -157,7 +156,7 @@ class _Rows:
 
 
 def read_presentmon(
-    path: pathlib.Path,
+    data: bytes,
     name: str,
     *,
     head: bytes,
@@ -171,14 +170,14 @@ def read_presentmon(
             process, "a CSV without Application, ProcessID and SwapChainAddress columns",
             file=name,
         )
-    rows = _vector(path, layout)
+    rows = _vector(data, layout)
     if rows is None:
         try:
-            rows = _fast(path, layout)
+            rows = _fast(data, layout)
         except _Suspect:
             rows = None
     if rows is None:
-        rows = _slow(path, name, layout)
+        rows = _slow(data, name, layout)
     return _capture(rows, layout, name, process, _hints(layout, head))
 
 
@@ -186,7 +185,7 @@ class _Suspect(Exception):
     """The fast path saw something only the slow path can judge exactly."""
 
 
-def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
+def _fast(data: bytes, layout: _Layout) -> _Rows:
     import polars as pl
 
     header = layout.header
@@ -194,7 +193,7 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
         raise _Suspect  # duplicate column names: let the csv module read it by position
     last = len(header) - 1
     ocat = layout.flavour == "ocat"
-    width_ok, single = _scan(path, layout)
+    width_ok, single = _scan(data, layout)
     if not width_ok and not ocat:
         raise _Suspect  # a longer row, a quoted comma or a blank line: the slow path judges
     needed = set(layout.needed) - (set(layout.keys or ()) if single else set())
@@ -213,7 +212,7 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
             nulls[col] = NA
     try:
         df = pl.read_csv(
-            path,
+            data,
             columns=[header[i] for i in wanted],
             skip_rows=layout.header_line - 1,
             infer_schema=False,
@@ -274,7 +273,7 @@ def _fast(path: pathlib.Path, layout: _Layout) -> _Rows:
     return _Rows(groups=groups, select=select)
 
 
-def _scan(path: pathlib.Path, layout: _Layout) -> tuple[bool, tuple[str, str, str] | None]:
+def _scan(data: bytes, layout: _Layout) -> tuple[bool, tuple[str, str, str] | None]:
     """Byte-level checks polars cannot make cheaply: (rows all as wide as the header, one key).
 
     polars checks a row's width only when it reads every column, so the commas after the header
@@ -286,7 +285,6 @@ def _scan(path: pathlib.Path, layout: _Layout) -> tuple[bool, tuple[str, str, st
     common one-process file the same byte pass proves there is one group (every line start after
     the header is followed by the same `Application,ProcessID,SwapChainAddress,` prefix).
     """
-    data = path.read_bytes()
     pos = -1
     for _ in range(layout.header_line):
         pos = data.find(b"\n", pos + 1)
@@ -310,12 +308,8 @@ def _scan(path: pathlib.Path, layout: _Layout) -> tuple[bool, tuple[str, str, st
     return width_ok, (a, b, c)
 
 
-def _slow(path: pathlib.Path, name: str, layout: _Layout) -> _Rows:
+def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
     """Every row and cell through the csv module: exact errors, or the same rows as _fast."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
     text = decode(data, name)
     lines = io.StringIO(text, newline="")
     for _ in range(layout.header_line):  # the //Key=Value lines and the header
@@ -443,7 +437,7 @@ _TOP_MASKS = [((1 << 64) - 1) ^ ((1 << (8 * (8 - n))) - 1) if n else 0 for n in 
 _POW10 = [10.0**n for n in range(9)]
 
 
-def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
+def _vector(data: bytes, layout: _Layout) -> _Rows | None:
     """The rows of a one-group file read with numpy alone, or None when this path cannot prove
     the file is plain (then polars and the csv module judge it, with their exact errors).
 
@@ -456,8 +450,6 @@ def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
     or lone CR. Everything is whole-array work: one pass over the bytes in cache-sized chunks,
     then a few operations per row.
     """
-    import mmap
-
     header = layout.header
     width = len(header)
     if (
@@ -475,19 +467,7 @@ def _vector(path: pathlib.Path, layout: _Layout) -> _Rows | None:
         lead = d  # the Dropped flag, one field, then the interval
     else:
         return None
-    try:
-        with open(path, "rb") as handle:
-            if hasattr(mmap, "MAP_SHARED"):
-                # MAP_POPULATE maps the whole file at once (a page fault per 4 KiB otherwise).
-                populate = getattr(mmap, "MAP_POPULATE", 0)
-                mm = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | populate,
-                               prot=mmap.PROT_READ)
-            else:  # Windows
-                mm = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return None
-    with mm:
-        return _vector_rows(mm, layout, width, k, d, lead)
+    return _vector_rows(data, layout, width, k, d, lead)
 
 
 def _vector_rows(

@@ -1,5 +1,5 @@
 """`certgen demo --out DIR` (what `make demo` runs): the site, plus the SOP figures of the
-real captures shipped in tests/data/real, then where to look.
+real captures in ../shared/captures/real (beside a source checkout), then where to look.
 
 The output is progress (on a terminal), a short list of what was built, and the page to open;
 library log lines are kept off the terminal (see certgen.commands.site.library_logs).
@@ -13,6 +13,18 @@ from typing import Any
 import click
 
 from certgen.commands.site import LOG_OPTION
+
+# The real captures the demo measures. They live beside the checkout, never in the repository;
+# the list is explicit because that folder also holds files no reader accepts yet (PresentMon
+# 2.0.0's CPUBusy/CPUWait layout), which would stop the demo.
+REAL_CAPTURES = (
+    "CapFrameXFileWithHeader.csv",
+    "OCAT-MetroExodus.exe-2019-02-20T101522.csv",
+    "PresentMonTestOutputFilename.csv",
+    "test_case_5.csv",
+    "test_case_5_v1.csv",
+    "test_case_5_v2.csv",
+)
 
 
 @click.command("demo")
@@ -32,13 +44,13 @@ def command(out: str, log_file: str | None) -> Any:
     click.echo(f"  sample certificates  {', '.join(samples)}  (samples/)")
     click.echo(f"  before/after reports {', '.join(reports)}  (reports/)")
     click.echo(f"  explainers           {len(explainers)} pages in en, ru, pt, HTML and PDF")
-    real = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
-    captures = sorted(p for p in real.glob("*.csv")) if real.is_dir() else []
+    real = Path(__file__).resolve().parents[3] / "shared" / "captures" / "real"
+    captures = [real / name for name in REAL_CAPTURES if (real / name).is_file()]
     if captures:
         from certgen.commands.metrics import measure
 
         click.echo("")
-        click.echo("SOP figures of the real captures in tests/data/real:")
+        click.echo(f"SOP figures of the real captures in {real}:")
         with library_logs(None) as records:
             rows = list(measure([str(p) for p in captures], None, None))
         report_library_logs(records, None)

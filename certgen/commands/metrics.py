@@ -82,7 +82,8 @@ def read_all(
     note says so; when none has, the option would do nothing and the first such capture is
     refused once all are read (a user's option is never silently dropped).
     """
-    from certgen.captures.detect import NoProcessGroupsError, read_capture_file
+    from certgen.captures.detect import read_capture_file
+    from certgen.errors import NoProcessGroupsError
 
     refused: list[NoProcessGroupsError] = []
     for arg in paths:

@@ -3,10 +3,11 @@
 One bundle is built by `build_bundle` (pure up to the writer): make the record, render every
 language in memory, then hand the bytes to the writer (atomic, confined, manifest last).
 
-The cache: `inputs_key` hashes everything an output depends on — every file of the bundle
-(relative path and content), the rules files, templates/, locales/, the certgen version, the
-fleet database's content when one is used, the languages, the draft flag and the verification
-base. The manifest of a finished folder records that key; when the key is unchanged and every
+The bundle is read once (`load_bundle`: card.yaml and the files it names); the same bytes give
+the cache key and the record. The cache: `inputs_key` hashes everything an output depends on —
+card.yaml and every file it names (name and SHA-256; files it does not name are never read),
+the rules files, templates/, locales/, the certgen version, the fleet database's content when
+one is used, the languages, the draft flag and the verification base. The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
@@ -24,6 +25,7 @@ from certgen import __version__
 from certgen.errors import BundleError, RenderError
 
 if TYPE_CHECKING:
+    from certgen.bundle import LoadedBundle
     from certgen.record import Record
 
 RECORD_NAME = "record.json"
@@ -92,7 +94,7 @@ def static_inputs_digest() -> bytes:
 
 
 def inputs_key(
-    bundle: Path,
+    bundle: LoadedBundle,
     *,
     languages: Sequence[str] | None,
     draft: bool,
@@ -101,11 +103,7 @@ def inputs_key(
 ) -> str:
     """The content hash that decides whether a bundle must be rebuilt (see module doc)."""
     digest = hashlib.sha256(static_inputs_digest())
-    if bundle.is_dir():
-        _hash_tree(bundle, digest, "bundle")
-    else:
-        digest.update(b"bundle.zip\0")
-        digest.update(hashlib.sha256(bundle.read_bytes()).digest())
+    digest.update(f"bundle={bundle.content_sha256()}\0".encode())
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
     if fleet is not None:
@@ -116,10 +114,10 @@ def inputs_key(
 
 
 def _certificate_id(bundle: Path) -> str:
-    from certgen.bundle import open_bundle
+    """The certificate id of a bundle from its card.yaml alone (no capture is read)."""
+    from certgen.bundle import read_card
 
-    with open_bundle(bundle) as opened:
-        return str(opened.card.certificate.id)
+    return str(read_card(bundle).certificate.id)
 
 
 def _check_folder_name(cert_id: str) -> None:
@@ -173,18 +171,19 @@ def build_bundle(
     use_cache: bool = True,
 ) -> BuildResult:
     """Build one bundle into out_dir/<certificate id>/ unless its cached output is current."""
-    from certgen.pipeline import make_record
+    from certgen.bundle import load_bundle
+    from certgen.pipeline import record_from_bundle
     from certgen.render.certificate import DEFAULT_VERIFY_BASE
     from certgen.writer import Writer, read_manifest, verify_manifest
 
     base = verify_base or DEFAULT_VERIFY_BASE
-    bundle_path = Path(bundle)
+    loaded = load_bundle(bundle)
     fleet_path = None if fleet is None else Path(fleet)
-    key = inputs_key(bundle_path, languages=languages, draft=draft, verify_base=base,
+    key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
                      fleet=fleet_path)
     out = Path(out_dir)
     if use_cache:
-        cert_id = _certificate_id(bundle_path)
+        cert_id = str(loaded.card.certificate.id)
         _check_folder_name(cert_id)
         folder = out / cert_id
         manifest = read_manifest(folder)
@@ -197,9 +196,9 @@ def build_bundle(
         from certgen.fleet import FleetStore
 
         with FleetStore.open(fleet_path, create=False) as store:
-            record = make_record(bundle_path, fleet=store, draft=draft)
+            record = record_from_bundle(loaded, fleet=store, draft=draft)
     else:
-        record = make_record(bundle_path, draft=draft)
+        record = record_from_bundle(loaded, draft=draft)
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
@@ -233,7 +232,9 @@ def build_many(
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1); results in the given order.
 
-    A CertgenError of one bundle does not stop the others; it is returned in its place.
+    A CertgenError of one bundle does not stop the others; it is returned in its place, the same
+    error (class and fields) from a worker process as from this one. Anything else is a bug and
+    propagates.
     `progress(n)` is called as bundles finish (the CLI's progress bar).
     """
     from certgen.errors import CertgenError
@@ -288,13 +289,18 @@ def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResul
     try:
         return build_bundle(bundle, out_dir, **kwargs)
     except CertgenError as exc:
-        # Subclasses with their own __init__ (RefusalError) do not survive pickling intact:
-        # send the message across as a plain CertgenError.
-        return CertgenError(str(exc))
+        # Returned, not raised: the parent reports it in the bundle's place. It pickles with its
+        # class and every field (RefusalError.reasons, file, line, field); see certgen.errors.
+        return exc
 
 
 def check_unique_ids(bundles: Sequence[str]) -> None:
-    """Refuse two bundles that would write the same output folder (same certificate id)."""
+    """Refuse two bundles that would write the same output folder (same certificate id).
+
+    Reads each card.yaml (and nothing else); one bundle has nothing to clash with.
+    """
+    if len(bundles) < 2:
+        return
     seen: dict[str, str] = {}
     for bundle in bundles:
         try:

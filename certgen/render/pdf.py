@@ -6,6 +6,9 @@
 - Fetching: `ConfinedURLFetcher` serves files under `templates/` and data: URLs and refuses
   everything else (other file:// paths, http(s), symlinks leading out, encoded dot segments).
   It keeps a log of what it served and refused, which tests read.
+- Errors: a refusal that stops the rendering (WeasyPrint lets a few fetches, such as an
+  @color-profile source, fail the whole document) is a RenderError, the document's fault; any
+  other exception out of WeasyPrint is a bug in certgen or WeasyPrint and propagates unchanged.
 - Output: A4 (from the print CSS), PDF/A-3b, attachments with relationship Data and explicit
   dates, title / author / language metadata, creation and modification dates from the
   caller (the bundle's date or SOURCE_DATE_EPOCH), never the clock.
@@ -66,6 +69,9 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
         super().__init__(allowed_protocols=("file", "data"), allow_redirects=False, **kwargs)
         self.root = (root or templates_dir()).resolve()
         self.log: list[FetchEntry] = []
+        # The refusals raised, by identity: WeasyPrint re-raises them wrapped (a URLFetchingError
+        # whose context is ours), and only those may become a user's RenderError.
+        self._refusals: list[ValueError] = []
 
     def served(self) -> list[str]:
         """URLs served, in order."""
@@ -75,9 +81,23 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
         """URLs refused, in order."""
         return [e.url for e in self.log if e.verdict == "refused"]
 
+    def caused_by_refusal(self, error: BaseException) -> bool:
+        """Whether `error` is, or was raised while handling, one of this fetcher's refusals."""
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            if any(current is refusal for refusal in self._refusals):
+                return True
+            seen.add(id(current))
+            current = current.__cause__ or current.__context__
+        return False
+
     def _refuse(self, url: str, reason: str) -> ValueError:
         self.log.append(FetchEntry("refused", url, reason))
-        return ValueError(f"certgen refused to fetch {url[:80]!r}: {reason}")
+        # A plain ValueError: WeasyPrint quotes its type name in the message users see.
+        refusal = ValueError(f"certgen refused to fetch {url[:80]!r}: {reason}")
+        self._refusals.append(refusal)
+        return refusal
 
     def fetch(self, url: str, headers: Any = None) -> Any:
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
@@ -174,9 +194,11 @@ def html_to_pdf(
         document = weasyprint.HTML(
             string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
         ).render(font_config=_font_config())
-    except Exception as exc:  # WeasyPrint parse/layout errors
+    except BaseException as exc:
         _restore_epoch(user_epoch)
-        raise RenderError(f"PDF rendering failed: {exc}") from exc
+        if fetcher.caused_by_refusal(exc):
+            raise RenderError(f"PDF rendering failed: {exc}") from exc
+        raise  # a bug (in certgen or WeasyPrint), not the document's fault: keep its traceback
     meta = document.metadata
     meta.title = title
     meta.authors = [author]
