@@ -1,0 +1,377 @@
+"""The before/after report builder: captures -> report record -> documents -> the writer.
+
+    certgen compare BEFORE AFTER | BOTH.csv | --series SERIES.yaml  (docs/spec/compare.md)
+
+`report_record` gathers the inputs (the only step that reads files) and computes the report
+record with certgen.compare; `render_report` turns it into every document in memory
+(certgen.render.report); `write_report` hands those bytes to the Writer (atomic, confined,
+manifest last). `build_report` does all three.
+
+The series file (YAML, paths relative to the file; unknown keys are refused):
+
+    series: 1                   # format version
+    order: ABBA                 # optional, how the runs were made (printed on the report)
+    pairs:                      # at least 6 (8 recommended), in run order
+      - {before: runs/01-a.csv, after: runs/01-b.csv}
+      - ...
+    pilot:                      # optional: 10 runs of the unchanged configuration
+      - pilot/01.csv
+      - ...
+
+Without a pilot the smallest detectable effect is unknown and no change is reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from certgen.errors import CompareError
+from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _read_runs(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> list[Any]:
+    from certgen.captures.detect import read_capture_file
+
+    if not path.is_file():
+        raise CompareError("no such capture file", file=shown or str(path))
+    return read_capture_file(path, name=shown, format=fmt, process=process)
+
+
+def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> Any:
+    runs = _read_runs(path, fmt, process, shown)
+    if len(runs) != 1:
+        raise CompareError(
+            f"holds {len(runs)} runs; a side of a comparison is one run (split the file)",
+            file=shown or str(path),
+        )
+    return runs[0]
+
+
+def _two_sides(path: Path, fmt: str | None, process: str | None,
+               shown: str | None = None) -> tuple[Any, Any]:
+    """The before and after runs of one file (a benchmark-page CSV holding both sides)."""
+    runs = _read_runs(path, fmt, process, shown)
+    by_label = {getattr(r, "label", None): r for r in runs}
+    if len(runs) != 2 or set(by_label) != set(SIDES):
+        labels = ", ".join(sorted(str(getattr(r, "label", None)) for r in runs)) or "none"
+        raise CompareError(
+            f"one file compares only when it holds the sides 'before' and 'after' "
+            f"(found: {labels}); otherwise give BEFORE and AFTER",
+            file=shown or str(path),
+        )
+    return by_label["before"], by_label["after"]
+
+
+def side_input(capture: Any) -> Any:
+    """A Capture as the statistics see it: frames, source, focus (none recorded), lost events."""
+    from certgen.compare import SideInput
+
+    return SideInput(
+        frame_times_ms=capture.frame_times_ms,
+        source=capture.source,
+        focus=None,
+        # An incomplete capture (lines dropped, a gap in tick, no end line) lost events somewhere
+        # the Capture record does not locate: none of its blocks can be trusted.
+        lost_events_unplaced=bool(capture.incomplete),
+        lost_reason=capture.incomplete_reason,
+    )
+
+
+# --------------------------------------------------------------------------- the report record
+
+
+def build_comparison(before: Any, after: Any) -> dict[str, Any]:
+    """The report record of two captures: plain data (JSON-able), what the template reads."""
+    from certgen import compare
+
+    counted = {"before": compare.count_side(side_input(before)),
+               "after": compare.count_side(side_input(after))}
+    floors = compare.noise_floor(counted["before"], counted["after"])
+    captures = {"before": before, "after": after}
+    return {
+        "mode": "pair",
+        "sides": [
+            {"side": side, **_capture_info(captures[side]), **asdict(counted[side].summary),
+             "lost_events": counted[side].lost_events_unplaced}
+            for side in SIDES
+        ],
+        "floors": [{**asdict(f), "difference": _fraction(f.difference_pct),
+                    "floor": _fraction(f.floor_pct)} for f in floors],
+        "focus_recorded": all(counted[s].summary.focus_recorded for s in SIDES),
+        "rules": _rules(),
+        "_counted": counted,
+    }
+
+
+def _capture_info(capture: Any) -> dict[str, Any]:
+    return {
+        "file": capture.source,
+        "format": capture.format,
+        "interval_column": capture.interval_column,
+        "incomplete_reason": capture.incomplete_reason,
+        "warnings": list(capture.warnings),
+    }
+
+
+def _fraction(pct: float | None) -> float | None:
+    """A percentage as the fraction the `pct` filter shows (rounded again: no binary tail)."""
+    from certgen.metrics import round_half_away
+
+    return None if pct is None else round_half_away(pct / 100.0, 6)
+
+
+def _rules() -> dict[str, Any]:
+    from certgen import compare, diagnostics
+
+    return {
+        "stall_ms": diagnostics.STALL_MS,
+        "too_short_frames": diagnostics.TOO_SHORT_FRAMES,
+        "block_s": compare.BLOCK_MS / 1000.0,
+        "min_blocks": compare.MIN_BLOCKS,
+        "min_floor_fps": compare.MIN_FLOOR_FPS,
+        "min_pairs": compare.MIN_PAIRS,
+        "recommended_pairs": compare.RECOMMENDED_PAIRS,
+        "pilot_runs": compare.MIN_PILOT_RUNS,
+        "resamples": compare.BOOTSTRAP_RESAMPLES,
+        "seed": compare.BOOTSTRAP_SEED,
+        "focus_regain_s": compare.FOCUS_REGAIN_DROP_MS / 1000.0,
+        "focus_loss_s": compare.FOCUS_LOSS_DROP_MS / 1000.0,
+    }
+
+
+# --------------------------------------------------------------------------- series
+
+
+def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None]:
+    """Pairs, pilot and order of a series file (see the module docstring); strict."""
+    import yaml
+
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # type: ignore[arg-type]  # a callable that builds the SafeLoader subclass on first use, not the class itself
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise CompareError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=shown,
+                           line=None if line is None else line + 1) from exc
+    if not isinstance(data, dict):
+        raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
+    unknown = sorted(set(map(str, data)) - {"series", "order", "pairs", "pilot"})
+    if unknown:
+        raise CompareError("unknown key (expected series, order, pairs, pilot)", file=shown,
+                           field=unknown[0])
+    if data.get("series") != 1:
+        raise CompareError(f"expected 1 (the format version), got {data.get('series')!r}",
+                           file=shown, field="series")
+    base = path.parent
+    pairs_raw = data.get("pairs")
+    if not isinstance(pairs_raw, list):
+        raise CompareError("expected a list of {before: PATH, after: PATH}", file=shown, field="pairs")
+    pairs = []
+    for i, entry in enumerate(pairs_raw):
+        if not isinstance(entry, dict) or set(entry) != {"before", "after"} or not all(
+            isinstance(entry[k], str) and entry[k] for k in ("before", "after")
+        ):
+            raise CompareError("expected {before: PATH, after: PATH}", file=shown, field=f"pairs[{i}]")
+        pairs.append((base / entry["before"], base / entry["after"]))
+    pilot = None
+    if "pilot" in data:
+        pilot_raw = data["pilot"]
+        if not isinstance(pilot_raw, list) or not all(isinstance(p, str) and p for p in pilot_raw):
+            raise CompareError("expected a list of capture paths", file=shown, field="pilot")
+        pilot = [base / p for p in pilot_raw]
+    order = data.get("order")
+    if order is not None and not isinstance(order, str):
+        raise CompareError("expected a text such as ABBA", file=shown, field="order")
+    return pairs, pilot, order
+
+
+def _unique_key_loader() -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
+
+
+class _LazyLoader:
+    _cls: Any = None
+
+    def __call__(self, stream: Any) -> Any:
+        if _LazyLoader._cls is None:
+            _LazyLoader._cls = _unique_key_loader()
+        return _LazyLoader._cls(stream)
+
+
+_UniqueKeyLoader = _LazyLoader()
+
+
+def build_series(series_path: Path, fmt: str | None, process: str | None) -> dict[str, Any]:
+    """The report record of a paired series."""
+    from certgen import compare
+
+    pairs, pilot_paths, order = read_series_file(series_path)
+    shown_base = series_path.parent
+
+    def shown(p: Path) -> str:
+        try:
+            return p.relative_to(shown_base).as_posix()
+        except ValueError:
+            return str(p)
+
+    if len(pairs) < compare.MIN_PAIRS:
+        raise CompareError(
+            f"{len(pairs)} pairs given, at least {compare.MIN_PAIRS} are needed (with 5 the "
+            "smallest possible p-value of the exact signed-rank test is 0.0625); 8 recommended, "
+            "in ABBA order",
+            file=str(series_path), field="pairs",
+        )
+    if pilot_paths is not None and len(pilot_paths) < compare.MIN_PILOT_RUNS:
+        raise CompareError(
+            f"{len(pilot_paths)} pilot runs given, the pilot is {compare.MIN_PILOT_RUNS} runs of "
+            "the unchanged configuration",
+            file=str(series_path), field="pilot",
+        )
+    counted_pairs = []
+    for b, a in pairs:
+        cb = compare.count_side(side_input(_one_run(b, fmt, process, shown(b))))
+        ca = compare.count_side(side_input(_one_run(a, fmt, process, shown(a))))
+        counted_pairs.append((cb, ca))
+    pilot = None
+    if pilot_paths is not None:
+        pilot = [compare.count_side(side_input(_one_run(p, fmt, process, shown(p)))).summary
+                 for p in pilot_paths]
+    figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
+    return {
+        "mode": "series",
+        "order": order,
+        "series_file": series_path.name,
+        "pairs": [
+            {"index": i + 1, "before": asdict(b.summary), "after": asdict(a.summary)}
+            for i, (b, a) in enumerate(counted_pairs)
+        ],
+        "pilot_runs": None if pilot is None else len(pilot),
+        "figures": [
+            {**asdict(f), "median": _fraction(f.median_pct), "ci_low": _fraction(f.ci_low_pct),
+             "ci_high": _fraction(f.ci_high_pct), "smallest_effect": _fraction(f.smallest_effect_pct)}
+            for f in figures
+        ],
+        "rules": _rules(),
+        "_counted_pairs": counted_pairs,
+    }
+
+
+def build_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
+                 process: str | None = None, base: Path | None = None) -> dict[str, Any]:
+    """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
+
+    With `base`, capture files are named relative to it on the report (the site's samples);
+    otherwise as given.
+    """
+    def shown(p: Path) -> str | None:
+        return None if base is None else p.relative_to(base).as_posix()
+
+    if series is not None:
+        return build_series(series, fmt, process)
+    if len(captures) == 2:
+        before = _one_run(captures[0], fmt, process, shown(captures[0]))
+        after = _one_run(captures[1], fmt, process, shown(captures[1]))
+        return build_comparison(before, after)
+    if len(captures) == 1:
+        return build_comparison(*_two_sides(captures[0], fmt, process, shown(captures[0])))
+    raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
+
+
+def series_csv(record: dict[str, Any]) -> str:
+    """The series export: one metric block per run, side = pair_NN_before / pair_NN_after."""
+    from certgen import compare
+
+    sides = []
+    for i, (b, a) in enumerate(record["_counted_pairs"]):
+        sides.append((f"pair_{i + 1:02d}_before", b))
+        sides.append((f"pair_{i + 1:02d}_after", a))
+    return compare.csv_text(sides)
+
+
+def report_date(given: dt.date | None = None) -> dt.date | None:
+    """The date a report prints: SOURCE_DATE_EPOCH when set, else `given` (--date), else none.
+
+    Never the clock and never an invented date: without either, the report carries no date.
+    """
+    from certgen.builddate import source_date_epoch
+
+    epoch = source_date_epoch()
+    return given if epoch is None else epoch.date()
+
+
+def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None = None
+                  ) -> list[tuple[str, bytes]]:
+    """Every file of the report as (name, bytes), rendered in memory, in writing order."""
+    from certgen import compare
+    from certgen.render.i18n import gettext_for
+    from certgen.render.report import chart_for, render_html, report_pdf
+
+    if record["mode"] == "pair":
+        counted = record["_counted"]
+        csv_data = compare.csv_text([(s, counted[s]) for s in SIDES]).encode("utf-8")
+    else:
+        csv_data = series_csv(record).encode("utf-8")
+    files: list[tuple[str, bytes]] = [(CSV_NAME, csv_data)]
+    for i, lang in enumerate(langs):
+        svg = chart_for(record, lang) if record["mode"] == "pair" else None
+        if svg is not None and i == 0:
+            files.append((CHART_NAME, svg.encode("utf-8")))
+        html = render_html(record, lang, svg, date)
+        title = gettext_for(lang)("Before/after report")
+        pdf = report_pdf(html, lang=lang, title=title, date=date,
+                         attachments=[(CSV_NAME, csv_data, "side,kind,name,value")])
+        files.append((f"report.{lang}.html", html.encode("utf-8")))
+        files.append((f"report.{lang}.pdf", pdf))
+    return files
+
+
+def write_report(record: dict[str, Any], out: Path, langs: list[str],
+                 date: dt.date | None = None) -> list[str]:
+    """Render everything in memory, then write it (atomic, confined, manifest last).
+
+    `date` is what report_date() decided (None: the report prints no date).
+    """
+    from certgen.writer import Writer
+
+    files = render_report(record, langs, date)
+    writer = Writer(out)
+    for name, data in files:
+        writer.write(name, data)
+    writer.finish({"kind": "compare", "mode": record["mode"], "languages": langs,
+                   "date": None if date is None else date.isoformat()})
+    return [name for name, _ in files]
+
+
+def build_report(captures: list[Path], out: Path, langs: list[str], *,
+                 series: Path | None = None, fmt: str | None = None, process: str | None = None,
+                 date: dt.date | None = None, base: Path | None = None) -> list[str]:
+    """The whole report of BEFORE AFTER, one file with both sides, or a series file, written
+    into `out`; returns the file names written (manifest.json last, not listed)."""
+    record = build_record(captures, series, fmt=fmt, process=process, base=base)
+    return write_report(record, out, langs, date)
