@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from certgen.builddate import BuildDateError, source_date_epoch
 from certgen.build.report import report_date
+from certgen.builddate import BuildDateError, source_date_epoch
 from certgen.site import DEFAULT_DATE, site_date
 
 

@@ -31,7 +31,6 @@ from typing import Any
 from certgen.errors import CompareError
 from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
 
-
 # --------------------------------------------------------------------------- inputs
 
 
