@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("certgen.commands.build", "Render certificates (record.json, HTML, PDF)."),
     "compare": ("certgen.commands.compare", "Before/after report with a noise floor."),
     "fleet": ("certgen.commands.fleet", "The fleet store: add, import, export, cohorts."),
-    "schema": ("certgen.commands.schema", "Print the JSON Schema of card.yaml."),
+    "schema": ("certgen.commands.schema", "Print the JSON Schema of card.yaml (--record: of record.json)."),
     "site": ("certgen.commands.site", "Build the publishable static site."),
     "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
 }

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from certgen.metrics import (
     weights_of,
 )
 from certgen.sop import Rules, load_rules
+
+if TYPE_CHECKING:
+    from certgen.record import Rank, Record, Run, RunMetrics
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
@@ -94,6 +97,23 @@ def _fig(value: float | None, decimals: int, trim: bool = False) -> Figure:
 
 def _int(value: int) -> Figure:
     return Figure(float(value), 0)
+
+
+def _value(value: float | None) -> float:
+    return _fig(value, 0).value
+
+
+def _metrics(run: Run) -> RunMetrics:
+    if run.metrics is None:
+        raise ExplainerError("an explainer figure came out null; the worked example is broken")
+    return run.metrics
+
+
+def _fluidity_rank(run: Run) -> Rank:
+    rank = None if run.ranks is None else run.ranks.fluidity_score
+    if rank is None:
+        raise ExplainerError("an explainer figure came out null; the worked example is broken")
+    return rank
 
 
 def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
@@ -235,7 +255,7 @@ def examples_dir() -> Path:
 
 
 @lru_cache(maxsize=4)
-def _sample_record(examples: str) -> dict[str, object]:
+def _sample_record(examples: str) -> Record:
     import tempfile
 
     from certgen.fleet import FleetStore
@@ -251,7 +271,7 @@ def _sample_record(examples: str) -> dict[str, object]:
             FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
         with (root / "fleet.jsonl").open(encoding="utf-8") as fh:
             store.import_jsonl(fh, name="examples/fleet.jsonl")
-        return dict(make_record(bundle, fleet=store))
+        return make_record(bundle, fleet=store)
 
 
 def sample_figures(examples: Path | None = None) -> dict[str, Value]:
@@ -261,53 +281,53 @@ def sample_figures(examples: Path | None = None) -> dict[str, Value]:
     examples/fleet.jsonl, exactly as the site builds the sample certificate; keys start with
     `gold.`. If the sample or the arithmetic changes, the tour changes with it.
     """
-    record: dict[str, Any] = _sample_record(str(examples or examples_dir()))
+    record = _sample_record(str(examples or examples_dir()))
     f: dict[str, Value] = {}
-    cert_id = str(record["certificate"]["id"])
+    cert_id = record.certificate.id
     f["gold.id"] = Text(cert_id)
     f["gold.href"] = Text(f"../../samples/{cert_id}/certificate.{{lang}}.html")
     f["gold.pdf_href"] = Text(f"../../samples/{cert_id}/certificate.{{lang}}.pdf")
     f["gold.record_href"] = Text(f"../../samples/{cert_id}/record.json")
-    for i, tier in enumerate(record["tiers"], start=1):
-        f[f"gold.tier{i}.res"] = Text(str(tier["resolution"]))
-        f[f"gold.tier{i}.runs"] = _int(int(tier["runs"]))
-        f[f"gold.tier{i}.mean"] = _fig(tier["mean_fluidity"], 2)
-    runs = record["runs"]
+    for i, tier in enumerate(record.tiers, start=1):
+        f[f"gold.tier{i}.res"] = Text(tier.resolution)
+        f[f"gold.tier{i}.runs"] = _int(tier.runs)
+        f[f"gold.tier{i}.mean"] = _fig(tier.mean_fluidity, 2)
+    runs = record.runs
     f["gold.runs"] = _int(len(runs))
-    sl = next(r for r in runs if r.get("soft_limit") and r["soft_limit"]["raised"])
-    m = sl["metrics"]
-    f["gold.sl.n"] = _int(int(sl["index"]) + 1)
-    f["gold.sl.title"] = Text(str(sl["title"]))
-    f["gold.sl.res"] = Text(str(sl["resolution"]))
-    f["gold.sl.avg"] = _fig(m["avg_fps"], 1)
-    f["gold.sl.low1"] = _fig(m["low_1pct_fps"], 1)
-    f["gold.sl.low01"] = _fig(m["low_0_1pct_fps"], 1)
-    f["gold.sl.g"] = _fig(m["consistency_gap"], 4, trim=True)
-    f["gold.sl.s"] = _fig(m["stutter"], 4, trim=True)
-    f["gold.sl.gpct"] = Percent(float(m["consistency_gap"]))
-    f["gold.sl.spct"] = Percent(float(m["stutter"]))
-    f["gold.sl.score"] = _fig(m["fluidity_score"], 2)
-    f["gold.sl.events"] = _int(int(m["stutter_count"]))
-    f["gold.sl.cohort_n"] = _int(int(sl["ranks"]["fluidity_score"]["n"]))
-    peers = [r["metrics"]["fluidity_score"] for r in runs
-             if r["resolution"] == sl["resolution"] and r is not sl and r["metrics"]]
+    sl = next(r for r in runs if r.soft_limit is not None and r.soft_limit.raised)
+    m = _metrics(sl)
+    f["gold.sl.n"] = _int(sl.index + 1)
+    f["gold.sl.title"] = Text(sl.title)
+    f["gold.sl.res"] = Text(sl.resolution)
+    f["gold.sl.avg"] = _fig(m.avg_fps, 1)
+    f["gold.sl.low1"] = _fig(m.low_1pct_fps, 1)
+    f["gold.sl.low01"] = _fig(m.low_0_1pct_fps, 1)
+    f["gold.sl.g"] = _fig(m.consistency_gap, 4, trim=True)
+    f["gold.sl.s"] = _fig(m.stutter, 4, trim=True)
+    f["gold.sl.gpct"] = Percent(_value(m.consistency_gap))
+    f["gold.sl.spct"] = Percent(_value(m.stutter))
+    f["gold.sl.score"] = _fig(m.fluidity_score, 2)
+    f["gold.sl.events"] = _int(m.stutter_count)
+    f["gold.sl.cohort_n"] = _int(_fluidity_rank(sl).n)
+    peers = [r.metrics.fluidity_score for r in runs
+             if r.resolution == sl.resolution and r is not sl and r.metrics
+             and r.metrics.fluidity_score is not None]
     f["gold.sl.peers"] = _int(len(peers))
     f["gold.sl.peers_min"] = _fig(min(peers), 2)
     f["gold.sl.peers_max"] = _fig(max(peers), 2)
-    ranked = [r for r in runs if r["metrics"] and r["ranks"]["fluidity_score"]["percentile"]
-              is not None]
+    ranked = [r for r in runs if r.metrics and _fluidity_rank(r).percentile is not None]
     best = ranked[0]  # the first ranked run in certificate order
-    rank = best["ranks"]["fluidity_score"]
-    f["gold.rank.title"] = Text(f"{best['title']} {best['resolution']}")
-    f["gold.rank.percentile"] = _fig(rank["percentile"], 1)
-    f["gold.rank.n"] = _int(int(rank["n"]))
-    fleet = record["fleet"]
-    f["gold.fleet.ranked"] = _int(int(fleet["ranked_runs"]))
-    f["gold.fleet.provisional"] = _int(int(fleet["provisional_runs"]))
-    f["gold.fleet.gap"] = Percent(float(fleet["mean_consistency_gap"]))
-    f["gold.fleet.stutter"] = Percent(float(fleet["mean_stutter"]))
-    f["gold.fleet.median"] = _fig(fleet["median_percentile"], 1)
-    f["gold.audit.captures"] = _int(len(record["audit"]["captures"]))
+    rank = _fluidity_rank(best)
+    f["gold.rank.title"] = Text(f"{best.title} {best.resolution}")
+    f["gold.rank.percentile"] = _fig(rank.percentile, 1)
+    f["gold.rank.n"] = _int(rank.n)
+    fleet = record.fleet
+    f["gold.fleet.ranked"] = _int(fleet.ranked_runs)
+    f["gold.fleet.provisional"] = _int(fleet.provisional_runs)
+    f["gold.fleet.gap"] = Percent(_value(fleet.mean_consistency_gap))
+    f["gold.fleet.stutter"] = Percent(_value(fleet.mean_stutter))
+    f["gold.fleet.median"] = _fig(fleet.median_percentile, 1)
+    f["gold.audit.captures"] = _int(len(record.audit.captures))
     return f
 
 

@@ -52,6 +52,9 @@ from typing import IO, Any, Final, NamedTuple, Self
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
+from certgen.record import FleetSection, Ranks, Record, RunMetrics, record_json
+from certgen.record import Rank as RecordRank
+from certgen.record import Run as RecordRun
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
 """The fleet file used when neither --fleet nor CERTGEN_FLEET is given (current directory)."""
@@ -190,9 +193,7 @@ def rank_run(
     return out
 
 
-def fleet_section(
-    runs: Iterable[Mapping[str, Any]], *, fleet_runs: int | None = None
-) -> dict[str, Any]:
+def fleet_section(runs: Iterable[RecordRun], *, fleet_runs: int | None = None) -> FleetSection:
     """The certificate's fleet section from its record runs (docs/spec/rules.md, Certificate means).
 
     mean_consistency_gap / mean_stutter: means over the recorded runs with a value (4 decimals);
@@ -206,36 +207,36 @@ def fleet_section(
     percentiles: list[float] = []
     ranked = provisional = 0
     for run in runs:
-        if run.get("status", "recorded") != "recorded":
+        if run.status != "recorded":
             continue
-        metrics = run.get("metrics") or {}
-        if metrics.get("consistency_gap") is not None:
-            gaps.append(float(metrics["consistency_gap"]))
-        if metrics.get("stutter") is not None:
-            stutters.append(float(metrics["stutter"]))
-        rank = (run.get("ranks") or {}).get("fluidity_score")
+        metrics = run.metrics
+        if metrics is not None and metrics.consistency_gap is not None:
+            gaps.append(metrics.consistency_gap)
+        if metrics is not None and metrics.stutter is not None:
+            stutters.append(metrics.stutter)
+        rank = None if run.ranks is None else run.ranks.fluidity_score
         if rank is None:
             continue
-        if rank.get("percentile") is not None:
+        if rank.percentile is not None:
             ranked += 1
-            percentiles.append(float(rank["percentile"]))
+            percentiles.append(rank.percentile)
         else:
             provisional += 1
 
     def mean4(values: list[float]) -> float | None:
         return round_half_away(math.fsum(values) / len(values), 4) if values else None
 
-    return {
-        "mean_consistency_gap": mean4(gaps),
-        "mean_stutter": mean4(stutters),
-        "median_percentile": (
+    return FleetSection(
+        mean_consistency_gap=mean4(gaps),
+        mean_stutter=mean4(stutters),
+        median_percentile=(
             round_half_away(float(statistics.median(percentiles)), 1) if percentiles else None
         ),
-        "cohort_mean": None,
-        "ranked_runs": ranked,
-        "provisional_runs": provisional,
-        "fleet_runs": fleet_runs,
-    }
+        cohort_mean=None,
+        ranked_runs=ranked,
+        provisional_runs=provisional,
+        fleet_runs=fleet_runs,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,46 +370,31 @@ def _row_from_mapping(obj: Mapping[str, Any]) -> FleetRun:
     )
 
 
-def runs_from_record(
-    record: Mapping[str, Any], *, source: str, where: str = "record.json"
-) -> list[FleetRun]:
+def runs_from_record(record: Record, *, source: str, where: str = "record.json") -> list[FleetRun]:
     """The fleet rows of a certificate record: its recorded runs (not-run runs never enter).
 
     Refuses a record that is not issuable (a draft or a refused certificate is not certified)
-    and names the first missing or mistyped field.
+    and names the first field a fleet row cannot hold (an empty text, a negative index).
     """
-    def need(mapping: Any, key: str, path: str) -> Any:
-        if not isinstance(mapping, Mapping) or key not in mapping:
-            raise FleetError("missing", file=where, field=path)
-        return mapping[key]
-
-    cert = need(record, "certificate", "certificate")
-    cert_id = need(cert, "id", "certificate.id")
-    if not isinstance(cert_id, str) or not cert_id.strip():
+    cert_id = record.certificate.id
+    if not cert_id.strip():
         raise FleetError(f"expected a non-empty string, got {_describe(cert_id)}", file=where,
                          field="certificate.id")
-    status = record.get("status") or {}
-    if not status.get("issuable", False) or status.get("draft", False):
+    if not record.status.issuable or record.status.draft:
         raise FleetError(f"certificate {cert_id} is not issuable (a draft or refused "
                          "certificate); only issued certificates enter the fleet", file=where)
-    card = need(record, "card", "card")
-    runs = need(record, "runs", "runs")
-    if not isinstance(runs, list):
-        raise FleetError("expected a list", file=where, field="runs")
-    issued = cert.get("issued")
     out: list[FleetRun] = []
-    for pos, run in enumerate(runs):
-        path = f"runs[{pos}]"
-        if need(run, "status", f"{path}.status") != "recorded":
+    for pos, run in enumerate(record.runs):
+        if run.status != "recorded":
             continue
-        metrics = need(run, "metrics", f"{path}.metrics")
-        obj: dict[str, Any] = {
-            "certificate_id": cert_id, "run_index": need(run, "index", f"{path}.index"),
-            "issued": None if issued is None else str(issued),
-            "card_model": need(card, "model", "card.model"),
-            "card_serial": need(card, "serial", "card.serial"),
-            **{k: need(run, k, f"{path}.{k}") for k in Cohort._fields},
-            **{m: (metrics or {}).get(m) for m in METRIC_NAMES},
+        path = f"runs[{pos}]"
+        metrics = run.metrics
+        obj: dict[str, object] = {
+            "certificate_id": cert_id, "run_index": run.index,
+            "issued": record.certificate.issued,
+            "card_model": record.card.model, "card_serial": record.card.serial,
+            **{k: getattr(run, k) for k in Cohort._fields},
+            **{m: None if metrics is None else getattr(metrics, m) for m in METRIC_NAMES},
             "source": source,
         }
         errors = field_errors(obj)
@@ -419,8 +405,7 @@ def runs_from_record(
                            "card_model": "card.model", "card_serial": "card.serial",
                            **{m: f"{path}.metrics.{m}" for m in METRIC_NAMES}}
             raise FleetError(problem, file=where, field=record_path.get(field, f"{path}.{field}"))
-        row = _row_from_mapping(obj)
-        out.append(row)
+        out.append(_row_from_mapping(obj))
     return out
 
 
@@ -574,7 +559,7 @@ class FleetStore:
     # -- writing -------------------------------------------------------------------------------
 
     def add_record(
-        self, record: Mapping[str, Any], *, source: str | None = None, replace: bool = False,
+        self, record: Record, *, source: str | None = None, replace: bool = False,
         where: str = "record.json",
     ) -> tuple[int, int]:
         """Add a certificate record's recorded runs; return (added, skipped).
@@ -583,7 +568,8 @@ class FleetStore:
         of the record.json bytes it read.
         """
         if source is None:
-            canonical = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8")
+            canonical = json.dumps(record_json(record), ensure_ascii=False,
+                                   sort_keys=True).encode("utf-8")
             source = record_source(canonical)
         rows = runs_from_record(record, source=source, where=where)
         return self.add_runs(rows, replace=replace, where=where)
@@ -719,6 +705,23 @@ class FleetStore:
         minimum = self.min_cohort if min_cohort is None else min_cohort
         ranks = rank_run(metrics, self.cohort_values(cohort, certificate_id), min_cohort=minimum)
         return {name: rank.as_json() for name, rank in ranks.items()}
+
+    def run_ranks(
+        self,
+        cohort: Sequence[str | bool | None],
+        metrics: RunMetrics,
+        certificate_id: str,
+        *,
+        min_cohort: int | None = None,
+    ) -> Ranks:
+        """`runs[].ranks` of one run as the record holds it (see ranks_for)."""
+        minimum = self.min_cohort if min_cohort is None else min_cohort
+        values = {m: getattr(metrics, m) for m in METRIC_NAMES}
+        ranks = rank_run(values, self.cohort_values(cohort, certificate_id), min_cohort=minimum)
+        return Ranks(**{
+            name: RecordRank(percentile=r.percentile, n=r.n, cohort_mean=r.cohort_mean, z=r.z)
+            for name, r in ranks.items()
+        })
 
     def export_jsonl(self, stream: IO[str]) -> int:
         """Write every row as one JSON line, ordered by (certificate_id, run_index)."""

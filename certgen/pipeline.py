@@ -12,65 +12,77 @@ no fleet every rank is provisional with n = 1: the cohort holds only the run its
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.errors import BundleError, RefusalError
 from certgen.metrics import compute_metrics, weights_of
-from certgen.record import Record, RunInput, build_record, chart_series
-from certgen.rules import GradeCap, RunFacts, cohort_key, decide
+from certgen.record import (
+    RANKED_METRICS,
+    CaptureInfo,
+    CardInfo,
+    CertificateInfo,
+    Phase1,
+    Rank,
+    Ranks,
+    Record,
+    RunConfig,
+    RunInput,
+    RunMetrics,
+    build_record,
+    chart_series,
+    run_metrics,
+)
+from certgen.rules import GradeCap, RunFacts, decide
 from certgen.sop import Rules, load_rules
 
-RANKED_METRICS = (
-    "fluidity_score", "consistency_gap", "stutter", "avg_fps", "low_1pct_fps", "low_0_1pct_fps",
-)
-"""The metrics of `runs[].ranks`, in order (the same list as certgen.fleet.RANKED_METRICS)."""
+__all__ = ["RANKED_METRICS", "Fleet", "check_record", "make_record", "provisional_ranks",
+           "record_from_bundle"]
 
 
 @runtime_checkable
 class Fleet(Protocol):
     """What the pipeline asks of a fleet store (certgen.fleet.FleetStore implements it).
 
-    `ranks_for` returns `{metric: {percentile, n, cohort_mean, z}}` for the metrics the run has
-    a value for, comparing only against runs of the same cohort from *other* certificates
+    `run_ranks` returns the `runs[].ranks` of one run: an entry for each metric the run has a
+    value for, comparing only against runs of the same cohort from *other* certificates
     (so a re-check of an already-added certificate does not rank it against itself), with
     percentile, cohort_mean and z null below `min_cohort` (the bundle's rules file).
     `run_count` is the fleet's size (the record's `fleet.fleet_runs`).
     """
 
-    def ranks_for(
+    def run_ranks(
         self,
-        cohort: Sequence[Any],
-        metrics: Mapping[str, Any],
+        cohort: Sequence[str | bool | None],
+        metrics: RunMetrics,
         certificate_id: str,
         *,
         min_cohort: int | None = None,
-    ) -> Mapping[str, Mapping[str, Any]]: ...
+    ) -> Ranks: ...
 
     def run_count(self) -> int: ...
 
 
-def provisional_ranks(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def provisional_ranks(metrics: RunMetrics) -> Ranks:
     """Ranks with no fleet: provisional, n = 1 (the run itself, as certgen.fleet counts it)."""
-    return {
-        name: {"percentile": None, "n": 1, "cohort_mean": None, "z": None}
-        for name in RANKED_METRICS
-        if metrics.get(name) is not None
-    }
+    rank = Rank(percentile=None, n=1, cohort_mean=None, z=None)
+    return Ranks(**{name: rank for name in RANKED_METRICS if getattr(metrics, name) is not None})
 
 
-def _config(run: Run) -> dict[str, Any]:
-    return {
-        "title": run.title,
-        "resolution": run.resolution,
-        "preset": run.preset,
-        "ray_tracing": run.ray_tracing,
-        "upscaler": run.upscaler,
-        "upscaler_mode": run.upscaler_mode,
-        "frame_generation": run.frame_generation,
-    }
+def _config(run: Run) -> RunConfig:
+    return RunConfig(
+        title=run.title,
+        resolution=run.resolution,
+        preset=run.preset,
+        ray_tracing=run.ray_tracing,
+        upscaler=run.upscaler,
+        upscaler_mode=run.upscaler_mode,
+        frame_generation=run.frame_generation,
+    )
 
 
 def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
@@ -102,9 +114,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         )
     capture = captures[0]
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
-    metrics_json = metrics.as_json()
     sop = metrics.sop
-    capture_json = {
+    capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
         "sha256": capture_file.sha256,
         "format": capture.format,
@@ -119,7 +130,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         "incomplete_detail": ([r.as_json() for r in capture.incomplete_detail]
                               if capture.incomplete else None),
         "warnings": list(capture.warnings),
-    }
+    }))
     chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
     facts = RunFacts(
         index=index,
@@ -137,7 +148,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         first_capture_actual=first_actual,
     )
     run_input = RunInput(
-        index=index, config=_config(run), capture=capture_json, metrics=metrics_json, chart=chart
+        index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
+        chart=chart,
     )
     return run_input, facts
 
@@ -148,23 +160,11 @@ def _rank(
     if run_input.metrics is None:
         return run_input
     if fleet is None:
-        ranks: Mapping[str, Any] = provisional_ranks(run_input.metrics)
+        ranks = provisional_ranks(run_input.metrics)
     else:
-        key = cohort_key(**{k: run_input.config[k] for k in run_input.config})
-        raw = fleet.ranks_for(key, run_input.metrics, certificate_id,
-                              min_cohort=rules.ranking_min_cohort)
-        ranks = {name: dict(raw[name]) for name in RANKED_METRICS if name in raw}
-    return RunInput(
-        index=run_input.index, config=run_input.config, not_run_reason=run_input.not_run_reason,
-        capture=run_input.capture, metrics=run_input.metrics, ranks=ranks, chart=run_input.chart,
-    )
-
-
-def fleet_block(runs: Sequence[Mapping[str, Any]], fleet_runs: int | None) -> dict[str, Any]:
-    """The record's `fleet` section (certgen.fleet.fleet_section, docs/spec/rules.md)."""
-    from certgen.fleet import fleet_section
-
-    return fleet_section(runs, fleet_runs=fleet_runs)
+        ranks = fleet.run_ranks(run_input.config.key(), run_input.metrics, certificate_id,
+                                min_cohort=rules.ranking_min_cohort)
+    return dataclasses.replace(run_input, ranks=ranks)
 
 
 def record_from_bundle(
@@ -185,19 +185,18 @@ def record_from_bundle(
         facts.append(run_facts)
     cap = None if card.grade_cap is None else GradeCap(card.grade_cap.grade, card.grade_cap.reason)
     verdict = decide(facts, cap, rules)
-    certificate = card.certificate.model_dump(mode="json")
+    # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
-        certificate=certificate,
+        certificate=CertificateInfo.model_validate_json(card.certificate.model_dump_json()),
         customer=card.customer,
-        card=card.card.model_dump(mode="json"),
-        phase1=card.phase1.model_dump(mode="json"),
+        card=CardInfo.model_validate_json(card.card.model_dump_json()),
+        phase1=Phase1.model_validate_json(card.phase1.model_dump_json()),
         runs=inputs,
         verdict=verdict,
         rules=rules,
-        fleet={},
+        fleet_runs=None if fleet is None else fleet.run_count(),
         draft=draft,
     )
-    record["fleet"] = fleet_block(record["runs"], None if fleet is None else fleet.run_count())
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
     return record

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from certgen.record import Rank, Run
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 BUNDLES = {
@@ -60,6 +62,12 @@ def test_captures_are_in_four_real_formats_read_by_the_production_readers() -> N
     assert any(fmt.startswith("presentmon") for fmt in seen), seen
 
 
+def fluidity_rank(run: Run) -> Rank:
+    """A recorded run's fluidity_score rank (every recorded run has one)."""
+    assert run.ranks is not None and run.ranks.fluidity_score is not None
+    return run.ranks.fluidity_score
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     from certgen.fleet import FleetStore
@@ -82,27 +90,27 @@ def test_sample_bundle_goes_through_the_pipeline_with_its_grade(bundle: str, fle
     from certgen.pipeline import make_record
 
     record = make_record(EXAMPLES / bundle, fleet=fleet)
-    assert record["grade"]["value"] == BUNDLES[bundle]
-    assert record["status"]["issuable"] is True
-    assert "illustrative" in record["customer"].lower()
-    statuses = [run["status"] for run in record["runs"]]
-    ranks = [
-        run["ranks"]["fluidity_score"]["percentile"]
-        for run in record["runs"] if run["status"] == "recorded"
-    ]
+    assert record.grade.value == BUNDLES[bundle]
+    assert record.status.issuable is True
+    assert "illustrative" in record.customer.lower()
+    statuses = [run.status for run in record.runs]
+    ranks = [fluidity_rank(run).percentile for run in record.runs if run.status == "recorded"]
     if bundle == "platinum-rtx4070s":
         assert all(p is not None for p in ranks)
     if bundle == "silver-gtx1660s":
         assert "not_run" in statuses
         assert all(p is None for p in ranks)  # small cohorts: Provisional
     if bundle == "gold-rx7800xt":
-        over = [r for r in record["runs"] if r["metrics"] and r["metrics"]["stutter"] > 0.60]
+        over = [r for r in record.runs
+                if r.metrics and r.metrics.stutter is not None and r.metrics.stutter > 0.60]
         assert len(over) == 1
         run = over[0]
-        assert run["soft_limit"]["raised"] and run["soft_limit"]["satisfied"]
-        assert run["first_capture"]["matches"] is True
-        tier = next(t for t in record["tiers"] if t["resolution"] == run["resolution"])
-        assert tier["mean_fluidity"] >= record["rules"]["gold_line"]  # the mean hides it
+        assert run.soft_limit is not None
+        assert run.soft_limit.raised and run.soft_limit.satisfied
+        assert run.first_capture is not None and run.first_capture.matches is True
+        tier = next(t for t in record.tiers if t.resolution == run.resolution)
+        assert tier.mean_fluidity is not None
+        assert tier.mean_fluidity >= record.rules.gold_line  # the mean hides it
         assert any(p is None for p in ranks) and any(p is not None for p in ranks)
 
 
@@ -113,11 +121,10 @@ def test_sample_runs_rank_inside_their_cohorts_not_past_them(bundle: str, fleet)
     from certgen.pipeline import make_record
 
     record = make_record(EXAMPLES / bundle, fleet=fleet)
-    ranks = [run["ranks"]["fluidity_score"] for run in record["runs"]
-             if run["status"] == "recorded"]
-    published = [r["percentile"] for r in ranks if r["percentile"] is not None]
+    ranks = [fluidity_rank(run) for run in record.runs if run.status == "recorded"]
+    published = [r.percentile for r in ranks if r.percentile is not None]
     assert all(35.0 <= p <= 92.0 for p in published), published
-    assert all(abs(r["z"]) < 1.5 for r in ranks if r["z"] is not None), ranks
+    assert all(abs(r.z) < 1.5 for r in ranks if r.z is not None), ranks
     if len(published) > 1:
         assert len(set(published)) == len(published), published
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from recordkit import complete_record, record_json, record_run
 
 from certgen.errors import FleetError
 from certgen.fleet import (
@@ -31,6 +32,7 @@ from certgen.fleet import (
     migrate,
     rank_value,
 )
+from certgen.record import Record, RecordError, load_record
 from certgen.sop import load_rules
 
 MIN = load_rules().ranking_min_cohort  # 30 in SOP v1.1, read from the rules file
@@ -66,7 +68,9 @@ def run(index: int, cohort: Cohort, m: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def record(cert_id: str, runs: list[dict[str, Any]], *, issuable: bool = True) -> dict[str, Any]:
+def short_record(cert_id: str, runs: list[dict[str, Any]], *,
+                 issuable: bool = True) -> dict[str, Any]:
+    """The fields of a record these tests are about (recordkit completes the rest)."""
     return {
         "schema_version": 1,
         "certificate": {"id": cert_id, "issued": "2026-11-29", "sop": "SOP-GPU-001 v1.1"},
@@ -74,6 +78,10 @@ def record(cert_id: str, runs: list[dict[str, Any]], *, issuable: bool = True) -
         "card": {"vendor": "Example", "model": "Example 1660", "serial": f"SN-{cert_id}"},
         "runs": runs,
     }
+
+
+def record(cert_id: str, runs: list[dict[str, Any]], *, issuable: bool = True) -> Record:
+    return complete_record(short_record(cert_id, runs, issuable=issuable))
 
 
 def gaps(count: int, start: float = 0.01, step: float = 0.01) -> list[float]:
@@ -163,11 +171,13 @@ def test_a_certificate_never_ranks_against_its_own_runs(store: FleetStore) -> No
     """A re-check of an already-added certificate gives the same ranks as before adding it."""
     fill(store, CP, gaps(MIN), "OTHER")
     mine = record("MINE", [run(0, CP, metrics(0.05, 0.2)), run(1, CP, metrics(0.07, 0.2))])
-    before = [store.ranks_for(CP, r["metrics"], "MINE") for r in mine["runs"]]
+    runs_metrics = [r.metrics for r in mine.runs if r.metrics is not None]
+    before = [store.run_ranks(CP, m, "MINE") for m in runs_metrics]
     store.add_record(mine)
-    after = [store.ranks_for(CP, r["metrics"], "MINE") for r in mine["runs"]]
-    assert before == after
-    assert after[0]["consistency_gap"]["n"] == MIN + 1
+    after = [store.run_ranks(CP, m, "MINE") for m in runs_metrics]
+    assert len(after) == 2 and before == after
+    consistency_gap = after[0].consistency_gap
+    assert consistency_gap is not None and consistency_gap.n == MIN + 1
 
 
 def test_null_metric_is_not_ranked_and_not_in_others_cohort(store: FleetStore) -> None:
@@ -254,7 +264,8 @@ def test_fleet_section_means_median_and_dash() -> None:
         {"status": "not_run", "metrics": None, "ranks": {}},
         {"status": "recorded", "metrics": metrics(0.05, 0.1), "ranks": ranked(90.0)},
     ]
-    assert fleet_section(runs, fleet_runs=1234) == {
+    section = fleet_section([record_run(r, i) for i, r in enumerate(runs)], fleet_runs=1234)
+    assert section.model_dump() == {
         "mean_consistency_gap": round((0.1 + 0.2 + 0.3 + 0.05) / 4, 4),
         "mean_stutter": round((0.2 + 0.4 + 0.1) / 3, 4),
         "median_percentile": 60.0,
@@ -266,9 +277,9 @@ def test_fleet_section_means_median_and_dash() -> None:
 
 
 def test_fleet_section_without_published_ranks() -> None:
-    section = fleet_section([{"status": "not_run", "metrics": None, "ranks": {}}])
-    assert section["median_percentile"] is None and section["mean_stutter"] is None
-    assert (section["ranked_runs"], section["provisional_runs"]) == (0, 0)
+    section = fleet_section([record_run({"status": "not_run", "metrics": None, "ranks": {}})])
+    assert section.median_percentile is None and section.mean_stutter is None
+    assert (section.ranked_runs, section.provisional_runs) == (0, 0)
 
 
 # --- adding -----------------------------------------------------------------------------------
@@ -310,16 +321,18 @@ def test_a_refused_or_draft_record_does_not_enter(store: FleetStore) -> None:
     assert store.run_count() == 0
 
 
-def test_record_field_errors_name_the_record_path(store: FleetStore) -> None:
-    bad = record("B-1", [run(0, CP, metrics(0.1, 0.2))])
+def test_record_field_errors_name_the_record_path() -> None:
+    """A record a fleet cannot hold never becomes a Record: load_record names the field."""
+    bad = record_json(short_record("B-1", [run(0, CP, metrics(0.1, 0.2))]))
     bad["runs"][0]["metrics"]["stutter"] = "high"
-    with pytest.raises(FleetError) as err:
-        store.add_record(bad)
+    with pytest.raises(RecordError) as err:
+        load_record(json.dumps(bad).encode())
     assert str(err.value) == (
         'record.json: runs[0].metrics.stutter: expected a number or null, got "high"')
     del bad["runs"][0]["preset"]
-    with pytest.raises(FleetError) as err:
-        store.add_record(bad)
+    bad["runs"][0]["metrics"]["stutter"] = 0.2
+    with pytest.raises(RecordError) as err:
+        load_record(json.dumps(bad).encode())
     assert str(err.value) == "record.json: runs[0].preset: missing"
 
 

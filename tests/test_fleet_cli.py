@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from bundlekit import run_cli
+from recordkit import complete_record, record_json
 
 from certgen.fleet import Cohort, FleetStore
-from certgen.record import dump_record
+from certgen.record import Record, dump_record
 from certgen.sop import load_rules
 
 MIN = load_rules().ranking_min_cohort
@@ -25,9 +26,9 @@ def certgen(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return run_cli(list(args), capsys)
 
 
-def record(cert_id: str, runs: list[tuple[Cohort, float | None]], *,
-           issuable: bool = True) -> dict[str, Any]:
-    """A minimal record.json (docs/record.md shape) with one run per (cohort, gap)."""
+def short_record(cert_id: str, runs: list[tuple[Cohort, float | None]], *,
+                 issuable: bool = True) -> dict[str, Any]:
+    """The fields of a record.json these tests are about, one run per (cohort, gap)."""
     run_objs = []
     for i, (cohort, gap) in enumerate(runs):
         m = None if gap is None else {
@@ -44,8 +45,14 @@ def record(cert_id: str, runs: list[tuple[Cohort, float | None]], *,
             "runs": run_objs}
 
 
-def write_record(folder: Path, rec: dict[str, Any]) -> Path:
-    path = folder / f"{rec['certificate']['id']}.json"
+def record(cert_id: str, runs: list[tuple[Cohort, float | None]], *,
+           issuable: bool = True) -> Record:
+    """A complete record (recordkit) with one run per (cohort, gap)."""
+    return complete_record(short_record(cert_id, runs, issuable=issuable))
+
+
+def write_record(folder: Path, rec: Record) -> Path:
+    path = folder / f"{rec.certificate.id}.json"
     path.write_bytes(dump_record(rec))
     return path
 
@@ -98,6 +105,23 @@ def test_add_refusals_exit_1_and_keep_the_good_inputs(capsys: pytest.CaptureFixt
     assert "G-1: 1 run added" in out
     with FleetStore.open(fleet_db) as store:
         assert [r.certificate_id for r in store.runs()] == ["G-1"]
+
+
+def test_a_record_with_a_wrong_field_is_refused_naming_the_file_and_field(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, fleet_db: Path) -> None:
+    good = write_record(tmp_path, record("G-1", [(CP, 0.1)]))
+    data = record_json(short_record("B-1", [(CP, 0.1)]))
+    data["runs"][0]["metrics"]["stutter"] = "high"
+    bad = tmp_path / "B-1.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = certgen(capsys, "fleet", "add", "--fleet", str(fleet_db), str(bad),
+                             str(good))
+    assert code == 1
+    assert err.splitlines() == [
+        f'certgen: {bad}: runs[0].metrics.stutter: expected a number or null, got "high"',
+        "certgen: 1 of 2 inputs refused (see above); the others were added",
+    ]
+    assert "G-1: 1 run added" in out
 
 
 def test_add_without_inputs_is_a_usage_error(capsys: pytest.CaptureFixture[str],

@@ -4,6 +4,7 @@ the audit trail, the record's determinism and its chart series."""
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,18 @@ from hypothesis import strategies as st
 from certgen.errors import RefusalError
 from certgen.metrics import Weights, compute_metrics
 from certgen.pipeline import make_record
-from certgen.record import RecordError, chart_series, dump_record, load_record
+from certgen.record import (
+    Rank,
+    Ranks,
+    Record,
+    RecordError,
+    RunMetrics,
+    chart_series,
+    dump_record,
+    load_record,
+)
 
+SAMPLE = Path(__file__).parent / "data" / "records" / "sample.json"
 NEAR_99 = (100.0, 99.0, 98.0)
 DILUTING = (100.0, 82.0, 31.9)  # the realisable case of docs/spec/rules.md
 AT_LIMIT = (100.0, 80.0, 32.0)  # stutter exactly 0.6000
@@ -62,6 +73,11 @@ def dilution_bundle(
     return write_card(root, card(runs))
 
 
+def as_json(record: Record) -> dict[str, Any]:
+    """The record as record.json holds it (the same values, as JSON data)."""
+    return record.model_dump(mode="json")
+
+
 def refusals(path: Path) -> list[str]:
     with pytest.raises(RefusalError) as info:
         make_record(path)
@@ -88,9 +104,9 @@ def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: P
         "certificate can be issued")
     ]
     draft = make_record(tmp_path, draft=True)
-    assert draft["tiers"][0]["mean_fluidity"] == 91.52  # (3 x 99.00 + 69.07) / 4, above 88
-    assert draft["grade"]["value"] == "GOLD"  # what the gates say; the Soft Limit blocks issue
-    assert draft["status"] == {
+    assert draft.tiers[0].mean_fluidity == 91.52  # (3 x 99.00 + 69.07) / 4, above 88
+    assert draft.grade.value == "GOLD"  # what the gates say; the Soft Limit blocks issue
+    assert draft.status.model_dump(mode="json") == {
         "issuable": False, "draft": True, "refusals": refusals(tmp_path),
         "refusal_details": [{"code": "soft_limit_missing", "run": 3,
                              "missing": ["justification", "vrm_reexamination"],
@@ -100,7 +116,7 @@ def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: P
 
 def test_diluted_tier_is_issued_with_justification_and_vrm_reexamination(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED)
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     assert record["status"] == {"issuable": True, "draft": False, "refusals": [],
                                 "refusal_details": []}
     assert record["grade"]["value"] == "GOLD"
@@ -120,7 +136,7 @@ def test_justification_alone_is_not_enough(tmp_path: Path) -> None:
 
 def test_stutter_of_exactly_060_does_not_raise_the_soft_limit(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, archive=False, last=AT_LIMIT)
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     run = record["runs"][3]
     assert run["metrics"]["stutter"] == 0.6
     assert run["soft_limit"]["raised"] is False
@@ -165,7 +181,7 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
     write_card(tmp_path, card([run_entry(
         "Engine", capture="captures/fs.jsonl",
         first_capture={"file": "archive/fs-first.jsonl", "sha256": sha256_of(first)})]))
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     assert record["runs"][0]["capture"]["incomplete"] is True
     assert record["runs"][0]["capture"]["incomplete_detail"] == [{"code": "no_end_line"}]
     assert record["runs"][0]["first_capture"]["required"] is True
@@ -181,7 +197,7 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
 def test_complete_frame_stats_capture_needs_no_rerun(tmp_path: Path) -> None:
     write_frame_stats(tmp_path / "captures/fs.jsonl", frames_for(*NEAR_99), end=True)
     write_card(tmp_path, card([run_entry("Engine", capture="captures/fs.jsonl")]))
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     assert record["runs"][0]["capture"]["format"] == "frame-stats"
     assert record["runs"][0]["capture"]["incomplete_detail"] is None
     assert record["status"]["issuable"] is True
@@ -205,7 +221,7 @@ def test_not_run_runs_are_disclosed_and_never_averaged(tmp_path: Path) -> None:
         run_entry("Alan Wake 2", ray_tracing=True, not_run="no hardware ray tracing on this GPU"),
     ])
     write_card(tmp_path, data)
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     assert record["tiers"] == [{
         "resolution": "2560x1440", "runs": 2, "scored_runs": 1, "not_run": 1,
         "mean_fluidity": 99.0, "measured": True, "meets_gold": True, "meets_platinum": True,
@@ -220,7 +236,7 @@ def test_not_run_runs_are_disclosed_and_never_averaged(tmp_path: Path) -> None:
 
 def test_audit_cites_the_sha256_of_every_capture(tmp_path: Path) -> None:
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED)
-    record = make_record(tmp_path)
+    record = as_json(make_record(tmp_path))
     expected = [
         {"run": i, "file": f"captures/run{i}.csv",
          "sha256": hashlib.sha256((tmp_path / f"captures/run{i}.csv").read_bytes()).hexdigest()}
@@ -236,9 +252,11 @@ def test_audit_cites_the_sha256_of_every_capture(tmp_path: Path) -> None:
 def test_grade_cap_travels_into_the_record(tmp_path: Path) -> None:
     simple_bundle(tmp_path, [NEAR_99],
                   grade_cap={"grade": "SILVER", "reason": "Phase 2: coil whine above the line"})
-    grade = make_record(tmp_path)["grade"]
-    assert (grade["value"], grade["fluidity_grade"]) == ("SILVER", "PLATINUM")
-    assert grade["cap"] == {"grade": "SILVER", "reason": "Phase 2: coil whine above the line"}
+    grade = make_record(tmp_path).grade
+    assert (grade.value, grade.fluidity_grade) == ("SILVER", "PLATINUM")
+    assert grade.cap is not None
+    assert grade.cap.model_dump() == {"grade": "SILVER",
+                                      "reason": "Phase 2: coil whine above the line"}
 
 
 # --- the record as bytes ------------------------------------------------------------------
@@ -256,8 +274,8 @@ def test_record_is_deterministic_and_round_trips(tmp_path: Path) -> None:
     second = dump_record(make_record(tmp_path))
     assert first == second
     assert first.startswith(b'{\n  "schema_version": 1,') and first.endswith(b"}\n")
+    assert list(json.loads(first)) == RECORD_KEYS == list(Record.model_fields)
     loaded = load_record(first)
-    assert list(loaded) == RECORD_KEYS
     assert dump_record(loaded) == first
 
 
@@ -282,11 +300,20 @@ def test_load_record_refuses_another_schema_version() -> None:
     assert str(info.value) == "record.json: schema_version: expected schema_version 1, got 2"
 
 
-def test_dump_record_refuses_nan_and_a_misplaced_version() -> None:
-    with pytest.raises(RecordError, match="first key must be schema_version"):
-        dump_record({"a": 1, "schema_version": 1})
-    with pytest.raises(RecordError, match=r"runs\[0\]\.x: not a finite number"):
-        dump_record({"schema_version": 1, "runs": [{"x": float("nan")}]})
+def test_dump_record_refuses_nan_and_writes_the_version_first() -> None:
+    """A model built around validation (model_copy does not validate) cannot write NaN."""
+    sample = load_record(SAMPLE.read_bytes())
+    run = sample.runs[0]
+    assert run.metrics is not None
+    bad_run = run.model_copy(update={"metrics": run.metrics.model_copy(
+        update={"stutter": float("nan")})})
+    bad = sample.model_copy(update={"runs": (bad_run, *sample.runs[1:])})
+    with pytest.raises(RecordError, match=r"runs\[0\]\.metrics\.stutter: not a finite number"):
+        dump_record(bad)
+    # Keys in another order read back and are written in record.json order again.
+    data = json.loads(SAMPLE.read_bytes())
+    shuffled = {k: data[k] for k in reversed(list(data))}
+    assert dump_record(load_record(json.dumps(shuffled).encode())) == SAMPLE.read_bytes()
 
 
 # --- ranks through the Fleet protocol -----------------------------------------------------
@@ -298,11 +325,11 @@ class FakeFleet:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
 
-    def ranks_for(self, cohort: Any, metrics: Any, certificate_id: str, *,
-                  min_cohort: int | None = None) -> dict[str, dict[str, Any]]:
+    def run_ranks(self, cohort: Any, metrics: RunMetrics, certificate_id: str, *,
+                  min_cohort: int | None = None) -> Ranks:
         self.calls.append((tuple(cohort), certificate_id, min_cohort))
-        return {m: {"percentile": 50.0, "n": 40, "cohort_mean": 1.0, "z": 0.0}
-                for m in ("fluidity_score", "stutter")}
+        rank = Rank(percentile=50.0, n=40, cohort_mean=1.0, z=0.0)
+        return Ranks(fluidity_score=rank, stutter=rank)
 
     def run_count(self) -> int:
         return 1234
@@ -311,7 +338,7 @@ class FakeFleet:
 def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
     simple_bundle(tmp_path, [NEAR_99, NEAR_99])
     fleet = FakeFleet()
-    record = make_record(tmp_path, fleet=fleet)
+    record = as_json(make_record(tmp_path, fleet=fleet))
     assert fleet.calls[0] == (
         ("Game 0", "2560x1440", "Ultra", False, "none", None, False), "TEST-0001", 30
     )
@@ -326,7 +353,7 @@ def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
 
 def test_without_a_fleet_every_rank_is_provisional_with_n_0(tmp_path: Path) -> None:
     simple_bundle(tmp_path, [NEAR_99])
-    ranks = make_record(tmp_path)["runs"][0]["ranks"]
+    ranks = as_json(make_record(tmp_path))["runs"][0]["ranks"]
     assert list(ranks) == ["fluidity_score", "consistency_gap", "stutter", "avg_fps",
                            "low_1pct_fps", "low_0_1pct_fps"]
     assert all(r == {"percentile": None, "n": 1, "cohort_mean": None, "z": None}
@@ -340,11 +367,11 @@ def test_chart_keeps_a_single_spike_and_the_low_lines() -> None:
     frames = np.full(100_000, 10.0)
     frames[54_321] = 250.0
     chart = chart_series(frames, 82.0, 31.9)
-    assert len(chart["buckets"]) <= 400
-    assert max(b[2] for b in chart["buckets"]) == 250.0
-    assert min(b[1] for b in chart["buckets"]) == 10.0
-    assert chart["duration_ms"] == 1_000_240.0
-    assert (chart["low_1pct_ms"], chart["low_0_1pct_ms"]) == (12.195, 31.348)
+    assert len(chart.buckets) <= 400
+    assert max(b[2] for b in chart.buckets) == 250.0
+    assert min(b[1] for b in chart.buckets) == 10.0
+    assert chart.duration_ms == 1_000_240.0
+    assert (chart.low_1pct_ms, chart.low_0_1pct_ms) == (12.195, 31.348)
 
 
 @settings(max_examples=60, deadline=None)
@@ -352,14 +379,14 @@ def test_chart_keeps_a_single_spike_and_the_low_lines() -> None:
 def test_chart_buckets_bound_every_frame(values: list[float]) -> None:
     frames = np.asarray(values)
     chart = chart_series(frames, None, None)
-    buckets = chart["buckets"]
+    buckets = chart.buckets
     assert 1 <= len(buckets) <= 400
     starts = [b[0] for b in buckets]
     assert starts == sorted(starts) and len(set(starts)) == len(starts)
     assert all(lo <= hi for _, lo, hi in buckets)
     assert abs(max(b[2] for b in buckets) - float(frames.max())) <= 0.0005  # 3-decimal rounding
     assert abs(min(b[1] for b in buckets) - float(frames.min())) <= 0.0005
-    assert chart["low_1pct_ms"] is None
+    assert chart.low_1pct_ms is None
 
 
 def test_a_capture_file_holding_several_runs_is_refused(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from babel.numbers import parse_decimal
 
 from certgen.metrics import round_half_away
-from certgen.record import dump_record
+from certgen.record import Record, dump_record, load_record
 from certgen.render.certificate import (
     render_certificate_html,
     render_certificate_pdf,
@@ -33,9 +33,15 @@ def _sample() -> dict[str, Any]:
     return json.loads(SAMPLE.read_text(encoding="utf-8"))
 
 
+def _typed(record: dict[str, Any]) -> Record:
+    """The test's JSON-shaped record as the typed Record the renderer reads (validated)."""
+    return load_record(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+
+
 def _render(record: dict[str, Any], lang: str, **kw: Any) -> tuple[str, bytes]:
-    data = dump_record(record)
-    html = render_certificate_html(record, lang, record_sha256=hashlib.sha256(data).hexdigest(), **kw)
+    typed = _typed(record)
+    data = dump_record(typed)
+    html = render_certificate_html(typed, lang, record_sha256=hashlib.sha256(data).hexdigest(), **kw)
     return html, data
 
 
@@ -53,7 +59,7 @@ def test_html_snapshot(lang: str, snapshot: Any) -> None:
 def test_pdf_text_and_metadata_snapshot(lang: str, snapshot: Any) -> None:
     record = _sample()
     html, data = _render(record, lang)
-    pdf = render_certificate_pdf(html, record, data, lang)
+    pdf = render_certificate_pdf(html, _typed(record), data, lang)
     reader = pypdf.PdfReader(io.BytesIO(pdf))
     meta = {k: str(v) for k, v in sorted((reader.metadata or {}).items())}
     text = "\n".join(page.extract_text() for page in reader.pages)
@@ -168,7 +174,7 @@ def test_same_record_same_html_and_pdf() -> None:
     html1, data = _render(record, "ru")
     html2, _ = _render(copy.deepcopy(record), "ru")
     assert html1 == html2
-    assert render_certificate_pdf(html1, record, data, "ru") == render_certificate_pdf(html2, record, data, "ru")
+    assert render_certificate_pdf(html1, _typed(record), data, "ru") == render_certificate_pdf(html2, _typed(record), data, "ru")
 
 
 # --- refusals and re-run reasons in the certificate's language -------------------------------
@@ -423,7 +429,7 @@ def test_the_switcher_is_for_the_screen_only() -> None:
     assert "@media print {" in html and "nav.langs { display: none; }" in html
 
     def text(doc: str) -> str:
-        reader = pypdf.PdfReader(io.BytesIO(render_certificate_pdf(doc, record, data, "en")))
+        reader = pypdf.PdfReader(io.BytesIO(render_certificate_pdf(doc, _typed(record), data, "en")))
         return "\n".join(page.extract_text() for page in reader.pages)
 
     with_switcher = text(html)

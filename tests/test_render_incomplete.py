@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from certgen.record import dump_record
+from certgen.record import dump_record, load_record
 from certgen.render.certificate import render_certificate_html
 
 SAMPLE = Path(__file__).parent / "data" / "records" / "sample.json"
@@ -19,8 +19,9 @@ ENGLISH = "no end line (the process did not exit cleanly); 3 lines missing in 2 
 
 
 def _render(record: dict[str, Any], lang: str) -> str:
-    data = dump_record(record)
-    return render_certificate_html(record, lang, record_sha256=hashlib.sha256(data).hexdigest())
+    typed = load_record(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+    data = dump_record(typed)
+    return render_certificate_html(typed, lang, record_sha256=hashlib.sha256(data).hexdigest())
 
 
 def _incomplete(details: list[dict[str, Any]] | None, reason: str = ENGLISH) -> dict[str, Any]:

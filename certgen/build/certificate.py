@@ -26,6 +26,7 @@ from certgen.errors import BundleError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
+    from certgen.record import Record
 
 RECORD_NAME = "record.json"
 
@@ -124,11 +125,11 @@ def _check_folder_name(cert_id: str) -> None:
         )
 
 
-def choose_languages(record: dict[str, Any], requested: Sequence[str] | None) -> tuple[str, ...]:
+def choose_languages(record: Record, requested: Sequence[str] | None) -> tuple[str, ...]:
     """--lang when given, else card.yaml's `languages`; validated, order kept, no repeats."""
     from certgen.render.i18n import check_language
 
-    wanted = list(requested) if requested else list(record["certificate"].get("languages") or ["en"])
+    wanted = list(requested) if requested else list(record.certificate.languages or ("en",))
     out: list[str] = []
     for lang in wanted:
         check_language(lang)
@@ -138,7 +139,7 @@ def choose_languages(record: dict[str, Any], requested: Sequence[str] | None) ->
 
 
 def render_documents(
-    record: dict[str, Any], languages: Iterable[str], *, verify_base: str
+    record: Record, languages: Iterable[str], *, verify_base: str
 ) -> tuple[bytes, dict[str, bytes]]:
     """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory."""
     from certgen.record import dump_record
@@ -199,7 +200,7 @@ def build_bundle(
             record = record_from_bundle(loaded, fleet=store, draft=draft)
     else:
         record = record_from_bundle(loaded, draft=draft)
-    cert_id = str(record["certificate"]["id"])
+    cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
     record_bytes, documents = render_documents(record, langs, verify_base=base)

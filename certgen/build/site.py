@@ -209,10 +209,9 @@ def _pick(lang: str, sample: SampleLink) -> str:
 
 def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
     """Build every sample bundle of examples/ into out/samples with the sample fleet."""
-    import json
-
     from certgen.build.certificate import build_bundle
     from certgen.fleet import FleetStore
+    from certgen.record import load_record
 
     bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file())
     if not bundles:
@@ -229,11 +228,12 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
                 progress(f"sample {bundle.name}")
             result = build_bundle(bundle, out / "samples", languages=list(LANGS),
                                   fleet=fleet_db, use_cache=False)
-            record = json.loads((Path(result.folder) / "record.json").read_text("utf-8"))
+            path = Path(result.folder) / "record.json"
+            record = load_record(path.read_bytes(), source=str(path))
             links.append(SampleLink(
                 id=result.certificate_id,
-                grade=str(record["grade"]["value"]),
-                model=str(record["card"]["model"]),
+                grade=record.grade.value,
+                model=record.card.model,
                 languages=tuple(result.languages),
             ))
     order = {"PLATINUM": 0, "GOLD": 1, "SILVER": 2}

@@ -8,78 +8,82 @@ With --json the record (a draft record when refused) goes to stdout instead of t
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from certgen.record import GateReason, Record
 
-def _num(value: Any, digits: int) -> str:
+
+def _num(value: float | None, digits: int) -> str:
     return "null" if value is None else f"{value:.{digits}f}"
 
 
-def report_lines(record: dict[str, Any]) -> list[str]:
+def _gate_line(gate: GateReason) -> str:
+    from certgen.record import GradeCapGate, MeasuredTierGate
+
+    verdict = "pass" if gate.passed else "fail"
+    compared = ""
+    if isinstance(gate, MeasuredTierGate):
+        what = f"at least one measured tier ({gate.measured_tiers} measured)"
+    elif isinstance(gate, GradeCapGate):
+        what = "no cap from another SOP phase" if gate.cap is None else (
+            f"cap {gate.cap.grade}: {gate.cap.reason}")
+    else:
+        what = (f"one measured tier >= {gate.line:.2f}" if gate.gate == "platinum_one_tier"
+                else f"every measured tier >= {gate.line:.2f}")
+        compared = ", ".join(f"{c.resolution} {c.mean_fluidity:.2f}" for c in gate.compared)
+    return (f"  {gate.gate}: {verdict}, allows {gate.allows}: {what}"
+            + (f" [{compared}]" if compared else ""))
+
+
+def report_lines(record: Record) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
-    grade = record["grade"]
-    cap = grade["cap"]
+    grade = record.grade
+    cap = grade.cap
     lines = [
-        f"{record['certificate']['id']}: {grade['value']}"
-        + (f" (fluidity gates allow {grade['fluidity_grade']}; capped: {cap['reason']})"
-           if cap and grade["value"] != grade["fluidity_grade"] else ""),
+        f"{record.certificate.id}: {grade.value}"
+        + (f" (fluidity gates allow {grade.fluidity_grade}; capped: {cap.reason})"
+           if cap and grade.value != grade.fluidity_grade else ""),
         "tiers:",
     ]
-    for tier in record["tiers"]:
-        mean = "not measured" if tier["mean_fluidity"] is None else (
-            f"mean Fluidity Score {tier['mean_fluidity']:.2f}")
+    for tier in record.tiers:
+        mean = "not measured" if tier.mean_fluidity is None else (
+            f"mean Fluidity Score {tier.mean_fluidity:.2f}")
         lines.append(
-            f"  {tier['resolution']}: {mean} ({tier['scored_runs']} scored of {tier['runs']} "
-            f"runs, {tier['not_run']} not run)"
+            f"  {tier.resolution}: {mean} ({tier.scored_runs} scored of {tier.runs} "
+            f"runs, {tier.not_run} not run)"
         )
     lines.append("gates:")
-    for gate in grade["reasons"]:
-        verdict = "pass" if gate["passed"] else "fail"
-        if gate["gate"] == "platinum_one_tier":
-            what = f"one measured tier >= {gate['line']:.2f}"
-        elif gate["gate"] == "gold_every_tier":
-            what = f"every measured tier >= {gate['line']:.2f}"
-        elif gate["gate"] == "measured_tier":
-            what = f"at least one measured tier ({gate['measured_tiers']} measured)"
-        else:
-            what = "no cap from another SOP phase" if gate["cap"] is None else (
-                f"cap {gate['cap']['grade']}: {gate['cap']['reason']}")
-        compared = ", ".join(
-            f"{c['resolution']} {c['mean_fluidity']:.2f}" for c in gate.get("compared", [])
-        )
-        lines.append(
-            f"  {gate['gate']}: {verdict}, allows {gate['allows']}: {what}"
-            + (f" [{compared}]" if compared else "")
-        )
+    lines.extend(_gate_line(gate) for gate in grade.reasons)
     lines.append("runs:")
-    for run in record["runs"]:
-        name = f"  [{run['index']}] {run['title']} {run['resolution']} {run['preset']}"
-        if run["status"] == "not_run":
-            lines.append(f"{name}: not run ({run['not_run_reason']})")
+    for run in record.runs:
+        name = f"  [{run.index}] {run.title} {run.resolution} {run.preset}"
+        m = run.metrics
+        if run.status == "not_run" or m is None:
+            lines.append(f"{name}: not run ({run.not_run_reason})")
             continue
-        m = run["metrics"]
         extra = []
-        if run["soft_limit"]["raised"]:
+        if run.soft_limit is not None and run.soft_limit.raised:
             extra.append("Soft Limit raised")
-        if run["capture"]["incomplete"]:
+        if run.capture is not None and run.capture.incomplete:
             extra.append("incomplete capture")
-        if run["first_capture"] is not None:
+        if run.first_capture is not None:
             extra.append("re-run, first capture archived")
-        rank = run["ranks"].get("fluidity_score")
+        rank = None if run.ranks is None else run.ranks.fluidity_score
         if rank is not None:
             extra.append(
-                f"provisional, n = {rank['n']}" if rank["percentile"] is None
-                else f"better than {rank['percentile']:.1f}% of {rank['n']}"
+                f"provisional, n = {rank.n}" if rank.percentile is None
+                else f"better than {rank.percentile:.1f}% of {rank.n}"
             )
         lines.append(
-            f"{name}: S_F {_num(m['fluidity_score'], 2)} (avg {_num(m['avg_fps'], 1)}, "
-            f"1% {_num(m['low_1pct_fps'], 1)}, 0.1% {_num(m['low_0_1pct_fps'], 1)} FPS; "
-            f"g {_num(m['consistency_gap'], 4)}, s {_num(m['stutter'], 4)})"
+            f"{name}: S_F {_num(m.fluidity_score, 2)} (avg {_num(m.avg_fps, 1)}, "
+            f"1% {_num(m.low_1pct_fps, 1)}, 0.1% {_num(m.low_0_1pct_fps, 1)} FPS; "
+            f"g {_num(m.consistency_gap, 4)}, s {_num(m.stutter, 4)})"
             + (f" — {'; '.join(extra)}" if extra else "")
         )
-    refusals = record["status"]["refusals"]
+    refusals = record.status.refusals
     lines.append("issuable" if not refusals else f"refused ({len(refusals)} reasons, on stderr)")
     return lines
 
@@ -104,7 +108,7 @@ def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     finally:
         if store is not None:
             store.close()
-    refusals = record["status"]["refusals"]
+    refusals = record.status.refusals
     if as_json:
         sys.stdout.buffer.write(dump_record(record))
         sys.stdout.flush()

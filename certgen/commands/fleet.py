@@ -11,11 +11,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from certgen.errors import CertgenError, FleetError
+
+if TYPE_CHECKING:
+    from certgen.record import Record
 
 FLEET_HELP = (
     "Fleet database (SQLite). Default: $CERTGEN_FLEET, else fleet.sqlite in the current folder."
@@ -45,7 +48,7 @@ def command() -> None:
     """
 
 
-def _load_input(path: Path) -> tuple[dict[str, Any], str, str]:
+def _load_input(path: Path) -> tuple[Record, str, str]:
     """A record.json, a build output folder holding one, or a bundle (folder or .zip).
 
     Returns (record, source, where): source is `record:sha256:<hex>` of the record.json bytes
@@ -69,11 +72,10 @@ def _load_input(path: Path) -> tuple[dict[str, Any], str, str]:
         raise FleetError("adding a bundle needs certgen.pipeline, which is not installed; "
                          "add its record.json instead", file=where) from None
     record = make_record(path, fleet=None, draft=False)
-    record_dict: dict[str, Any] = dict(record)
     # No record.json was written: the source names the record computed here (without ranks,
     # which do not enter the fleet), so it differs from the hash of a built record.json.
-    digest = record_source(dump_record(record_dict)).removeprefix("record:")
-    return record_dict, f"bundle:{digest}", where
+    digest = record_source(dump_record(record)).removeprefix("record:")
+    return record, f"bundle:{digest}", where
 
 
 @command.command(name="add", short_help="Add certified records or bundles (idempotent).")
@@ -104,8 +106,7 @@ def add(fleet: str | None, replace: bool, inputs: Sequence[Path]) -> None:
                     continue
                 added += a
                 skipped += s
-                cert = record.get("certificate", {}).get("id", "?")
-                click.echo(f"{cert}: {_runs(a)} added, {s} already in the fleet")
+                click.echo(f"{record.certificate.id}: {_runs(a)} added, {s} already in the fleet")
         click.echo(f"{store.path}: {_runs(added)} added, {skipped} already present; "
                    f"{_runs(store.run_count())} in {len(store.cohorts())} cohorts")
     if failed:

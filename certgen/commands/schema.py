@@ -1,4 +1,5 @@
-"""`certgen schema`: the JSON Schema of card.yaml, generated from the models in certgen.bundle."""
+"""`certgen schema`: the JSON Schema of card.yaml (from the models in certgen.bundle), or with
+`--record` that of record.json (from the models in certgen.record, docs/record.schema.json)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,18 @@ import click
 
 
 @click.command("schema")
-def command() -> None:
-    """Print the JSON Schema of card.yaml (deterministic: sorted keys, 2-space indent)."""
+@click.option("--record", "record", is_flag=True,
+              help="Print the JSON Schema of record.json instead of card.yaml.")
+def command(record: bool) -> None:
+    """Print the JSON Schema of card.yaml (deterministic: sorted keys, 2-space indent).
+
+    With --record, the JSON Schema of record.json, exactly docs/record.schema.json.
+    """
+    if record:
+        from certgen.record import record_schema_text
+
+        click.echo(record_schema_text(), nl=False)
+        return
     from certgen.bundle import card_json_schema
 
     click.echo(json.dumps(card_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))

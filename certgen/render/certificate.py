@@ -11,12 +11,26 @@ Nothing from the bundle becomes a template: record values only ever reach templa
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
+from certgen.record import (
+    Chart,
+    FirstCaptureSha256Mismatch,
+    Record,
+    RerunFirstCaptureMissing,
+    Run,
+    SoftLimitMissing,
+    Status,
+)
 from certgen.render import i18n
+
+KnownRefusal = RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
+"""A refusal the certificate words in its own language (docs/record.md, Refusals)."""
+KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
@@ -61,52 +75,50 @@ def qr_svg(url: str) -> str:
     return str(code.svg_inline(scale=2, border=2, dark="#111111", light="#ffffff", omitsize=False))
 
 
-def build_date(record: Mapping[str, Any]) -> dt.datetime:
-    """The document date: the certificate's issue date, else SOURCE_DATE_EPOCH (never the clock)."""
-    issued = (record.get("certificate") or {}).get("issued")
-    if issued:
-        day = i18n.parse_date(issued)
-        return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
-    from certgen.builddate import source_date_epoch
-
-    epoch = source_date_epoch()
-    if epoch is None:
-        raise RenderError("record.json: certificate.issued: expected a date (or SOURCE_DATE_EPOCH)")
-    return epoch
+def build_date(record: Record) -> dt.datetime:
+    """The document date: the certificate's issue date (never the clock)."""
+    try:
+        day = i18n.parse_date(record.certificate.issued)
+    except ValueError:
+        raise RenderError("record.json: certificate.issued: expected a date YYYY-MM-DD, got "
+                          f"{record.certificate.issued!r}") from None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
 
 
-def _chart(run: Mapping[str, Any], lang: str) -> str:
+def _chart(run: Run, chart: Chart, lang: str) -> str:
     from certgen.render.charts import frame_time_chart
 
     _ = i18n.gettext_for(lang)
     title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
-        "title": run["title"], "resolution": run["resolution"]}
+        "title": run.title, "resolution": run.resolution}
     return frame_time_chart(
-        run["chart"], lang,
+        chart, lang,
         x_label=_("capture time, s"), y_label=_("frame time, ms"),
         low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {}, title=title,
         unit=_("ms"),
     )
 
 
-REFUSAL_CODES = ("soft_limit_missing", "rerun_first_capture_missing", "first_capture_sha256_mismatch")
-"""The refusal codes the certificate words in its own language (docs/record.md, Refusals)."""
+@dataclass(frozen=True)
+class RefusalItem:
+    """One refusal for the template: its English message and, when known, its detail."""
+
+    message: str
+    detail: KnownRefusal | None
 
 
-def refusal_items(status: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each refusal as {"message": English text, "detail": structured form or None}.
+def refusal_items(status: Status) -> list[RefusalItem]:
+    """Each refusal with its English message and its structured form (or None).
 
     The template words a refusal from its detail in the document's language; a refusal
     without a known detail (an older record, a new code) falls back to its English message.
     """
-    messages = list(status.get("refusals") or [])
-    details = list(status.get("refusal_details") or [])
+    details = status.refusal_details
     items = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(status.refusals):
         detail = details[i] if i < len(details) else None
-        if not isinstance(detail, Mapping) or detail.get("code") not in REFUSAL_CODES:
-            detail = None
-        items.append({"message": message, "detail": detail})
+        known = detail if isinstance(detail, KNOWN_REFUSALS) else None
+        items.append(RefusalItem(message=message, detail=known))
     return items
 
 
@@ -129,28 +141,27 @@ def alternates(lang: str, languages: Iterable[str] | None) -> list[dict[str, str
 
 
 def certificate_context(
-    record: Mapping[str, Any],
+    record: Record,
     lang: str,
     *,
     record_sha256: str,
     verify_base: str,
     languages: Iterable[str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What certificate.html.j2 reads: the record, plus prepared markup (see module doc)."""
     from markupsafe import Markup
 
-    status = record["status"]
-    url = verify_url(verify_base, record["certificate"]["id"], record_sha256)
+    status = record.status
+    url = verify_url(verify_base, record.certificate.id, record_sha256)
     charts: dict[int, Markup] = {}
     justifications: dict[int, Markup] = {}
-    for run in record["runs"]:
-        if run.get("chart") and run["chart"].get("buckets"):
-            charts[run["index"]] = Markup(_chart(run, lang))
-        soft = run.get("soft_limit") or {}
-        if soft.get("raised"):
-            justifications[run["index"]] = Markup(
-                sanitise_markdown(soft.get("justification")))
-    runs_by_index = {run["index"]: run for run in record["runs"]}
+    for run in record.runs:
+        if run.chart is not None and run.chart.buckets:
+            charts[run.index] = Markup(_chart(run, run.chart, lang))
+        soft = run.soft_limit
+        if soft is not None and soft.raised:
+            justifications[run.index] = Markup(sanitise_markdown(soft.justification))
+    runs_by_index = {run.index: run for run in record.runs}
     siblings = alternates(lang, languages)
     default = "en" if any(a["lang"] == "en" for a in siblings) else (
         siblings[0]["lang"] if siblings else lang)
@@ -158,15 +169,16 @@ def certificate_context(
         "alternates": siblings,
         "x_default": html_file_name(default),
         "record": record,
-        "certificate": record["certificate"],
-        "card": record["card"],
-        "grade": record["grade"],
-        "runs": record["runs"],
+        "certificate": record.certificate,
+        "card": record.card,
+        "grade": record.grade,
+        "runs": record.runs,
         "runs_by_index": runs_by_index,
-        "recorded_runs": [r for r in record["runs"] if r["status"] == "recorded"],
-        "not_run_runs": [r for r in record["runs"] if r["status"] != "recorded"],
-        "soft_limit_runs": [r for r in record["runs"] if (r.get("soft_limit") or {}).get("raised")],
-        "draft": bool(status.get("draft")) or not status.get("issuable", False),
+        "recorded_runs": [r for r in record.runs if r.status == "recorded"],
+        "not_run_runs": [r for r in record.runs if r.status != "recorded"],
+        "soft_limit_runs": [r for r in record.runs
+                            if r.soft_limit is not None and r.soft_limit.raised],
+        "draft": status.draft or not status.issuable,
         "refusals": refusal_items(status),
         "charts": charts,
         "justifications": justifications,
@@ -178,7 +190,7 @@ def certificate_context(
 
 
 def render_certificate_html(
-    record: Mapping[str, Any],
+    record: Record,
     lang: str,
     *,
     record_sha256: str,
@@ -198,14 +210,14 @@ def render_certificate_html(
     return render_template(TEMPLATE, context, lang)
 
 
-def certificate_title(record: Mapping[str, Any], lang: str) -> str:
+def certificate_title(record: Record, lang: str) -> str:
     """The PDF title: translated "Frame-pacing certificate" and the certificate id."""
     _ = i18n.gettext_for(lang)
-    return str(_("Frame-pacing certificate %(id)s") % {"id": record["certificate"]["id"]})
+    return str(_("Frame-pacing certificate %(id)s") % {"id": record.certificate.id})
 
 
 def render_certificate_pdf(
-    html: str, record: Mapping[str, Any], record_bytes: bytes, lang: str, *, fetcher: Any = None
+    html: str, record: Record, record_bytes: bytes, lang: str, *, fetcher: Any = None
 ) -> bytes:
     """The PDF/A-3b of a rendered certificate, with record.json attached (relationship Data)."""
     from certgen.render.pdf import html_to_pdf

@@ -10,11 +10,14 @@ Text comes in already translated; it is XML-escaped here.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from certgen.render.i18n import fmt_number
+
+if TYPE_CHECKING:
+    from certgen.record import Chart
 
 WIDTH = 680.0
 HEIGHT = 190.0
@@ -42,7 +45,7 @@ def _f(value: float) -> str:
 
 
 def frame_time_chart(
-    chart: Mapping[str, Any],
+    chart: Chart,
     lang: str,
     *,
     x_label: str,
@@ -53,10 +56,10 @@ def frame_time_chart(
     unit: str = "ms",
 ) -> str:
     """One run's chart: frame time (ms) over capture time (s), with the 1% and 0.1% low lines."""
-    buckets: Sequence[Sequence[float]] = chart.get("buckets") or []
-    duration = float(chart.get("duration_ms") or 0.0)
-    low1 = chart.get("low_1pct_ms")
-    low01 = chart.get("low_0_1pct_ms")
+    buckets: Sequence[Sequence[float]] = chart.buckets
+    duration = chart.duration_ms
+    low1 = chart.low_1pct_ms
+    low01 = chart.low_0_1pct_ms
     top_value = max([b[2] for b in buckets] + [v for v in (low1, low01) if v] + [1.0])
     step_y = _nice_step(top_value, 4)
     y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))

@@ -11,9 +11,22 @@ from pathlib import Path
 
 import numpy as np
 
-from certgen.fleet import fleet_section
 from certgen.metrics import compute_metrics, weights_of
-from certgen.record import RunInput, build_record, chart_series, dump_record
+from certgen.record import (
+    RANKED_METRICS,
+    CaptureInfo,
+    CardInfo,
+    CertificateInfo,
+    Phase1,
+    Rank,
+    Ranks,
+    RunConfig,
+    RunInput,
+    build_record,
+    chart_series,
+    dump_record,
+    run_metrics,
+)
 from certgen.rules import RunFacts, decide
 from certgen.sop import load_rules
 
@@ -59,8 +72,9 @@ def main() -> None:
     inputs, facts = [], []
     ranked = {0: (71.4, 42, 93.1, 0.62), 3: (55.0, 35, 94.8, 0.12)}
     for index, run in enumerate(runs):
-        config = {k: run[k] for k in ("title", "resolution", "preset", "ray_tracing", "upscaler",
-                                       "upscaler_mode", "frame_generation")}
+        config = RunConfig(**{k: run[k] for k in ("title", "resolution", "preset", "ray_tracing",
+                                                   "upscaler", "upscaler_mode",
+                                                   "frame_generation")})
         first = run.get("first")
         first_sha = hashlib.sha256(first[1]).hexdigest() if first else None
         if "not_run" in run:
@@ -73,23 +87,22 @@ def main() -> None:
         m = metrics.as_json()
         if index in ranked:
             p, n, mean, z = ranked[index]
-            ranks = {key: {"percentile": p, "n": n, "cohort_mean": mean if key == "fluidity_score" else None,
-                           "z": z} for key in ("fluidity_score", "consistency_gap", "stutter",
-                                                "avg_fps", "low_1pct_fps", "low_0_1pct_fps")}
+            ranks = Ranks(**{key: Rank(percentile=p, n=n, z=z,
+                                       cohort_mean=mean if key == "fluidity_score" else None)
+                             for key in RANKED_METRICS})
         else:
-            ranks = {key: {"percentile": None, "n": 12 + index, "cohort_mean": None, "z": None}
-                     for key in ("fluidity_score", "consistency_gap", "stutter", "avg_fps",
-                                 "low_1pct_fps", "low_0_1pct_fps")}
-        capture = {
+            ranks = Ranks(**{key: Rank(percentile=None, n=12 + index, cohort_mean=None, z=None)
+                             for key in RANKED_METRICS})
+        capture = CaptureInfo(**{
             "file": name, "sha256": hashlib.sha256(run["frames"].tobytes()).hexdigest(),
             "format": "presentmon", "interval_column": "MsBetweenPresents",
-            "group": f"Game.exe (pid {1000 + index}, swap chain 0x1)", "groups_left_out": [],
+            "group": f"Game.exe (pid {1000 + index}, swap chain 0x1)", "groups_left_out": (),
             "dropped_frames": 0, "missing_intervals": 0, "skipped_frames": 0,
-            "incomplete": False, "incomplete_reason": None, "warnings": [],
-        }
+            "incomplete": False, "incomplete_reason": None, "warnings": (),
+        })  # no incomplete_detail: the sample is a record of an older certgen
         chart = chart_series(run["frames"], m["low_1pct_fps"], m["low_0_1pct_fps"])
-        inputs.append(RunInput(index=index, config=config, capture=capture, metrics=m,
-                               ranks=ranks, chart=chart))
+        inputs.append(RunInput(index=index, config=config, capture=capture,
+                               metrics=run_metrics(metrics), ranks=ranks, chart=chart))
         facts.append(RunFacts(
             index=index, title=run["title"], resolution=run["resolution"], recorded=True,
             fluidity_score=m["fluidity_score"], stutter=m["stutter"],
@@ -99,18 +112,18 @@ def main() -> None:
         ))
     verdict = decide(facts, None, rules)
     record = build_record(
-        certificate={"id": "ASD-2026-000123", "issued": "2026-11-29", "sop": "SOP-GPU-001 v1.1",
-                     "languages": ["en", "ru", "pt"]},
+        certificate=CertificateInfo(id="ASD-2026-000123", issued="2026-11-29",
+                                    sop="SOP-GPU-001 v1.1", languages=("en", "ru", "pt")),
         customer="Example Systems Ltd",
-        card={"vendor": "Example", "model": "Example RTX 4070 Super 12G", "gpu": "AD104",
-              "vram_gb": 12, "serial": "EX4070S-0001", "hardware_ray_tracing": True,
-              "driver": "566.14"},
-        phase1={"vrm_rail_resistance": "pass"},
-        runs=inputs, verdict=verdict, rules=rules, fleet={}, draft=False,
+        card=CardInfo(vendor="Example", model="Example RTX 4070 Super 12G", gpu="AD104",
+                      vram_gb=12, serial="EX4070S-0001", hardware_ray_tracing=True,
+                      driver="566.14"),
+        phase1=Phase1(vrm_rail_resistance="pass"),
+        runs=inputs, verdict=verdict, rules=rules, fleet_runs=1234, draft=False,
     )
-    record["fleet"] = fleet_section(record["runs"], fleet_runs=1234)
     (HERE / "sample.json").write_bytes(dump_record(record))
-    print(record["grade"]["value"], record["status"], [r["metrics"] and r["metrics"]["fluidity_score"] for r in record["runs"]])
+    print(record.grade.value, record.status.issuable,
+          [r.metrics and r.metrics.fluidity_score for r in record.runs])
 
 
 if __name__ == "__main__":
