@@ -214,15 +214,19 @@ def zip_folder(folder: Path, target: Path, prefix: str = "my-card/") -> Path:
     return target
 
 
-def test_a_zipped_bundle_loads_from_its_top_folder(tmp_path: Path) -> None:
+def test_a_zipped_bundle_loads_from_its_top_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     zipped = zip_folder(good_bundle(tmp_path / "b"), tmp_path / "b.zip")
-    before = set(Path(tempfile.gettempdir()).iterdir())
+    private_tmp = tmp_path / "tmp"  # this test's own temporary folder: other tests use /tmp too
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     bundle = load_bundle(zipped)
     assert bundle.card.runs[0].capture == "captures/run0.csv"
     folder = load_bundle(tmp_path / "b")
     assert bundle.files == folder.files  # the same bytes and digests as the folder's
     assert bundle.content_sha256() == folder.content_sha256()
-    assert set(Path(tempfile.gettempdir()).iterdir()) == before  # nothing extracted to disk
+    assert list(private_tmp.iterdir()) == []  # nothing extracted to disk
 
 
 def test_files_the_card_does_not_name_are_never_read(tmp_path: Path) -> None:
