@@ -68,6 +68,9 @@ class Capture:
     groups_left_out: tuple[Group, ...] = ()
     dropped_frames: int = 0
     """Frames the tool marked as dropped (Dropped=1): kept, with their interval, and counted."""
+    failed_presents: int = 0
+    """Frames FrameView marked `Dropped=Error` (the present failed): kept, with their interval,
+    and counted apart from dropped ones."""
     missing_intervals: int = 0
     """Rows whose interval was NA / null (e.g. a group's first present): not a frame time."""
     skipped_frames: int = 0

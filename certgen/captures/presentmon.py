@@ -16,7 +16,8 @@ What is read (docs/spec/captures.md):
 - rows are grouped by (Application, ProcessID, SwapChainAddress); the group with most rows is
   used unless `process` names an application; ties go to the group that sorts first;
 - dropped frames: `Dropped=1` (1.x), or `NA` in MsUntilDisplayed (2.x) / DisplayedTime
-  (--v2_metrics); they keep their interval and are counted;
+  (--v2_metrics); they keep their interval and are counted; FrameView's `Dropped=Error` (the
+  present failed) likewise, counted apart;
 - ragged rows: a row with another field count than the header is refused, except that OCAT
   writes its system information on the first data row only, so OCAT rows may be shorter (never
   longer) as long as they reach every column read;
@@ -49,6 +50,8 @@ FALLBACK_WARNING = (
 )
 DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
 NA = "NA"
+DROPPED_ERROR = "Error"
+"""FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ class _Rows:
     groups: list[tuple[tuple[str, str, str], int]]
     """(key, rows) per group, in any order."""
     select: Any
-    """key or None -> (intervals with NaN for NA, dropped count) of that group's rows."""
+    """key or None -> (intervals with NaN for NA, Dropped=1 count, Dropped=Error count) of that
+    group's rows."""
 
 
 def read_presentmon(
@@ -207,7 +211,8 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
             dtypes[header[i]] = pl.Categorical
     if layout.dropped_index is not None:
         col = header[layout.dropped_index]
-        dtypes[col] = pl.Int64 if layout.dropped_is_flag else pl.Float64
+        # The flag is read as text: FrameView writes `Error` beside 0 and 1.
+        dtypes[col] = pl.String if layout.dropped_is_flag else pl.Float64
         if not layout.dropped_is_flag:
             nulls[col] = NA
     try:
@@ -234,17 +239,20 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         checks.append(df[header[last]].is_null().any())  # a short row (or an empty last cell)
     if layout.dropped_index is not None and layout.dropped_is_flag:
         flag = df[header[layout.dropped_index]]
-        checks.append(flag.is_null().any() or not flag.is_in([0, 1]).all())
+        checks.append(flag.is_null().any() or not flag.is_in(["0", "1", DROPPED_ERROR]).all())
     if any(checks):
         raise _Suspect
 
     key_names = [header[i] for i in layout.keys] if layout.keys else []
 
-    def dropped_of(frame: Any) -> int:
+    def dropped_of(frame: Any) -> tuple[int, int]:
+        """(Dropped=1 count, Dropped=Error count) of some rows."""
         if layout.dropped_index is None:
-            return 0
+            return 0, 0
         col = frame[header[layout.dropped_index]]
-        return int(col.sum()) if layout.dropped_is_flag else int(col.null_count())
+        if not layout.dropped_is_flag:
+            return int(col.null_count()), 0
+        return int((col == "1").sum()), int((col == DROPPED_ERROR).sum())
 
     def as_key(values: tuple[Any, ...]) -> tuple[str, str, str]:
         a, b, c = (str(v) for v in values)
@@ -260,7 +268,7 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         counted = df.group_by(key_names).len()
         groups = [(as_key(row[:3]), int(row[3])) for row in counted.iter_rows()]
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
         frame = df
         if key is not None and len(groups) > 1:
             mask = pl.lit(True)
@@ -268,7 +276,7 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
                 mask = mask & (pl.col(col).cast(pl.String) == value)
             frame = df.filter(mask)
         values = frame[header[layout.interval_index]].to_numpy()
-        return values, dropped_of(frame)
+        return values, *dropped_of(frame)
 
     return _Rows(groups=groups, select=select)
 
@@ -319,6 +327,7 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
     reach = max(layout.needed) + 1
     col = layout.header[layout.interval_index]
     per_group: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
+    """key -> (intervals, Dropped per row: 0, 1, or 2 for Error)."""
     order: list[tuple[str, str, str]] = []
     for row in reader:
         line = layout.header_line + reader.line_num
@@ -336,12 +345,15 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
         if layout.dropped_index is not None:
             cell = row[layout.dropped_index].strip()
             if layout.dropped_is_flag:
-                if cell not in ("0", "1"):
+                if cell == DROPPED_ERROR:
+                    dropped = 2
+                elif cell in ("0", "1"):
+                    dropped = int(cell)
+                else:
                     raise CaptureFormatError(
                         f"expected 0 or 1, got {row[layout.dropped_index]!r}",
                         file=name, line=line, field="Dropped",
                     )
-                dropped = int(cell)
             elif cell == NA:
                 dropped = 1
             else:
@@ -362,9 +374,9 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
         )
     groups = [(k, len(per_group[k][0])) for k in order] if layout.keys else []
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
         values, drops = per_group[key if key is not None else ("", "", "")]
-        return np.asarray(values, dtype=np.float64), int(sum(drops))
+        return np.asarray(values, dtype=np.float64), drops.count(1), drops.count(2)
 
     return _Rows(groups=groups, select=select)
 
@@ -395,9 +407,11 @@ def _capture(
         ordered = _sorted_groups(rows.groups)
         group = _choose(ordered, process, name)
         left_out = tuple(g for g in ordered if g != group)
-        values, dropped = rows.select((group.application, group.process_id, group.swap_chain))
+        values, dropped, failed = rows.select(
+            (group.application, group.process_id, group.swap_chain)
+        )
     else:
-        values, dropped = rows.select(None)
+        values, dropped, failed = rows.select(None)
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
     if n_missing:
@@ -409,6 +423,11 @@ def _capture(
         warnings.append(FALLBACK_WARNING)
     if n_missing:
         warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
+    if failed:
+        warnings.append(
+            f"{failed} frames with Dropped=Error (present failed) are counted with their present "
+            "interval"
+        )
     return Capture(
         frame_times_ms=values,
         source=name,
@@ -417,6 +436,7 @@ def _capture(
         group=group,
         groups_left_out=left_out,
         dropped_frames=dropped,
+        failed_presents=failed,
         missing_intervals=n_missing,
         hints=hints,
         warnings=tuple(warnings),
@@ -533,8 +553,8 @@ def _vector_rows(
     a, b, c = (f.decode("ascii").strip() for f in first[:3])
     key = (a, b, c)
 
-    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
-        return values, dropped
+    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+        return values, dropped, 0  # a Dropped=Error row is not plain: this path declines
 
     return _Rows(groups=[(key, rows)], select=select)
 
