@@ -11,7 +11,8 @@ Three paths give the same Capture:
 
 What is read (docs/spec/captures.md):
 - the interval: MsBetweenPresents (1.0-1.6, 2.3.1+, OCAT, FrameView, CapFrameX) or
-  msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback;
+  msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback, and
+  so CPUBusy + CPUWait (PresentMon 2.0.0, which has neither), the same quantity;
 - `NA` in a numeric column is a missing value, never zero; a missing interval is counted;
 - rows are grouped by (Application, ProcessID, SwapChainAddress); the group with most rows is
   used unless `process` names an application; ties go to the group that sorts first;
@@ -48,6 +49,15 @@ FALLBACK_WARNING = (
     "no MsBetweenPresents column: read FrameTime (PresentMon 2.x --v2_metrics), which is CPU busy "
     "+ CPU wait, not the present-to-present interval; figures are labelled as a fallback"
 )
+SUM_COLUMNS = ("CPUBusy", "CPUWait")
+SUM_LABEL = "CPUBusy + CPUWait (fallback)"
+SUM_WARNING = (
+    "no MsBetweenPresents or FrameTime column (PresentMon 2.0.0): read CPUBusy + CPUWait, which "
+    "later 2.x versions write as FrameTime, CPU busy + CPU wait, not the present-to-present "
+    "interval; figures are labelled as a fallback"
+)
+SUM_SCALE = 1e6
+"""PresentMon 2.0.0 writes 6 decimals: the two cells are added as whole millionths of a ms."""
 DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
 NA = "NA"
 DROPPED_ERROR = "Error"
@@ -63,7 +73,10 @@ class _Layout:
     """1-based line number of the header (after CapFrameX's //Key=Value lines)."""
     flavour: str
     interval: str
+    """The interval column's name, or SUM_LABEL when CPUBusy + CPUWait is read."""
     interval_index: int
+    addend_index: int | None
+    """CPUWait's index when the interval is CPUBusy (at interval_index) + CPUWait, else None."""
     keys: tuple[int, ...] | None
     """Indices of Application, ProcessID, SwapChainAddress, or None when the file has none."""
     dropped_index: int | None
@@ -75,6 +88,8 @@ class _Layout:
     @property
     def needed(self) -> list[int]:
         idx = {self.interval_index}
+        if self.addend_index is not None:
+            idx.add(self.addend_index)
         if self.keys:
             idx.update(self.keys)
         if self.dropped_index is not None:
@@ -99,6 +114,9 @@ def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
     interval = next((c for c in INTERVAL_COLUMNS if c in header), None)
     if interval is None and FALLBACK_COLUMN in header:
         interval = FALLBACK_COLUMN
+    addend_index = None
+    if interval is None and all(c in header for c in SUM_COLUMNS):
+        interval, addend_index = SUM_LABEL, header.index(SUM_COLUMNS[1])
     if interval is None:
         raise CaptureFormatError(
             "no frame-time column: expected MsBetweenPresents, msBetweenPresents or FrameTime",
@@ -121,7 +139,8 @@ def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
         header_line=line,
         flavour="capframex-csv" if capframex else presentmon_flavour(header),
         interval=interval,
-        interval_index=header.index(interval),
+        interval_index=header.index(SUM_COLUMNS[0] if addend_index is not None else interval),
+        addend_index=addend_index,
         keys=keys,
         dropped_index=dropped_index,
         dropped_is_flag=is_flag,
@@ -206,6 +225,9 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     wanted = list(range(len(header))) if ocat else sorted(needed | {last})
     dtypes: dict[str, Any] = {header[layout.interval_index]: pl.Float64}
     nulls: dict[str, str] = {header[layout.interval_index]: NA}
+    if layout.addend_index is not None:
+        dtypes[header[layout.addend_index]] = pl.Float64
+        nulls[header[layout.addend_index]] = NA
     if layout.keys and not single:
         for i in layout.keys:
             dtypes[header[i]] = pl.Categorical
@@ -233,6 +255,9 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         raise _Suspect
     interval = df[header[layout.interval_index]]
     checks = [interval.is_null().any(), not interval.is_finite().all()]
+    if layout.addend_index is not None:
+        addend = df[header[layout.addend_index]]
+        checks += [addend.is_null().any(), not addend.is_finite().all()]
     if layout.keys and not single:
         checks.extend(df[header[i]].is_null().any() for i in layout.keys)
     if not ocat:
@@ -276,6 +301,8 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
                 mask = mask & (pl.col(col).cast(pl.String) == value)
             frame = df.filter(mask)
         values = frame[header[layout.interval_index]].to_numpy()
+        if layout.addend_index is not None:
+            values = _exact_sum(values, frame[header[layout.addend_index]].to_numpy())
         return values, *dropped_of(frame)
 
     return _Rows(groups=groups, select=select)
@@ -326,8 +353,18 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
     width = len(layout.header)
     reach = max(layout.needed) + 1
     col = layout.header[layout.interval_index]
+    addend = layout.addend_index
     per_group: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
     """key -> (intervals, Dropped per row: 0, 1, or 2 for Error)."""
+    addends: dict[tuple[str, str, str], list[float]] = {}
+    """key -> CPUWait per row, when the interval is CPUBusy + CPUWait."""
+
+    def key_of(row: list[str]) -> tuple[str, str, str]:
+        if not layout.keys:
+            return ("", "", "")
+        a, b, c = (row[i].strip() for i in layout.keys)
+        return (a, b, c)
+
     order: list[tuple[str, str, str]] = []
     for row in reader:
         line = layout.header_line + reader.line_num
@@ -341,6 +378,13 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
         value = float("nan") if token.strip() == NA else parse_number(
             token, name=name, line=line, field=col
         )
+        key = key_of(row)
+        if addend is not None:
+            cell = row[addend]
+            second = float("nan") if cell.strip() == NA else parse_number(
+                cell, name=name, line=line, field=layout.header[addend]
+            )
+            addends.setdefault(key, []).append(second)
         dropped = 0
         if layout.dropped_index is not None:
             cell = row[layout.dropped_index].strip()
@@ -358,10 +402,6 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
                 dropped = 1
             else:
                 parse_number(cell, name=name, line=line, field=layout.header[layout.dropped_index])
-        key = ("", "", "")
-        if layout.keys:
-            a, b, c = (row[i].strip() for i in layout.keys)
-            key = (a, b, c)
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
@@ -375,10 +415,31 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
     groups = [(k, len(per_group[k][0])) for k in order] if layout.keys else []
 
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
-        values, drops = per_group[key if key is not None else ("", "", "")]
-        return np.asarray(values, dtype=np.float64), drops.count(1), drops.count(2)
+        chosen = key if key is not None else ("", "", "")
+        values, drops = per_group[chosen]
+        intervals = np.asarray(values, dtype=np.float64)
+        if addend is not None:
+            intervals = _exact_sum(intervals, np.asarray(addends[chosen], dtype=np.float64))
+        return intervals, drops.count(1), drops.count(2)
 
     return _Rows(groups=groups, select=select)
+
+
+def _exact_sum(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """CPUBusy + CPUWait per row, as the decimal sum of the two cells rounded once to a float.
+
+    PresentMon 2.0.0 writes both with 6 decimals and 2.1 writes their sum as FrameTime with 4;
+    adding them as whole millionths of a ms (exact integers in a float64) and dividing once gives
+    the same float as FrameTime of the same trace, where float addition could differ by a bit.
+    Cells with more decimals than that (never written by PresentMon) are added as floats. NA
+    (NaN) in either cell gives NaN, a missing interval.
+    """
+    a, b = first * SUM_SCALE, second * SUM_SCALE
+    whole_a, whole_b = np.round(a), np.round(b)
+    with np.errstate(invalid="ignore"):
+        off = (np.abs(a - whole_a) > 1e-3) | (np.abs(b - whole_b) > 1e-3)
+    total: np.ndarray = first + second if np.any(off) else (whole_a + whole_b) / SUM_SCALE
+    return total
 
 
 def _sorted_groups(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
@@ -421,6 +482,8 @@ def _capture(
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
         warnings.append(FALLBACK_WARNING)
+    elif layout.interval == SUM_LABEL:
+        warnings.append(SUM_WARNING)
     if n_missing:
         warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
     if failed:
@@ -474,6 +537,7 @@ def _vector(data: bytes, layout: _Layout) -> _Rows | None:
     width = len(header)
     if (
         layout.flavour == "ocat"
+        or layout.addend_index is not None
         or layout.keys != (0, 1, 2)
         or len(set(header)) != width
         or (layout.dropped_index is not None and not layout.dropped_is_flag)
