@@ -19,7 +19,9 @@ class Group:
     frames: int
 
     def label(self) -> str:
-        return f"{self.application} (pid {self.process_id}, swap chain {self.swap_chain})"
+        """How messages name the group; an empty Application shows as `(no name)`."""
+        shown = self.application or "(no name)"
+        return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ What is read (docs/spec/captures.md):
   msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback, and
   so CPUBusy + CPUWait (PresentMon 2.0.0, which has neither), the same quantity;
 - `NA` in a numeric column is a missing value, never zero; a missing interval is counted;
-- rows are grouped by (Application, ProcessID, SwapChainAddress); the group with most rows is
-  used unless `process` names an application; ties go to the group that sorts first;
+- rows are grouped by (Application, ProcessID, SwapChainAddress); `_choose` is the group rule
+  (never a system process by default, real swap chains before 0x0, most rows, first seen) unless
+  `process` names an application;
 - dropped frames: `Dropped=1` (1.x), or `NA` in MsUntilDisplayed (2.x) / DisplayedTime
   (--v2_metrics); they keep their interval and are counted; FrameView's `Dropped=Error` (the
   present failed) likewise, counted apart;
@@ -172,7 +173,7 @@ class _Rows:
     """The needed columns of every row, ready for grouping (either path)."""
 
     groups: list[tuple[tuple[str, str, str], int]]
-    """(key, rows) per group, in any order."""
+    """(key, rows) per group, in the order the groups are first seen in the file."""
     select: Any
     """key or None -> (intervals with NaN for NA, Dropped=1 count, Dropped=Error count) of that
     group's rows."""
@@ -290,7 +291,7 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     elif all(df[k].n_unique() == 1 for k in key_names):
         groups = [(as_key(tuple(df[k][0] for k in key_names)), df.height)]
     else:
-        counted = df.group_by(key_names).len()
+        counted = df.group_by(key_names, maintain_order=True).len()  # first seen first
         groups = [(as_key(row[:3]), int(row[3])) for row in counted.iter_rows()]
 
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
@@ -442,21 +443,105 @@ def _exact_sum(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return total
 
 
-def _sorted_groups(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
-    """Most rows first; ties by application, process id, swap chain (a unique order)."""
-    made = [Group(a, p, s, n) for (a, p, s), n in groups]
-    return sorted(made, key=lambda g: (-g.frames, g.application, g.process_id, g.swap_chain))
+SYSTEM_PROCESSES = (
+    "dwm.exe",
+    "csrss.exe",
+    "explorer.exe",
+    "sihost.exe",
+    "ShellExperienceHost.exe",
+    "StartMenuExperienceHost.exe",
+    "SearchHost.exe",
+    "SearchApp.exe",
+    "SearchUI.exe",
+    "TextInputHost.exe",
+    "ApplicationFrameHost.exe",
+    "LockApp.exe",
+    "LogonUI.exe",
+)
+"""Windows components that present frames in an all-process capture (compared ignoring case).
+
+Never chosen by default while another group has frames: a certificate scored on the compositor
+or the shell says nothing about the game (docs/spec/captures.md). Only parts of Windows are
+listed; third-party helpers (steamwebhelper.exe, overlays, launchers) are left to the group rule
+and its close-choice warning, since no fixed list of them could be complete or stay right.
+"""
+_SYSTEM = frozenset(p.casefold() for p in SYSTEM_PROCESSES)
 
 
-def _choose(groups: list[Group], process: str | None, name: str) -> Group:
+def is_system_process(application: str) -> bool:
+    """True for an application of SYSTEM_PROCESSES (case-insensitive)."""
+    return application.strip().casefold() in _SYSTEM
+
+
+def is_null_swap_chain(address: str) -> bool:
+    """True for a swap chain address of all zeros (0x0, 0x0000000000000000): no real swap chain."""
+    try:
+        return int(address, 16) == 0
+    except ValueError:
+        return False
+
+
+def _groups_in_file_order(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
+    return [Group(a, p, s, n) for (a, p, s), n in groups]
+
+
+def _choose(
+    groups: list[Group], process: str | None, name: str
+) -> tuple[Group, list[Group], list[str]]:
+    """(the group to read, the others most frames first, warnings): the group rule.
+
+    `groups` are in the order first seen in the file. Candidates: the groups of the application
+    `process` names, or by default every group that is not a system process (all groups when
+    only system processes presented). Among candidates: a real swap chain before 0x0, then most
+    frames, then first seen. A warning names system processes passed over by that rule, and any
+    runner-up with as many frames as the chosen group or within 10 % of it.
+    """
+    first_seen = {g: i for i, g in enumerate(groups)}
+
+    def rank(g: Group) -> tuple[bool, int, int]:
+        return (is_null_swap_chain(g.swap_chain), -g.frames, first_seen[g])
+
+    warnings: list[str] = []
     if process is None:
-        return groups[0]
-    wanted = process.strip().casefold()
-    matching = [g for g in groups if g.application.casefold() == wanted]
-    if not matching:
-        listed = "; ".join(f"{g.label()}: {g.frames} rows" for g in groups)
-        raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
-    return matching[0]
+        others = [g for g in groups if not is_system_process(g.application)]
+        candidates = others or groups
+    else:
+        wanted = process.strip().casefold()
+        candidates = [g for g in groups if g.application.casefold() == wanted]
+        if not candidates:
+            listed = "; ".join(f"{g.label()}: {g.frames} rows"
+                               for g in sorted(groups, key=lambda g: (-g.frames, first_seen[g])))
+            raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
+    ranked = sorted(candidates, key=rank)
+    chosen = ranked[0]
+    if process is None and not others:
+        warnings.append(
+            f"every group is a system process: {chosen.label()} was chosen, but figures of a "
+            "system process (such as the compositor, dwm.exe) say nothing about a game"
+        )
+    elif process is None:
+        passed = [g for g in groups if is_system_process(g.application) and rank(g) < rank(chosen)]
+        if passed:
+            listed = "; ".join(f"{g.label()}: {g.frames} frames" for g in passed)
+            warnings.append(
+                "left out as a system process (never chosen by default while another process "
+                f"has frames; --process names one): {listed}"
+            )
+    if len(ranked) > 1 and 10 * ranked[1].frames >= 9 * chosen.frames:
+        runner = ranked[1]
+        if is_null_swap_chain(runner.swap_chain) and not is_null_swap_chain(chosen.swap_chain):
+            why = "a real swap chain comes before 0x0"
+        elif chosen.frames > runner.frames:
+            why = "it has more frames"
+        else:
+            why = "it was seen first in the file"
+        warnings.append(
+            f"close group choice: {chosen.label()} ({chosen.frames} frames) was chosen over "
+            f"{runner.label()} ({runner.frames} frames) because {why}; check that it is the "
+            "game (--process names an application)"
+        )
+    left_out = sorted((g for g in groups if g != chosen), key=lambda g: (-g.frames, first_seen[g]))
+    return chosen, left_out, warnings
 
 
 def _capture(
@@ -464,10 +549,13 @@ def _capture(
 ) -> Capture:
     group = None
     left_out: tuple[Group, ...] = ()
+    warnings: list[str] = []
+    group_warnings: list[str] = []
     if rows.groups:
-        ordered = _sorted_groups(rows.groups)
-        group = _choose(ordered, process, name)
-        left_out = tuple(g for g in ordered if g != group)
+        group, others, group_warnings = _choose(
+            _groups_in_file_order(rows.groups), process, name
+        )
+        left_out = tuple(others)
         values, dropped, failed = rows.select(
             (group.application, group.process_id, group.swap_chain)
         )
@@ -477,13 +565,13 @@ def _capture(
     n_missing = int(np.count_nonzero(missing))
     if n_missing:
         values = values[~missing]
-    warnings: list[str] = []
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
         warnings.append(FALLBACK_WARNING)
     elif layout.interval == SUM_LABEL:
         warnings.append(SUM_WARNING)
+    warnings += group_warnings
     if n_missing:
         warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
     if failed:
