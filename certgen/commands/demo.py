@@ -59,6 +59,9 @@ def command(out: str, log_file: str | None) -> Any:
         report_library_logs(records, None)
         for row in rows:
             name = Path(str(row["file"])).name
+            if "error" in row:
+                click.echo(f"  {name}: refused: {row['error']}")
+                continue
             click.echo(
                 f"  {name}: {row['frames']} frames, avg {_fixed(row['avg_fps'], 1)} FPS, "
                 f"1% low {_fixed(row['low_1pct_fps'], 1)}, "
