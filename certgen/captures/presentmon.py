@@ -98,7 +98,7 @@ class _Layout:
         return sorted(idx)
 
 
-def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
+def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = None) -> _Layout:
     text = head.removeprefix(UTF8_BOM)
     lines = text.decode("utf-8", errors="replace").splitlines()
     info: dict[str, str] = {}
@@ -138,7 +138,7 @@ def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
     return _Layout(
         header=header,
         header_line=line,
-        flavour="capframex-csv" if capframex else presentmon_flavour(header),
+        flavour="capframex-csv" if capframex else (flavour or presentmon_flavour(header)),
         interval=interval,
         interval_index=header.index(SUM_COLUMNS[0] if addend_index is not None else interval),
         addend_index=addend_index,
@@ -186,9 +186,14 @@ def read_presentmon(
     head: bytes,
     capframex: bool = False,
     process: str | None = None,
+    flavour: str | None = None,
 ) -> Capture:
-    """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc)."""
-    layout = _layout(head, name, capframex=capframex)
+    """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc).
+
+    `flavour` (presentmon, ocat or frameview: a forced `--format`) replaces the one the header
+    suggests, both as the reported format and in the tool's quirks (OCAT's short rows).
+    """
+    layout = _layout(head, name, capframex=capframex, flavour=flavour)
     if process is not None and layout.keys is None:
         raise NoProcessGroupsError(
             process, "a CSV without Application, ProcessID and SwapChainAddress columns",
