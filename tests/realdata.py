@@ -13,10 +13,8 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "captures" / "real"
 
-# The captures the suite has always read. The folder holds more (PresentMon-1.5_trivflip.csv,
-# PresentMon-2.0.0_test_case_0.csv, PresentMon-2.1.0_test_case_0.csv), so tests name files
-# explicitly instead of globbing: a new file in the shared folder must not change what an
-# existing test (or its snapshot) covers.
+# The captures the suite reads. Tests name files explicitly instead of globbing: a new file in
+# the shared folder must not change what an existing test (or its snapshot) covers.
 FILES = (
     "CapFrameXFileWithHeader.csv",
     "OCAT-MetroExodus.exe-2019-02-20T101522.csv",
@@ -24,6 +22,9 @@ FILES = (
     "test_case_5.csv",
     "test_case_5_v1.csv",
     "test_case_5_v2.csv",
+    "PresentMon-1.5_trivflip.csv",
+    "PresentMon-2.0.0_test_case_0.csv",
+    "PresentMon-2.1.0_test_case_0.csv",
 )
 
 if not REAL.is_dir():

@@ -14,14 +14,12 @@ from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
 
-# Newer files of the shared folder that read as they are: the fast and slow paths must agree on
-# them too. They have no snapshot (snapshot names stay as they were). PresentMon 2.0.0's
-# CPUBusy/CPUWait layout is refused today, so it is not here.
-MORE = ("PresentMon-1.5_trivflip.csv", "PresentMon-2.1.0_test_case_0.csv")
+# What `metrics --json` reports beside the figures: which file, group and column, and notes.
+NOT_FIGURES = ("file", "group", "groups_left_out", "interval_column", "warnings")
 
 
 def test_the_real_files_are_there() -> None:
-    assert len(FILES) == 6
+    assert len(FILES) == 9
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -31,7 +29,7 @@ def test_real_capture_figures(name: str, snapshot, monkeypatch: pytest.MonkeyPat
     assert json.dumps(measure([name], None, None), indent=2) == snapshot
 
 
-@pytest.mark.parametrize("name", FILES + MORE)
+@pytest.mark.parametrize("name", FILES)
 def test_fast_and_slow_paths_agree(name: str) -> None:
     """polars and the csv module read the same frames, groups and counts from every file."""
     path = REAL / name
@@ -109,3 +107,33 @@ def test_frame_times_are_read_only() -> None:
     [capture] = read_capture_file(REAL / "PresentMonTestOutputFilename.csv")
     with pytest.raises(ValueError):
         capture.frame_times_ms[0] = 1.0
+
+
+def test_presentmon_2_0_0_reads_cpubusy_plus_cpuwait_as_2_1_0_reads_frametime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same trace (test_case_0) written by 2.0.0 (CPUBusy, CPUWait) and 2.1.0 (FrameTime)."""
+    monkeypatch.chdir(REAL)
+    [old] = measure(["PresentMon-2.0.0_test_case_0.csv"], None, None)
+    [new] = measure(["PresentMon-2.1.0_test_case_0.csv"], None, None)
+    assert old["interval_column"] == "CPUBusy + CPUWait (fallback)"
+    assert new["interval_column"] == "FrameTime (fallback)"
+    assert old["warnings"][0] == presentmon.SUM_WARNING
+    assert new["warnings"][0] == presentmon.FALLBACK_WARNING
+    figures = {k: v for k, v in old.items() if k not in NOT_FIGURES}
+    assert figures == {k: v for k, v in new.items() if k not in NOT_FIGURES}
+    assert figures["frames"] > 0
+    # Not only the rounded figures: every frame time of every group is the same float.
+    groups = {}
+    for name in ("PresentMon-2.0.0_test_case_0.csv", "PresentMon-2.1.0_test_case_0.csv"):
+        data = (REAL / name).read_bytes()
+        layout = presentmon._layout(data[:65536], name, capframex=False)
+        for slow in (True, False):
+            rows = presentmon._slow(data, name, layout) if slow else presentmon._fast(data, layout)
+            for (app, pid, swap), _ in rows.groups:
+                key = (name, slow, app, pid, int(swap, 16))
+                groups[key] = rows.select((app, pid, swap))[0].tolist()
+    old_keys = [k for k in groups if k[0].startswith("PresentMon-2.0.0")]
+    assert len(old_keys) == len(groups) // 2 == 20  # 10 groups, both paths
+    for key in old_keys:
+        assert groups[key] == groups[("PresentMon-2.1.0_test_case_0.csv", *key[1:])], key

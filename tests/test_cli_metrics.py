@@ -59,8 +59,9 @@ def test_an_empty_run_inside_a_session_is_named(
     ]}), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(["metrics", "s.json"], capsys)
-    assert (code, out, err) == (1, "", ("certgen: s.json#run 2: no frame with a positive frame "
-                                "time (2 dropped as <= 0); the run must be captured again\n"))
+    assert (code, err) == (1, ("certgen: s.json#run 2: no frame with a positive frame "
+                               "time (2 dropped as <= 0); the run must be captured again\n"))
+    assert "s.json#run 1" in out and "s.json#run 2" not in out  # the scorable run is reported
 
 
 def test_table_is_aligned_and_notes_what_qualifies_the_figures(

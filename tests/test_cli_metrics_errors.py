@@ -14,6 +14,7 @@ import sys
 
 import pytest
 from bundlekit import run_cli
+from realdata import REAL
 
 PM_HEADER = "Application,ProcessID,SwapChainAddress,Dropped,MsBetweenPresents\n"
 
@@ -118,8 +119,10 @@ def test_malformed_capture_is_refused_with_one_exact_line(
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(["metrics", f"captures/{file}"], capsys)
     assert (code, out, err) == (1, "", f"certgen: {message}\n")
+    # With --json the array names the refused file with the same one-line message.
     code, out, err = run_cli(["metrics", "--json", f"captures/{file}"], capsys)
-    assert (code, out, err) == (1, "", f"certgen: {message}\n")
+    assert (code, err) == (1, f"certgen: {message}\n")
+    assert json.loads(out) == [{"file": f"captures/{file}", "error": message}]
 
 
 def test_forced_format_reports_what_is_missing(
@@ -152,15 +155,36 @@ def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "Missing argument 'CAPTURE...'" in err
 
 
-def test_a_refused_capture_among_good_ones_prints_no_partial_json(
+def test_a_batch_reports_every_readable_file_and_names_each_refused_one(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "good.csv").write_text(pm_rows("10", "20"), encoding="utf-8")
+    """Real captures around two bad files: nothing stops at the first bad one."""
     (tmp_path / "bad.csv").write_text(pm_rows("10", "x"), encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli(["metrics", "--json", "good.csv", "bad.csv", "good.csv"], capsys)
-    assert (code, out, err) == (
-        1, "", "certgen: bad.csv:3: MsBetweenPresents: expected a number, got 'x'\n")
+    monkeypatch.chdir(REAL)
+    bad = str(tmp_path / "bad.csv")
+    missing = str(tmp_path / "missing.csv")
+    files = ["PresentMonTestOutputFilename.csv", bad, "test_case_5.csv", missing,
+             "PresentMon-2.0.0_test_case_0.csv"]
+    bad_line = f"{bad}:3: MsBetweenPresents: expected a number, got 'x'"
+    missing_line = f"{missing}: no such file"
+    code, out, err = run_cli(["metrics", "--json", *files], capsys)
+    assert code == 1
+    assert err == f"certgen: {bad_line}\ncertgen: {missing_line}\n"
+    data = json.loads(out)
+    assert [d["file"] for d in data] == files
+    assert data[1] == {"file": bad, "error": bad_line}
+    assert data[3] == {"file": missing, "error": missing_line}
+    for index in (0, 2, 4):
+        [alone] = json.loads(run_cli(["metrics", "--json", files[index]], capsys)[1])
+        assert data[index] == alone  # each readable file exactly as when measured alone
+    # The table lists the good files; stderr names the bad ones.
+    code, out, err = run_cli(["metrics", *files], capsys)
+    assert code == 1
+    assert err == f"certgen: {bad_line}\ncertgen: {missing_line}\n"
+    rows = [line.split()[0] for line in out.splitlines()[2:5]]
+    assert rows == ["PresentMonTestOutputFilename.csv", "test_case_5.csv",
+                    "PresentMon-2.0.0_test_case_0.csv"]
+    assert bad not in out and missing not in out
 
 
 def test_as_a_process_the_refusal_is_one_line_without_traceback(tmp_path: pathlib.Path) -> None:

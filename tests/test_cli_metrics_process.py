@@ -34,8 +34,7 @@ CASES = [
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
+        raise SystemExit(main(argv))  # as the console script does: sys.exit(main())
     out, err = capsys.readouterr()
     code = exit_info.value.code
     return (code if isinstance(code, int) else 0), out, err
@@ -92,5 +91,50 @@ def test_mixed_formats_still_refuse_a_process_no_group_has(
     (tmp_path / "mh.csv").write_text(MANGOHUD, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     code, out, err = run(["metrics", "--process", "c.exe", "mh.csv", "pm.csv"], capsys)
-    assert (code, out) == (1, "")
+    # pm.csv is refused (named on stderr, exit 1); mh.csv is still reported, with its note.
+    assert code == 1
     assert err.startswith("certgen: pm.csv: no process named 'c.exe'; groups: ")
+    assert err.count("\n") == 1
+    assert "mh.csv:" in out and "pm.csv" not in out
+    assert "--process 'c.exe' not applied: a MangoHud log has no process groups" in out
+
+
+NAMELESS = ("Application,ProcessID,SwapChainAddress,Dropped,MsBetweenPresents\n"
+            ",520,0x1,0,10\n,520,0x1,0,20\ng.exe,7,0x2,0,10\ng.exe,7,0x2,0,10\ng.exe,7,0x2,0,10\n")
+
+
+def test_a_process_with_no_name_prints_sensibly_and_is_chosen_with_an_empty_process(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pm.csv").write_text(NAMELESS, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["metrics", "--json", "pm.csv"], capsys)
+    [entry] = json.loads(out)
+    assert (code, err) == (0, "")
+    assert entry["group"] == "g.exe (pid 7, swap chain 0x2)"
+    assert entry["groups_left_out"] == ["(no name) (pid 520, swap chain 0x1)"]
+    code, out, err = run(["metrics", "--json", "--process", "", "pm.csv"], capsys)
+    [entry] = json.loads(out)
+    assert (code, err) == (0, "")
+    assert (entry["group"], entry["frames"]) == ("(no name) (pid 520, swap chain 0x1)", 2)
+    code, out, err = run(["metrics", "--process", "x.exe", "pm.csv"], capsys)
+    assert (code, out) == (1, "")
+    assert err == ("certgen: pm.csv: no process named 'x.exe'; groups: g.exe (pid 7, swap chain "
+                   "0x2): 3 rows; (no name) (pid 520, swap chain 0x1): 2 rows\n")
+
+
+@pytest.mark.parametrize("forced", ["presentmon", "ocat", "frameview"])
+def test_a_forced_format_is_the_format_shown(
+    forced: str, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "pm.csv").write_text(PM, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    [detected] = json.loads(run(["metrics", "--json", "pm.csv"], capsys)[1])
+    code, out, err = run(["metrics", "--json", "--format", forced, "pm.csv"], capsys)
+    [entry] = json.loads(out)
+    assert (code, err, detected["format"], entry["format"]) == (0, "", "presentmon", forced)
+    assert {k: v for k, v in entry.items() if k != "format"} == {
+        k: v for k, v in detected.items() if k != "format"}
+    code, out, _ = run(["metrics", "--format", forced, "pm.csv"], capsys)
+    assert f"  - format {forced}, interval MsBetweenPresents" in out

@@ -125,7 +125,8 @@ def read_capture(
     """A capture's bytes as Captures: one per run (most formats hold exactly one). Pure.
 
     `name` is how messages and results name the file; `format` forces a reader (an id of
-    FORMATS); `process` picks a PresentMon-family group by its Application name. A `process`
+    FORMATS, then reported as the capture's format); `process` picks a PresentMon-family group
+    by its Application name (`""` picks the groups with an empty name). A `process`
     for a capture without process groups (MangoHud, CapFrameX JSON, frame-stats, benchmark
     CSV, or a CSV with no Application column) is refused with a NoProcessGroupsError, never
     ignored.
@@ -138,8 +139,10 @@ def read_capture(
     if fmt in GROUPED_FORMATS:
         from certgen.captures.presentmon import read_presentmon
 
+        # A forced format is the one reported (and the tool whose quirks apply).
+        forced = format if format in PRESENTMON_FAMILY else None
         return [read_presentmon(data, name, head=head, capframex=fmt == "capframex-csv",
-                                process=process)]
+                                process=process, flavour=forced)]
     if fmt == "capframex-json":
         from certgen.captures.capframex import read_capframex_json
 

@@ -19,7 +19,9 @@ class Group:
     frames: int
 
     def label(self) -> str:
-        return f"{self.application} (pid {self.process_id}, swap chain {self.swap_chain})"
+        """How messages name the group; an empty Application shows as `(no name)`."""
+        shown = self.application or "(no name)"
+        return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ class Capture:
     groups_left_out: tuple[Group, ...] = ()
     dropped_frames: int = 0
     """Frames the tool marked as dropped (Dropped=1): kept, with their interval, and counted."""
+    failed_presents: int = 0
+    """Frames FrameView marked `Dropped=Error` (the present failed): kept, with their interval,
+    and counted apart from dropped ones."""
     missing_intervals: int = 0
     """Rows whose interval was NA / null (e.g. a group's first present): not a frame time."""
     skipped_frames: int = 0

@@ -11,12 +11,15 @@ Three paths give the same Capture:
 
 What is read (docs/spec/captures.md):
 - the interval: MsBetweenPresents (1.0-1.6, 2.3.1+, OCAT, FrameView, CapFrameX) or
-  msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback;
+  msBetweenPresents (1.7-1.9); FrameTime (2.x --v2_metrics) only as a labelled fallback, and
+  so CPUBusy + CPUWait (PresentMon 2.0.0, which has neither), the same quantity;
 - `NA` in a numeric column is a missing value, never zero; a missing interval is counted;
-- rows are grouped by (Application, ProcessID, SwapChainAddress); the group with most rows is
-  used unless `process` names an application; ties go to the group that sorts first;
+- rows are grouped by (Application, ProcessID, SwapChainAddress); `_choose` is the group rule
+  (never a system process by default, real swap chains before 0x0, most rows, first seen) unless
+  `process` names an application;
 - dropped frames: `Dropped=1` (1.x), or `NA` in MsUntilDisplayed (2.x) / DisplayedTime
-  (--v2_metrics); they keep their interval and are counted;
+  (--v2_metrics); they keep their interval and are counted; FrameView's `Dropped=Error` (the
+  present failed) likewise, counted apart;
 - ragged rows: a row with another field count than the header is refused, except that OCAT
   writes its system information on the first data row only, so OCAT rows may be shorter (never
   longer) as long as they reach every column read;
@@ -47,8 +50,19 @@ FALLBACK_WARNING = (
     "no MsBetweenPresents column: read FrameTime (PresentMon 2.x --v2_metrics), which is CPU busy "
     "+ CPU wait, not the present-to-present interval; figures are labelled as a fallback"
 )
+SUM_COLUMNS = ("CPUBusy", "CPUWait")
+SUM_LABEL = "CPUBusy + CPUWait (fallback)"
+SUM_WARNING = (
+    "no MsBetweenPresents or FrameTime column (PresentMon 2.0.0): read CPUBusy + CPUWait, which "
+    "later 2.x versions write as FrameTime, CPU busy + CPU wait, not the present-to-present "
+    "interval; figures are labelled as a fallback"
+)
+SUM_SCALE = 1e6
+"""PresentMon 2.0.0 writes 6 decimals: the two cells are added as whole millionths of a ms."""
 DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
 NA = "NA"
+DROPPED_ERROR = "Error"
+"""FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +74,10 @@ class _Layout:
     """1-based line number of the header (after CapFrameX's //Key=Value lines)."""
     flavour: str
     interval: str
+    """The interval column's name, or SUM_LABEL when CPUBusy + CPUWait is read."""
     interval_index: int
+    addend_index: int | None
+    """CPUWait's index when the interval is CPUBusy (at interval_index) + CPUWait, else None."""
     keys: tuple[int, ...] | None
     """Indices of Application, ProcessID, SwapChainAddress, or None when the file has none."""
     dropped_index: int | None
@@ -72,6 +89,8 @@ class _Layout:
     @property
     def needed(self) -> list[int]:
         idx = {self.interval_index}
+        if self.addend_index is not None:
+            idx.add(self.addend_index)
         if self.keys:
             idx.update(self.keys)
         if self.dropped_index is not None:
@@ -79,7 +98,7 @@ class _Layout:
         return sorted(idx)
 
 
-def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
+def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = None) -> _Layout:
     text = head.removeprefix(UTF8_BOM)
     lines = text.decode("utf-8", errors="replace").splitlines()
     info: dict[str, str] = {}
@@ -96,6 +115,9 @@ def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
     interval = next((c for c in INTERVAL_COLUMNS if c in header), None)
     if interval is None and FALLBACK_COLUMN in header:
         interval = FALLBACK_COLUMN
+    addend_index = None
+    if interval is None and all(c in header for c in SUM_COLUMNS):
+        interval, addend_index = SUM_LABEL, header.index(SUM_COLUMNS[1])
     if interval is None:
         raise CaptureFormatError(
             "no frame-time column: expected MsBetweenPresents, msBetweenPresents or FrameTime",
@@ -116,9 +138,10 @@ def _layout(head: bytes, name: str, *, capframex: bool) -> _Layout:
     return _Layout(
         header=header,
         header_line=line,
-        flavour="capframex-csv" if capframex else presentmon_flavour(header),
+        flavour="capframex-csv" if capframex else (flavour or presentmon_flavour(header)),
         interval=interval,
-        interval_index=header.index(interval),
+        interval_index=header.index(SUM_COLUMNS[0] if addend_index is not None else interval),
+        addend_index=addend_index,
         keys=keys,
         dropped_index=dropped_index,
         dropped_is_flag=is_flag,
@@ -150,9 +173,10 @@ class _Rows:
     """The needed columns of every row, ready for grouping (either path)."""
 
     groups: list[tuple[tuple[str, str, str], int]]
-    """(key, rows) per group, in any order."""
+    """(key, rows) per group, in the order the groups are first seen in the file."""
     select: Any
-    """key or None -> (intervals with NaN for NA, dropped count) of that group's rows."""
+    """key or None -> (intervals with NaN for NA, Dropped=1 count, Dropped=Error count) of that
+    group's rows."""
 
 
 def read_presentmon(
@@ -162,9 +186,14 @@ def read_presentmon(
     head: bytes,
     capframex: bool = False,
     process: str | None = None,
+    flavour: str | None = None,
 ) -> Capture:
-    """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc)."""
-    layout = _layout(head, name, capframex=capframex)
+    """Read a PresentMon-family (or CapFrameX CSV) file into one Capture (see module doc).
+
+    `flavour` (presentmon, ocat or frameview: a forced `--format`) replaces the one the header
+    suggests, both as the reported format and in the tool's quirks (OCAT's short rows).
+    """
+    layout = _layout(head, name, capframex=capframex, flavour=flavour)
     if process is not None and layout.keys is None:
         raise NoProcessGroupsError(
             process, "a CSV without Application, ProcessID and SwapChainAddress columns",
@@ -202,12 +231,16 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     wanted = list(range(len(header))) if ocat else sorted(needed | {last})
     dtypes: dict[str, Any] = {header[layout.interval_index]: pl.Float64}
     nulls: dict[str, str] = {header[layout.interval_index]: NA}
+    if layout.addend_index is not None:
+        dtypes[header[layout.addend_index]] = pl.Float64
+        nulls[header[layout.addend_index]] = NA
     if layout.keys and not single:
         for i in layout.keys:
             dtypes[header[i]] = pl.Categorical
     if layout.dropped_index is not None:
         col = header[layout.dropped_index]
-        dtypes[col] = pl.Int64 if layout.dropped_is_flag else pl.Float64
+        # The flag is read as text: FrameView writes `Error` beside 0 and 1.
+        dtypes[col] = pl.String if layout.dropped_is_flag else pl.Float64
         if not layout.dropped_is_flag:
             nulls[col] = NA
     try:
@@ -228,23 +261,29 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         raise _Suspect
     interval = df[header[layout.interval_index]]
     checks = [interval.is_null().any(), not interval.is_finite().all()]
+    if layout.addend_index is not None:
+        addend = df[header[layout.addend_index]]
+        checks += [addend.is_null().any(), not addend.is_finite().all()]
     if layout.keys and not single:
         checks.extend(df[header[i]].is_null().any() for i in layout.keys)
     if not ocat:
         checks.append(df[header[last]].is_null().any())  # a short row (or an empty last cell)
     if layout.dropped_index is not None and layout.dropped_is_flag:
         flag = df[header[layout.dropped_index]]
-        checks.append(flag.is_null().any() or not flag.is_in([0, 1]).all())
+        checks.append(flag.is_null().any() or not flag.is_in(["0", "1", DROPPED_ERROR]).all())
     if any(checks):
         raise _Suspect
 
     key_names = [header[i] for i in layout.keys] if layout.keys else []
 
-    def dropped_of(frame: Any) -> int:
+    def dropped_of(frame: Any) -> tuple[int, int]:
+        """(Dropped=1 count, Dropped=Error count) of some rows."""
         if layout.dropped_index is None:
-            return 0
+            return 0, 0
         col = frame[header[layout.dropped_index]]
-        return int(col.sum()) if layout.dropped_is_flag else int(col.null_count())
+        if not layout.dropped_is_flag:
+            return int(col.null_count()), 0
+        return int((col == "1").sum()), int((col == DROPPED_ERROR).sum())
 
     def as_key(values: tuple[Any, ...]) -> tuple[str, str, str]:
         a, b, c = (str(v) for v in values)
@@ -257,10 +296,10 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     elif all(df[k].n_unique() == 1 for k in key_names):
         groups = [(as_key(tuple(df[k][0] for k in key_names)), df.height)]
     else:
-        counted = df.group_by(key_names).len()
+        counted = df.group_by(key_names, maintain_order=True).len()  # first seen first
         groups = [(as_key(row[:3]), int(row[3])) for row in counted.iter_rows()]
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
         frame = df
         if key is not None and len(groups) > 1:
             mask = pl.lit(True)
@@ -268,7 +307,9 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
                 mask = mask & (pl.col(col).cast(pl.String) == value)
             frame = df.filter(mask)
         values = frame[header[layout.interval_index]].to_numpy()
-        return values, dropped_of(frame)
+        if layout.addend_index is not None:
+            values = _exact_sum(values, frame[header[layout.addend_index]].to_numpy())
+        return values, *dropped_of(frame)
 
     return _Rows(groups=groups, select=select)
 
@@ -318,7 +359,18 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
     width = len(layout.header)
     reach = max(layout.needed) + 1
     col = layout.header[layout.interval_index]
+    addend = layout.addend_index
     per_group: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
+    """key -> (intervals, Dropped per row: 0, 1, or 2 for Error)."""
+    addends: dict[tuple[str, str, str], list[float]] = {}
+    """key -> CPUWait per row, when the interval is CPUBusy + CPUWait."""
+
+    def key_of(row: list[str]) -> tuple[str, str, str]:
+        if not layout.keys:
+            return ("", "", "")
+        a, b, c = (row[i].strip() for i in layout.keys)
+        return (a, b, c)
+
     order: list[tuple[str, str, str]] = []
     for row in reader:
         line = layout.header_line + reader.line_num
@@ -332,24 +384,30 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
         value = float("nan") if token.strip() == NA else parse_number(
             token, name=name, line=line, field=col
         )
+        key = key_of(row)
+        if addend is not None:
+            cell = row[addend]
+            second = float("nan") if cell.strip() == NA else parse_number(
+                cell, name=name, line=line, field=layout.header[addend]
+            )
+            addends.setdefault(key, []).append(second)
         dropped = 0
         if layout.dropped_index is not None:
             cell = row[layout.dropped_index].strip()
             if layout.dropped_is_flag:
-                if cell not in ("0", "1"):
+                if cell == DROPPED_ERROR:
+                    dropped = 2
+                elif cell in ("0", "1"):
+                    dropped = int(cell)
+                else:
                     raise CaptureFormatError(
                         f"expected 0 or 1, got {row[layout.dropped_index]!r}",
                         file=name, line=line, field="Dropped",
                     )
-                dropped = int(cell)
             elif cell == NA:
                 dropped = 1
             else:
                 parse_number(cell, name=name, line=line, field=layout.header[layout.dropped_index])
-        key = ("", "", "")
-        if layout.keys:
-            a, b, c = (row[i].strip() for i in layout.keys)
-            key = (a, b, c)
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
@@ -362,28 +420,133 @@ def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
         )
     groups = [(k, len(per_group[k][0])) for k in order] if layout.keys else []
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
-        values, drops = per_group[key if key is not None else ("", "", "")]
-        return np.asarray(values, dtype=np.float64), int(sum(drops))
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+        chosen = key if key is not None else ("", "", "")
+        values, drops = per_group[chosen]
+        intervals = np.asarray(values, dtype=np.float64)
+        if addend is not None:
+            intervals = _exact_sum(intervals, np.asarray(addends[chosen], dtype=np.float64))
+        return intervals, drops.count(1), drops.count(2)
 
     return _Rows(groups=groups, select=select)
 
 
-def _sorted_groups(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
-    """Most rows first; ties by application, process id, swap chain (a unique order)."""
-    made = [Group(a, p, s, n) for (a, p, s), n in groups]
-    return sorted(made, key=lambda g: (-g.frames, g.application, g.process_id, g.swap_chain))
+def _exact_sum(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """CPUBusy + CPUWait per row, as the decimal sum of the two cells rounded once to a float.
+
+    PresentMon 2.0.0 writes both with 6 decimals and 2.1 writes their sum as FrameTime with 4;
+    adding them as whole millionths of a ms (exact integers in a float64) and dividing once gives
+    the same float as FrameTime of the same trace, where float addition could differ by a bit.
+    Cells with more decimals than that (never written by PresentMon) are added as floats. NA
+    (NaN) in either cell gives NaN, a missing interval.
+    """
+    a, b = first * SUM_SCALE, second * SUM_SCALE
+    whole_a, whole_b = np.round(a), np.round(b)
+    with np.errstate(invalid="ignore"):
+        off = (np.abs(a - whole_a) > 1e-3) | (np.abs(b - whole_b) > 1e-3)
+    total: np.ndarray = first + second if np.any(off) else (whole_a + whole_b) / SUM_SCALE
+    return total
 
 
-def _choose(groups: list[Group], process: str | None, name: str) -> Group:
+SYSTEM_PROCESSES = (
+    "dwm.exe",
+    "csrss.exe",
+    "explorer.exe",
+    "sihost.exe",
+    "ShellExperienceHost.exe",
+    "StartMenuExperienceHost.exe",
+    "SearchHost.exe",
+    "SearchApp.exe",
+    "SearchUI.exe",
+    "TextInputHost.exe",
+    "ApplicationFrameHost.exe",
+    "LockApp.exe",
+    "LogonUI.exe",
+)
+"""Windows components that present frames in an all-process capture (compared ignoring case).
+
+Never chosen by default while another group has frames: a certificate scored on the compositor
+or the shell says nothing about the game (docs/spec/captures.md). Only parts of Windows are
+listed; third-party helpers (steamwebhelper.exe, overlays, launchers) are left to the group rule
+and its close-choice warning, since no fixed list of them could be complete or stay right.
+"""
+_SYSTEM = frozenset(p.casefold() for p in SYSTEM_PROCESSES)
+
+
+def is_system_process(application: str) -> bool:
+    """True for an application of SYSTEM_PROCESSES (case-insensitive)."""
+    return application.strip().casefold() in _SYSTEM
+
+
+def is_null_swap_chain(address: str) -> bool:
+    """True for a swap chain address of all zeros (0x0, 0x0000000000000000): no real swap chain."""
+    try:
+        return int(address, 16) == 0
+    except ValueError:
+        return False
+
+
+def _groups_in_file_order(groups: list[tuple[tuple[str, str, str], int]]) -> list[Group]:
+    return [Group(a, p, s, n) for (a, p, s), n in groups]
+
+
+def _choose(
+    groups: list[Group], process: str | None, name: str
+) -> tuple[Group, list[Group], list[str]]:
+    """(the group to read, the others most frames first, warnings): the group rule.
+
+    `groups` are in the order first seen in the file. Candidates: the groups of the application
+    `process` names, or by default every group that is not a system process (all groups when
+    only system processes presented). Among candidates: a real swap chain before 0x0, then most
+    frames, then first seen. A warning names system processes passed over by that rule, and any
+    runner-up with as many frames as the chosen group or within 10 % of it.
+    """
+    first_seen = {g: i for i, g in enumerate(groups)}
+
+    def rank(g: Group) -> tuple[bool, int, int]:
+        return (is_null_swap_chain(g.swap_chain), -g.frames, first_seen[g])
+
+    warnings: list[str] = []
     if process is None:
-        return groups[0]
-    wanted = process.strip().casefold()
-    matching = [g for g in groups if g.application.casefold() == wanted]
-    if not matching:
-        listed = "; ".join(f"{g.label()}: {g.frames} rows" for g in groups)
-        raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
-    return matching[0]
+        others = [g for g in groups if not is_system_process(g.application)]
+        candidates = others or groups
+    else:
+        wanted = process.strip().casefold()
+        candidates = [g for g in groups if g.application.casefold() == wanted]
+        if not candidates:
+            listed = "; ".join(f"{g.label()}: {g.frames} rows"
+                               for g in sorted(groups, key=lambda g: (-g.frames, first_seen[g])))
+            raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
+    ranked = sorted(candidates, key=rank)
+    chosen = ranked[0]
+    if process is None and not others:
+        warnings.append(
+            f"every group is a system process: {chosen.label()} was chosen, but figures of a "
+            "system process (such as the compositor, dwm.exe) say nothing about a game"
+        )
+    elif process is None:
+        passed = [g for g in groups if is_system_process(g.application) and rank(g) < rank(chosen)]
+        if passed:
+            listed = "; ".join(f"{g.label()}: {g.frames} frames" for g in passed)
+            warnings.append(
+                "left out as a system process (never chosen by default while another process "
+                f"has frames; --process names one): {listed}"
+            )
+    if len(ranked) > 1 and 10 * ranked[1].frames >= 9 * chosen.frames:
+        runner = ranked[1]
+        if is_null_swap_chain(runner.swap_chain) and not is_null_swap_chain(chosen.swap_chain):
+            why = "a real swap chain comes before 0x0"
+        elif chosen.frames > runner.frames:
+            why = "it has more frames"
+        else:
+            why = "it was seen first in the file"
+        warnings.append(
+            f"close group choice: {chosen.label()} ({chosen.frames} frames) was chosen over "
+            f"{runner.label()} ({runner.frames} frames) because {why}; check that it is the "
+            "game (--process names an application)"
+        )
+    left_out = sorted((g for g in groups if g != chosen), key=lambda g: (-g.frames, first_seen[g]))
+    return chosen, left_out, warnings
 
 
 def _capture(
@@ -391,24 +554,36 @@ def _capture(
 ) -> Capture:
     group = None
     left_out: tuple[Group, ...] = ()
+    warnings: list[str] = []
+    group_warnings: list[str] = []
     if rows.groups:
-        ordered = _sorted_groups(rows.groups)
-        group = _choose(ordered, process, name)
-        left_out = tuple(g for g in ordered if g != group)
-        values, dropped = rows.select((group.application, group.process_id, group.swap_chain))
+        group, others, group_warnings = _choose(
+            _groups_in_file_order(rows.groups), process, name
+        )
+        left_out = tuple(others)
+        values, dropped, failed = rows.select(
+            (group.application, group.process_id, group.swap_chain)
+        )
     else:
-        values, dropped = rows.select(None)
+        values, dropped, failed = rows.select(None)
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
     if n_missing:
         values = values[~missing]
-    warnings: list[str] = []
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
         warnings.append(FALLBACK_WARNING)
+    elif layout.interval == SUM_LABEL:
+        warnings.append(SUM_WARNING)
+    warnings += group_warnings
     if n_missing:
         warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
+    if failed:
+        warnings.append(
+            f"{failed} frames with Dropped=Error (present failed) are counted with their present "
+            "interval"
+        )
     return Capture(
         frame_times_ms=values,
         source=name,
@@ -417,6 +592,7 @@ def _capture(
         group=group,
         groups_left_out=left_out,
         dropped_frames=dropped,
+        failed_presents=failed,
         missing_intervals=n_missing,
         hints=hints,
         warnings=tuple(warnings),
@@ -454,6 +630,7 @@ def _vector(data: bytes, layout: _Layout) -> _Rows | None:
     width = len(header)
     if (
         layout.flavour == "ocat"
+        or layout.addend_index is not None
         or layout.keys != (0, 1, 2)
         or len(set(header)) != width
         or (layout.dropped_index is not None and not layout.dropped_is_flag)
@@ -533,8 +710,8 @@ def _vector_rows(
     a, b, c = (f.decode("ascii").strip() for f in first[:3])
     key = (a, b, c)
 
-    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int]:
-        return values, dropped
+    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+        return values, dropped, 0  # a Dropped=Error row is not plain: this path declines
 
     return _Rows(groups=[(key, rows)], select=select)
 

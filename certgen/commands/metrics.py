@@ -2,9 +2,10 @@
 
 Reads every capture (format detected from content unless forced), computes the SOP v1.1 figures
 and the diagnostics with the default SOP's weights, and prints a table or, with --json, one JSON
-array with one object per capture (per run, for files holding several). A capture that cannot
-be read or scored refuses the whole command (exit 1, one line naming it); nothing is printed
-for the others, so a JSON consumer never sees a partial array.
+array with one object per capture (per run, for files holding several). A batch does not stop at
+a bad file: every readable capture is reported, and each refused one is named (on stderr as
+`certgen: <the one-line message>`; in the JSON array, in its place in argument order, as
+`{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def keep_freed_memory() -> None:
 def read_all(
     paths: list[str], fmt: str | None, process: str | None
 ) -> Iterator[tuple[str, Any, str | None]]:
-    """(argument, Capture, note) per run, in argument order, each as soon as it is read.
+    """(argument, Capture or the CertgenError refusing the file, note) per run, in argument
+    order, each as soon as it is read.
 
     `--process` applies to the captures that have process groups (the PresentMon family,
     CapFrameX CSV). When some given capture has them, the others are read without it and their
@@ -83,18 +85,22 @@ def read_all(
     refused once all are read (a user's option is never silently dropped).
     """
     from certgen.captures.detect import read_capture_file
-    from certgen.errors import NoProcessGroupsError
+    from certgen.errors import CertgenError, NoProcessGroupsError
 
     refused: list[NoProcessGroupsError] = []
     for arg in paths:
         path = pathlib.Path(arg)
         note = None
         try:
-            captures = read_capture_file(path, name=arg, format=fmt, process=process)
-        except NoProcessGroupsError as exc:
-            refused.append(exc)
-            note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
-            captures = read_capture_file(path, name=arg, format=fmt)
+            try:
+                captures = read_capture_file(path, name=arg, format=fmt, process=process)
+            except NoProcessGroupsError as exc:
+                refused.append(exc)
+                note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
+                captures = read_capture_file(path, name=arg, format=fmt)
+        except CertgenError as exc:
+            yield arg, exc, None
+            continue
         for capture in captures:
             yield arg, capture, note
     if refused and len(refused) == len(paths):
@@ -102,15 +108,27 @@ def read_all(
 
 
 def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict[str, Any]]:
-    """The JSON objects of `certgen metrics --json`, in argument order (refuses on any error)."""
+    """The JSON objects of `certgen metrics --json`, in argument order.
+
+    A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
+    "<the one-line message>"}` in its place; the others are measured as usual.
+    """
+    from certgen.errors import CertgenError
     from certgen.metrics import compute_metrics, weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(load_rules())
-    results = []
+    results: list[dict[str, Any]] = []
     for arg, capture, note in read_all(paths, fmt, process):
+        if isinstance(capture, CertgenError):
+            results.append({"file": arg, "error": str(capture)})
+            continue
         name = display_name(arg, capture.label)
-        metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
+        try:
+            metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
+        except CertgenError as exc:
+            results.append({"file": name, "error": str(exc)})
+            continue
         entry: dict[str, Any] = {
             "file": name,
             "format": capture.format,
@@ -193,7 +211,13 @@ def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_
     """SOP v1.1 figures and diagnostics per capture."""
     keep_freed_memory()
     results = measure(list(captures), fmt, process)
+    good = [r for r in results if "error" not in r]
     if as_json:
         click.echo(json.dumps(results, indent=2, ensure_ascii=False))
-    else:
-        click.echo(render_table(results))
+    elif good:
+        click.echo(render_table(good))
+    errors = [r["error"] for r in results if "error" in r]
+    for error in errors:
+        click.echo(f"certgen: {error}", err=True)
+    if errors:
+        raise click.exceptions.Exit(1)  # EXIT_REFUSED: a file was refused

@@ -1,0 +1,151 @@
+"""FrameView logs in the tool's exact layout: its ~100-column header, `NA` cells, numbers with a
+leading space, GPU/CPU on every row, and `Error` in `Dropped` for a frame whose present failed.
+
+No licensed real FrameView log exists for the tests (../shared/captures/real/SOURCES.md), so the
+files are built here. The header is FrameView's own, as a real log writes it (a Witcher 3 log
+published with Pavelioso/Frameviewer, assets/witcher_3.csv; 110 columns on that machine: the
+telemetry tail varies with the GPU and CPU). The rows are made up in the same token style.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+import pytest
+
+from certgen.captures import presentmon
+from certgen.captures.detect import read_capture
+from certgen.captures.model import Capture
+from certgen.metrics import Weights, compute_sop_metrics
+
+CORES = [f"CPUCoreUtil%[{i:2d}]" for i in range(64)]
+HEADER = [
+    "Application", "GPU", "CPU", "Resolution", "Runtime", "AllowsTearing", "ProcessID",
+    "SwapChainAddress", "SyncInterval", "PresentFlags", "PresentMode", "Dropped",
+    "TimeInSeconds", "MsBetweenPresents", "MsBetweenDisplayChange", "MsInPresentAPI",
+    "MsRenderPresentLatency", "MsUntilDisplayed", "Render Queue Depth", "MsPCLatency",
+    "GPU0Clk(MHz)", "GPU0MemClk(MHz)", "GPU0Util(%)", "GPU0Temp(C)", "GPU1Clk(MHz)",
+    "GPU1MemClk(MHz)", "GPU1Util(%)", "GPU1Temp(C)", "PCAT Power Total(W)",
+    "Perf/W Total(F/J) (PCAT)", "Perf/W Total(F/J) (API)", "Perf/W GPUOnly(F/J) (API)",
+    "Perf/W Total-USBC(F/J) (API)", "GPUOnlyPwr(W) (API)", "NV-Total-USBCPwr(W) (API)",
+    "NV Pwr(W) (API)", "AMDPwr(W) (API)", "CPUClk(MHz)", "CPUUtil(%)", "CPU Package Temp(C)",
+    "CPU Package Power(W)", "CPU TDP (W)", *CORES, "Current Battery Capacity(Wh)",
+    "Total Battery Capacity(Wh)", "Battery Percentage", "Battery Drain Rate(W)",
+]
+GPU, CPU = "NVIDIA GeForce RTX 4060 Ti", "AMD Ryzen 5 7600 6-Core Processor"
+
+# (Dropped token, MsBetweenPresents): a steady run with two failed presents and one drop.
+FRAMES = [("0", 16.667)] * 20 + [("Error", 33.334), ("0", 16.666), ("1", 16.668),
+                                 ("Error", 16.667)] + [("0", 16.667)] * 20
+
+
+def frameview_row(app: str, pid: int, swap: str, dropped: str, interval: float, t: float) -> str:
+    displayed = "0.000" if dropped != "0" else "24.512"
+    cells = [
+        app, GPU, CPU, "2560x1440", "DXGI", "0", str(pid), swap, "1", "0",
+        "Hardware: Independent Flip", dropped, f"{t:.6f}", f"{interval:.3f}",
+        "0.000" if dropped != "0" else f"{interval:.3f}", "0.412", "7.530", displayed, "1",
+        "NA", "2535", "9001", "97", "61", *["NA"] * 8, "0.620", "NA", "NA", "NA", "NA", "4750",
+        "38", " 71", "52.410", " 65", *[" 41", "37", "NA", "45"] * 16, "NA", "NA", "NA", "NA",
+    ]
+    assert len(cells) == len(HEADER)
+    return ",".join(cells)
+
+
+def frameview_log(groups: list[tuple[str, int, str, list[tuple[str, float]]]]) -> bytes:
+    """A FrameView log (CRLF, as FrameView writes on Windows): rows of the groups interleaved."""
+    lines = [",".join(HEADER)]
+    t = 12.5
+    longest = max(len(frames) for *_, frames in groups)
+    for i in range(longest):
+        for app, pid, swap, frames in groups:
+            if i < len(frames):
+                t += frames[i][1] / 1000
+                lines.append(frameview_row(app, pid, swap, frames[i][0], frames[i][1], t))
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def paths(data: bytes, name: str) -> dict[str, Capture | None]:
+    """The capture each path reads (None where a path declines the file)."""
+    head = data[:65536]
+    layout = presentmon._layout(head, name, capframex=False)
+    hints = presentmon._hints(layout, head)
+    vector = presentmon._vector(data, layout)
+    return {
+        "vector": None if vector is None else presentmon._capture(vector, layout, name, None,
+                                                                  hints),
+        "polars": presentmon._capture(presentmon._fast(data, layout), layout, name, None, hints),
+        "csv": presentmon._capture(presentmon._slow(data, name, layout), layout, name, None,
+                                   hints),
+    }
+
+
+def same(a: Capture, b: Capture) -> bool:
+    fields = [f.name for f in dataclasses.fields(a) if f.name != "frame_times_ms"]
+    return bool(np.array_equal(a.frame_times_ms, b.frame_times_ms)) and all(
+        getattr(a, f) == getattr(b, f) for f in fields)
+
+
+def test_the_header_is_frameviews_width() -> None:
+    assert len(HEADER) == 110
+
+
+def test_error_in_dropped_keeps_the_frame_and_counts_it() -> None:
+    data = frameview_log([("Witcher3.exe", 1832, "0x000002900C071B50", FRAMES)])
+    [capture] = read_capture(data, name="fv.csv")
+    assert capture.format == "frameview"
+    assert (capture.hints.gpu, capture.hints.cpu) == (GPU, CPU)
+    assert capture.frame_times_ms.size == len(FRAMES) == 44
+    assert capture.frame_times_ms.tolist() == [v for _, v in FRAMES]
+    assert (capture.dropped_frames, capture.failed_presents) == (1, 2)
+    assert capture.warnings == (
+        "2 frames with Dropped=Error (present failed) are counted with their present interval",
+    )
+    # Dropped does not change the SOP figures: the same intervals all flagged 0 give the same.
+    plain = frameview_log([("Witcher3.exe", 1832, "0x000002900C071B50",
+                            [("0", v) for _, v in FRAMES])])
+    [reference] = read_capture(plain, name="fv.csv")
+    weights = Weights(0.7, 0.3)
+    assert compute_sop_metrics(capture.frame_times_ms, weights) == compute_sop_metrics(
+        reference.frame_times_ms, weights)
+
+
+@pytest.mark.parametrize("groups", [1, 2], ids=["one process", "two processes"])
+def test_every_path_reads_error_rows_alike(groups: int) -> None:
+    made = [("Witcher3.exe", 1832, "0x000002900C071B50", FRAMES)]
+    if groups == 2:
+        made.append(("Discord.exe", 9120, "0x000001F4A2B3C4D0",
+                     [("0", 8.0), ("Error", 8.1), ("0", 8.2)]))
+    data = frameview_log(made)
+    got = paths(data, "fv.csv")
+    # FrameView's key columns are not the first three, so the vector path never takes its logs.
+    assert got["vector"] is None
+    polars, slow = got["polars"], got["csv"]
+    assert polars is not None and slow is not None and same(polars, slow)
+    assert slow.failed_presents == 2 and slow.dropped_frames == 1
+
+
+def test_a_presentmon_layout_with_error_rows_agrees_on_every_path(tmp_path: pathlib.Path) -> None:
+    """The vector path reads the PresentMon 1.x layout; a Dropped=Error row makes it decline,
+    and polars and the csv module then read the same frames."""
+    header = ("Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,Dropped,"
+              "TimeInSeconds,MsBetweenPresents,MsInPresentAPI\n")
+    rows = "".join(f"Game.exe,7124,0x1D5E3F2A070,DXGI,0,0,{d},1.0,{v:.3f},0.2\n"
+                   for d, v in FRAMES)
+    data = (header + rows).encode()
+    got = paths(data, "pm.csv")
+    assert got["vector"] is None
+    assert got["polars"] is not None and got["csv"] is not None
+    assert same(got["polars"], got["csv"])
+    assert got["csv"].failed_presents == 2
+    plain = paths(data.replace(b",Error,", b",0,"), "pm.csv")
+    assert plain["vector"] is not None and same(plain["vector"], plain["csv"])  # type: ignore[arg-type]
+    assert np.array_equal(plain["vector"].frame_times_ms, got["csv"].frame_times_ms)
+
+
+def test_other_tokens_in_dropped_are_still_refused() -> None:
+    data = frameview_log([("Witcher3.exe", 1832, "0x1", [("0", 16.6), ("error", 16.6)])])
+    with pytest.raises(Exception, match=r"^fv.csv:3: Dropped: expected 0 or 1, got 'error'$"):
+        read_capture(data, name="fv.csv")
