@@ -20,6 +20,7 @@ float(f"{t:.3f}") == t for t = round(x, 3).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -271,3 +272,35 @@ def card_files(card: dict[str, Any]) -> list[str]:
         if "first_capture" in run:
             files.append(run["first_capture"]["file"])
     return files
+
+
+@st.composite
+def bundles(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str]]:
+    """(card.yaml mapping, {bundle path: file text}): a whole bundle, every file the card names
+    a PresentMon capture (archived first captures too; their declared SHA-256 is random, so
+    most re-run audits fail and the record carries refusals — both paths get rendered)."""
+    card = draw(cards())
+    # One plain PresentMon 1.x group per file: the readers' variety is drawn elsewhere
+    # (presentmon_texts); here the frames matter, and drawing row by row would be slow.
+    files = {}
+    for name in card_files(card):
+        frames = draw(frame_time_arrays(min_size=20, max_size=200))
+        rows = [f"{_APPS[0]},7124,0x1D5E3F2A070,DXGI,0,0,0,{0.001 * i:.6f},{_ms(t)},0.372"
+                for i, t in enumerate(frames.tolist())]
+        files[name] = "\n".join([_PM1_HEADER, *rows]) + "\n"
+    return card, files
+
+
+def write_bundle(root: Path, bundle: tuple[dict[str, Any], dict[str, str]]) -> Path:
+    """Write a drawn bundle into the folder `root` (created) and return it."""
+    import yaml
+
+    card, files = bundle
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "card.yaml").write_text(yaml.safe_dump(card, allow_unicode=True, sort_keys=False),
+                                    encoding="utf-8")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    return root
