@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -43,6 +43,9 @@ from certgen.diagnostics import (
     stutter_events,
 )
 from certgen.metrics import fps_figures, positive_frames, round_half_away
+
+if TYPE_CHECKING:
+    from certgen.record import Chart
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -508,22 +511,17 @@ def paired_series(
 # --------------------------------------------------------------------------- chart and CSV
 
 
-@dataclass(frozen=True)
-class ChartSeries:
-    """A side's frame times downsampled for a chart: min and max per bucket (a spike survives)."""
+def chart_series(side: CountedSide, buckets: int = 400) -> Chart:
+    """A side's frame times for the chart, in the certificates' shape (certgen.record.Chart):
+    min/max per bucket of capture time, and the side's 1% and 0.1% lows as frame times."""
+    from certgen.record import Chart, min_max_buckets
 
-    duration_ms: float
-    buckets: tuple[tuple[float, float, float], ...]
-    """(start_ms, min_ms, max_ms) per non-empty bucket, in time order."""
-
-
-def chart_series(side: CountedSide, buckets: int = 400) -> ChartSeries:
-    """Min/max frame time per bucket of capture time, for the frame-time chart of both sides."""
-    from certgen.record import min_max_buckets
-
+    low1, low01 = side.summary.low_1pct_fps, side.summary.low_0_1pct_fps
+    lows = {"low_1pct_ms": None if not low1 else round_half_away(1000.0 / low1, 3),
+            "low_0_1pct_ms": None if not low01 else round_half_away(1000.0 / low01, 3)}
     frames, present = side.frames, side.present_ms
     if frames.size == 0:
-        return ChartSeries(0.0, ())
+        return Chart(duration_ms=0.0, buckets=(), **lows)
     # The certificates' downsampler, on the capture's own clock (frames left out by the
     # foreground rule leave their gap): a frame sits where it starts, present - interval.
     duration = float(present[-1])
@@ -531,7 +529,7 @@ def chart_series(side: CountedSide, buckets: int = 400) -> ChartSeries:
         (start, lo, hi)
         for start, lo, hi in min_max_buckets(frames, present - frames, duration, buckets)
     )
-    return ChartSeries(round_half_away(duration, 3), out)
+    return Chart(duration_ms=round_half_away(duration, 3), buckets=out, **lows)
 
 
 METRIC_ROWS: tuple[str, ...] = (

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -354,9 +355,29 @@ def test_a_malformed_date_is_a_usage_error(
     assert code == 2 and "--date" in err
 
 
-def test_chart_axis_labels_follow_the_report_language():
-    """A tick of 2.5 reads 2,5 in Russian and Portuguese, 2.5 in English."""
-    from certgen.render.report import _tick
+def test_chart_axis_labels_follow_the_report_language(pair_report: Path) -> None:
+    """The chart's tick labels and low legend use the report's decimal sign (2,5 in ru/pt)."""
+    from certgen.record import Chart
+    from certgen.render.charts import chart_scale, frame_time_chart
 
-    assert [_tick(2.5, lang) for lang in ("en", "ru", "pt")] == ["2.5", "2,5", "2,5"]
-    assert _tick(40.0, "ru") == "40"
+    chart = Chart(duration_ms=2500.0, buckets=((0.0, 2.0, 7.5), (1250.0, 2.5, 9.0)),
+                  low_1pct_ms=8.25, low_0_1pct_ms=9.0)
+    labels = dict(x_label="x", y_label="y", low_1pct_label="1", low_0_1pct_label="0.1", title="t")
+    ticks = {lang: re.findall(r'class="tick"[^>]*>([^<]*)<', frame_time_chart(chart, lang, **labels))
+             for lang in ("en", "ru", "pt")}
+    assert "0.5" in ticks["en"] and "0,5" in ticks["ru"] and "0,5" in ticks["pt"]
+    assert chart_scale([chart]).seconds == 2.5
+
+
+def test_the_report_chart_is_the_certificate_drawer_with_one_scale_for_both_sides(
+    pair_report: Path,
+) -> None:
+    """frame-times.svg: one panel per side drawn by render.charts (its band and low lines),
+    both on the same frame-time axis."""
+    svg = (pair_report / "frame-times.svg").read_text(encoding="utf-8")
+    panels = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart"[^>]*>', svg)
+    assert len(panels) == 2 and 'y="0.0"' in panels[0] and 'y="190.0"' in panels[1]
+    assert svg.count("<polygon") == 2 and svg.count('stroke-dasharray="5 3"') >= 2
+    y_ticks = [re.findall(r'text-anchor="end" class="tick"[^>]*>([^<]*)<', part)
+               for part in svg.split('class="chart"')[1:]]
+    assert y_ticks[0] == y_ticks[1] and len(y_ticks[0]) >= 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
@@ -44,6 +45,33 @@ def _f(value: float) -> str:
     return "0.0" if text == "-0.0" else text
 
 
+@dataclass(frozen=True)
+class Scale:
+    """The axes of a chart: capture time (s) and frame time (ms), each with its tick step.
+
+    Charts drawn one above the other (the two sides of a before/after report) share one Scale,
+    so the same height means the same frame time and the same x the same second."""
+
+    seconds: float
+    step_x: float
+    y_max: float
+    step_y: float
+
+
+def chart_scale(charts: Sequence[Chart], *, cap_ms: float | None = None) -> Scale:
+    """The Scale that fits every chart's buckets and low lines; with `cap_ms`, the frame-time
+    axis stops there (frames above it are drawn clipped, with a marker)."""
+    values = [b[2] for c in charts for b in c.buckets if cap_ms is None or b[2] <= cap_ms]
+    values += [v for c in charts for v in (c.low_1pct_ms, c.low_0_1pct_ms) if v]
+    top_value = max([*values, 1.0])
+    step_y = _nice_step(top_value, 4)
+    y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))
+    if cap_ms is not None:
+        y_max = min(y_max, cap_ms)
+    seconds = max(max((c.duration_ms for c in charts), default=0.0) / 1000.0, 1e-9)
+    return Scale(seconds=seconds, step_x=_nice_step(seconds, 6), y_max=y_max, step_y=step_y)
+
+
 def frame_time_chart(
     chart: Chart,
     lang: str,
@@ -54,17 +82,22 @@ def frame_time_chart(
     low_0_1pct_label: str,
     title: str,
     unit: str = "ms",
+    scale: Scale | None = None,
+    label: str | None = None,
+    top: float | None = None,
 ) -> str:
-    """One run's chart: frame time (ms) over capture time (s), with the 1% and 0.1% low lines."""
+    """One run's chart: frame time (ms) over capture time (s), with the 1% and 0.1% low lines.
+
+    `scale` shares axes with other charts (default: this chart's own); `label` is a visible
+    caption at the top left (a report's "Before" / "After"); `top` places the chart at that y
+    inside an outer SVG (see stack_charts) instead of as a document of its own.
+    """
     buckets: Sequence[Sequence[float]] = chart.buckets
     duration = chart.duration_ms
     low1 = chart.low_1pct_ms
     low01 = chart.low_0_1pct_ms
-    top_value = max([b[2] for b in buckets] + [v for v in (low1, low01) if v] + [1.0])
-    step_y = _nice_step(top_value, 4)
-    y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))
-    seconds = max(duration / 1000.0, 1e-9)
-    step_x = _nice_step(seconds, 6)
+    scale = scale or chart_scale([chart])
+    y_max, step_y, seconds, step_x = scale.y_max, scale.step_y, scale.seconds, scale.step_x
     plot_w = WIDTH - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
 
@@ -74,9 +107,11 @@ def frame_time_chart(
     def y_of(ms: float) -> float:
         return TOP + plot_h * (1.0 - min(max(ms / y_max, 0.0), 1.0))
 
+    placed = ('width="100%"' if top is None
+              else f'x="0" y="{_f(top)}" width="{WIDTH:.0f}" height="{HEIGHT:.0f}"')
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH:.0f} '
-        f'{HEIGHT:.0f}" width="100%" role="img" aria-label="{escape(title, {chr(34): "&quot;"})}">',
+        f'{HEIGHT:.0f}" {placed} role="img" aria-label="{escape(title, {chr(34): "&quot;"})}">',
         f"<title>{escape(title)}</title>",
         f'<rect x="{_f(LEFT)}" y="{_f(TOP)}" width="{_f(plot_w)}" height="{_f(plot_h)}" '
         'fill="#ffffff" stroke="#9aa3ad" stroke-width="0.6"/>',
@@ -116,6 +151,14 @@ def frame_time_chart(
         points = " ".join(upper + lower[::-1])
         out.append(f'<polygon points="{points}" fill="#5b8fd6" fill-opacity="0.45" '
                    'stroke="#2f5f9e" stroke-width="0.5" stroke-linejoin="round"/>')
+        # Frames above a capped axis (stalls on a report) are clipped: a dot marks each.
+        for t0, _lo, hi in buckets:
+            if hi > y_max:
+                out.append(f'<circle cx="{_f(x_of(t0 + width_ms / 2))}" cy="{_f(TOP + 3)}" '
+                           'r="2.2" fill="#2f5f9e"/>')
+    if label:
+        out.append(f'<text x="{_f(LEFT)}" y="{_f(TOP - 6)}" class="label" font-size="10" '
+                   f'font-weight="bold" fill="#1f2a36">{escape(label)}</text>')
     # The low lines (as frame times: a low of F FPS is a line at 1000 / F ms).
     # The low lines (a low of F FPS is a line at 1000 / F ms), with a legend above the plot.
     legend_x = LEFT + plot_w
@@ -138,3 +181,13 @@ def frame_time_chart(
         legend_x -= width + 8
     out.append("</svg>")
     return "".join(out)
+
+
+def stack_charts(charts: Sequence[str], *, title: str) -> str:
+    """Charts drawn with `top=i * HEIGHT` (i = 0, 1, …) as one SVG document, one above the
+    other (a before/after report's frame-times.svg)."""
+    height = HEIGHT * len(charts)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH:.0f} {height:.0f}" '
+            f'width="{WIDTH:.0f}" height="{height:.0f}" role="img" '
+            f'aria-label="{escape(title, {chr(34): "&quot;"})}"><title>{escape(title)}</title>'
+            + "".join(charts) + "</svg>\n")
