@@ -512,24 +512,13 @@ def paired_series(
 
 
 def chart_series(side: CountedSide, buckets: int = 400) -> Chart:
-    """A side's frame times for the chart, in the certificates' shape (certgen.record.Chart):
-    min/max per bucket of capture time, and the side's 1% and 0.1% lows as frame times."""
-    from certgen.record import Chart, min_max_buckets
+    """A side's frame times for the chart, as a certificate's run chart (record.chart_series):
+    min/max per bucket of capture time on the capture's own clock (frames left out by the
+    foreground rule leave their gap), and the side's 1% and 0.1% lows."""
+    from certgen.record import chart_series as record_chart
 
-    low1, low01 = side.summary.low_1pct_fps, side.summary.low_0_1pct_fps
-    lows = {"low_1pct_ms": None if not low1 else round_half_away(1000.0 / low1, 3),
-            "low_0_1pct_ms": None if not low01 else round_half_away(1000.0 / low01, 3)}
-    frames, present = side.frames, side.present_ms
-    if frames.size == 0:
-        return Chart(duration_ms=0.0, buckets=(), **lows)
-    # The certificates' downsampler, on the capture's own clock (frames left out by the
-    # foreground rule leave their gap): a frame sits where it starts, present - interval.
-    duration = float(present[-1])
-    out = tuple(
-        (start, lo, hi)
-        for start, lo, hi in min_max_buckets(frames, present - frames, duration, buckets)
-    )
-    return Chart(duration_ms=round_half_away(duration, 3), buckets=out, **lows)
+    return record_chart(side.frames, side.summary.low_1pct_fps, side.summary.low_0_1pct_fps,
+                        ends_ms=side.present_ms, max_buckets=buckets)
 
 
 METRIC_ROWS: tuple[str, ...] = (

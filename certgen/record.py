@@ -650,6 +650,7 @@ def chart_series(
     low_1pct_fps: float | None,
     low_0_1pct_fps: float | None,
     *,
+    ends_ms: npt.NDArray[np.float64] | None = None,
     max_buckets: int = CHART_BUCKETS,
 ) -> Chart:
     """Frame times downsampled for a chart: equal-time buckets with their min and max.
@@ -657,14 +658,18 @@ def chart_series(
     Each frame falls in the bucket where it starts; a bucket keeps its shortest and longest
     frame, so a single spike survives the downsampling. Buckets no frame starts in (inside a
     long stall) are left out. The 1% and 0.1% lows are given as frame times (1000 / FPS).
+    A frame ends at the running sum of the frame times, unless `ends_ms` gives each frame's end
+    on the capture's own clock (a before/after report, where excluded frames leave their gap);
+    then the frames are used as given.
     """
     frames = np.asarray(frame_times_ms, dtype=np.float64)
-    frames = frames[frames > 0.0]
+    if ends_ms is None:
+        frames = frames[frames > 0.0]
     low1 = None if not low_1pct_fps else _r3(1000.0 / low_1pct_fps)
     low01 = None if not low_0_1pct_fps else _r3(1000.0 / low_0_1pct_fps)
     if frames.size == 0:
         return Chart(duration_ms=0.0, buckets=(), low_1pct_ms=low1, low_0_1pct_ms=low01)
-    ends = np.cumsum(frames)
+    ends = np.cumsum(frames) if ends_ms is None else np.asarray(ends_ms, dtype=np.float64)
     duration = float(ends[-1])
     buckets = min_max_buckets(frames, ends - frames, duration, max_buckets)
     return Chart(
