@@ -120,7 +120,7 @@ def test_changing_a_weight_changes_the_page() -> None:
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("slug", PAGES)
 def test_explainer_page_html_snapshot(slug: str, lang: str, snapshot) -> None:  # type: ignore[no-untyped-def]
-    from certgen.build.site import render_explainer_html
+    from certgen.render.site import render_explainer_html
 
     rules = load_rules()
     page = build_page(slug, lang, rules)

@@ -132,9 +132,10 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     import logging
 
     from certgen.build.report import report_record, write_report
-    from certgen.build.site import REPORT_SAMPLES, render_explainer_html, repo_examples_dir
+    from certgen.build.site import REPORT_SAMPLES, repo_examples_dir
     from certgen.docs import build_page
     from certgen.render.pdf import html_to_pdf
+    from certgen.render.site import render_explainer_html
     from certgen.sop import load_rules
 
     rules = load_rules()

@@ -1,0 +1,148 @@
+"""The site's own pages in memory: the index per language and the explainer pages.
+
+Pure functions of what the site builder gathered (certgen.build.site): sample links, report
+samples, explainer pages. Every link is relative to the page that holds it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from certgen.docs import LANGS, PAGES, ExplainerPage
+from certgen.render.i18n import LANGUAGE_NAMES
+
+# Sample folder -> one-line description (msgid, translated in site.po).
+SAMPLE_BLURBS = {
+    "PLATINUM": "Every resolution tier clears the GOLD line and one clears the PLATINUM line; "
+    "the runs are ranked against full cohorts.",
+    "GOLD": "The 2560×1440 tier mean clears the GOLD line while one run is past the stutter "
+    "Soft Limit: its justification, the VRM re-examination and the archived first capture "
+    "are in the audit trail.",
+    "SILVER": "No hardware ray tracing, so one title is disclosed as not run; one tier is below "
+    "the GOLD line; small cohorts stay provisional.",
+}
+
+
+@dataclass(frozen=True)
+class ReportSample:
+    """One sample before/after report: its inputs under examples/compare and what it shows."""
+
+    name: str
+    captures: tuple[str, ...] = ()
+    series: str | None = None
+    title: str = ""
+    """msgid (site.po)."""
+    blurb: str = ""
+    """msgid (site.po)."""
+
+
+def explainer_path(lang: str, slug: str, ext: str = "html") -> str:
+    return f"{lang}/explainers/{slug}.{ext}"
+
+
+def rel(from_file: str, to_file: str) -> str:
+    """A relative link from one site file to another (both relative to the site root)."""
+    fragment = ""
+    if "#" in to_file:
+        to_file, fragment = to_file.split("#", 1)
+        fragment = "#" + fragment
+    return posixpath.relpath(to_file, posixpath.dirname(from_file) or ".") + fragment
+
+
+def _alternates(from_file: str, target_of: Callable[[str], str]) -> list[dict[str, str]]:
+    return [
+        {"lang": lang, "name": LANGUAGE_NAMES[lang], "href": rel(from_file, target_of(lang))}
+        for lang in LANGS
+    ]
+
+
+def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False
+                          ) -> str:
+    """One explainer page as a complete HTML document (browser form or the PDF's form)."""
+    from certgen.render.html import render_template
+
+    me = explainer_path(page.lang, page.slug)
+    context: dict[str, Any] = {
+        "page": page,
+        "body": page.body_pdf_html if for_pdf else page.body_html,
+        "alternates": _alternates(me, lambda lang: explainer_path(lang, page.slug)),
+        "x_default": rel(me, explainer_path("en", page.slug)),
+        "inline_css": for_pdf,  # the PDF reads templates/site.css inline (no file links)
+        "css_href": rel(me, "assets/site.css"),
+        "index_href": rel(me, f"{page.lang}/index.html"),
+        "pdf_href": rel(me, explainer_path(page.lang, page.slug, "pdf")),
+        "rules_version": rules_version,
+    }
+    return render_template("explainer.html.j2", context, page.lang)
+
+
+@dataclass(frozen=True)
+class SampleLink:
+    """What the index shows of one built sample certificate."""
+
+    id: str
+    grade: str
+    model: str
+    languages: tuple[str, ...]
+
+
+def report_path(name: str, lang: str, ext: str = "html") -> str:
+    """Site path of one sample report (or its CSV with ext='csv')."""
+    if ext == "csv":
+        return f"reports/{name}/compare.csv"
+    return f"reports/{name}/report.{lang}.{ext}"
+
+
+def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
+                      *, at: str, reports: Sequence[ReportSample] = ()) -> str:
+    """The index in `lang`, written at site path `at` (links are relative to it)."""
+    from certgen.render.html import render_template
+    from certgen.render.i18n import gettext_for
+
+    _ = gettext_for(lang)
+    context: dict[str, Any] = {
+        "alternates": _alternates(at, lambda other: f"{other}/index.html"),
+        "x_default": rel(at, "index.html"),
+        "css_href": rel(at, "assets/site.css"),
+        "self_href": rel(at, at),
+        "pages": [
+            {
+                "title": pages[slug].title,
+                "description": pages[slug].description,
+                "href": rel(at, explainer_path(lang, slug)),
+                "pdf_href": rel(at, explainer_path(lang, slug, "pdf")),
+            }
+            for slug in PAGES
+        ],
+        "samples": [
+            {
+                "id": s.id,
+                "grade": s.grade,
+                "model": s.model,
+                "blurb": _(SAMPLE_BLURBS[s.grade]) if s.grade in SAMPLE_BLURBS else "",
+                "html_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.html"),
+                "pdf_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.pdf"),
+                "record_href": rel(at, f"samples/{s.id}/record.json"),
+            }
+            for s in samples
+        ],
+        "reports": [
+            {
+                "name": r.name,
+                "title": _(r.title),
+                "blurb": _(r.blurb),
+                "html_href": rel(at, report_path(r.name, lang)),
+                "pdf_href": rel(at, report_path(r.name, lang, "pdf")),
+                "csv_href": rel(at, report_path(r.name, lang, "csv")),
+            }
+            for r in reports
+        ],
+    }
+    return render_template("index.html.j2", context, lang)
+
+
+def _pick(lang: str, sample: SampleLink) -> str:
+    return lang if lang in sample.languages else sample.languages[0]
