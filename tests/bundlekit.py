@@ -160,3 +160,45 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
         return int(exc.code or 0), out, err
     out, err = capsys.readouterr()
     return (result if isinstance(result, int) else 0), out, err
+
+
+def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
+                      env: dict[str, str] | None = None) -> list[str]:
+    """Every path `open()`ed while `certgen ARGS` runs, in a fresh interpreter with an audit
+    hook (sys.addaudithook cannot be removed, so never in the test process itself).
+
+    warm_up=True first imports the build and render stack and lets Python and its libraries
+    read their own per-process files (mime types, Babel's time zone, WeasyPrint's libraries),
+    so what is left is what the command itself opens.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    prelude = textwrap.dedent("""
+        import mimetypes
+        import certgen.build.certificate, certgen.pipeline, certgen.render.certificate
+        import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
+        import babel.dates
+        mimetypes.init()  # /etc/mime.types, read once per process by every library
+        babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process
+    """) if warm_up else ""
+    script = prelude + textwrap.dedent(f"""
+        import json, sys
+        opened = []
+        def hook(event, args):
+            if event == "open" and args and isinstance(args[0], (str, bytes)):
+                opened.append(args[0] if isinstance(args[0], str) else args[0].decode())
+        sys.addaudithook(hook)
+        from certgen.cli import main
+        try:
+            main({args!r})
+        finally:
+            with open({str(log)!r}, "w") as fh:
+                json.dump(opened, fh)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                   env={**os.environ, **(env or {})})
+    return [p for p in json.loads(log.read_text()) if p != str(log)]

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pypdf
@@ -17,6 +16,7 @@ import yaml
 from bundlekit import (
     card,
     frames_for,
+    opened_during_cli,
     run_cli,
     run_entry,
     sha256_of,
@@ -217,33 +217,13 @@ def test_hostile_bundle_is_shown_as_text_and_opens_nothing_outside(tmp_path: Pat
     secret.write_text("TOP SECRET")
     bundle = _hostile_bundle(tmp_path / "bundle", secret)
     out = tmp_path / "out"
-    log = tmp_path / "opened.json"
-    script = textwrap.dedent(f"""
-        import json, mimetypes, sys
-        import certgen.build.certificate, certgen.pipeline, certgen.render.certificate
-        import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
-        import babel.dates
-        mimetypes.init()  # /etc/mime.types, read once per process by every library
-        babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process
-        opened = []
-        def hook(event, args):
-            if event == "open" and args and isinstance(args[0], (str, bytes)):
-                opened.append(args[0] if isinstance(args[0], str) else args[0].decode())
-        sys.addaudithook(hook)
-        from certgen.cli import main
-        try:
-            main(["build", {str(bundle)!r}, "--out", {str(out)!r}, "--jobs", "1"])
-        finally:
-            with open({str(log)!r}, "w") as fh:
-                json.dump(opened, fh)
-    """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
-    opened = json.loads(log.read_text())
+    opened = opened_during_cli(["build", str(bundle), "--out", str(out), "--jobs", "1"],
+                               tmp_path / "opened.json", warm_up=True)
     allowed = [str(bundle.resolve()), str(templates_dir()), str(out.resolve()), sys.prefix,
                sys.base_prefix, str(Path(__import__("certgen").__file__).resolve().parent),
                str(templates_dir().parent / "locales")]
-    outside = [p for p in opened if p != str(log)
-               and not any(os.path.realpath(p).startswith(a) for a in allowed)]
+    outside = [p for p in opened
+               if not any(os.path.realpath(p).startswith(a) for a in allowed)]
     assert outside == [], sorted(set(outside))
     assert not any(str(secret) in p for p in opened)
     folder = out / "TEST-0001"

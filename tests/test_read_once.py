@@ -6,17 +6,14 @@ nothing the test process itself opened is counted and the hook does not outlive 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 import zipfile
 from collections import Counter
 from pathlib import Path
 
 import yaml
+from bundlekit import opened_during_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOLD = EXAMPLES / "gold-rx7800xt"
@@ -24,23 +21,9 @@ GOLD = EXAMPLES / "gold-rx7800xt"
 
 def _opens_during_build(bundle: Path, out: Path, log: Path) -> Counter[str]:
     """{resolved path: times opened} of every open() while `certgen build` runs on one bundle."""
-    script = textwrap.dedent(f"""
-        import json, sys
-        opened = []
-        def hook(event, args):
-            if event == "open" and args and isinstance(args[0], (str, bytes)):
-                opened.append(args[0] if isinstance(args[0], str) else args[0].decode())
-        sys.addaudithook(hook)
-        from certgen.cli import main
-        try:
-            main(["build", {str(bundle)!r}, "--out", {str(out)!r}, "--jobs", "1"])
-        finally:
-            with open({str(log)!r}, "w") as fh:
-                json.dump(opened, fh)
-    """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                   env={**os.environ, "SOURCE_DATE_EPOCH": "1764374400"})
-    return Counter(os.path.realpath(p) for p in json.loads(log.read_text()))
+    opened = opened_during_cli(["build", str(bundle), "--out", str(out), "--jobs", "1"], log,
+                               env={"SOURCE_DATE_EPOCH": "1764374400"})
+    return Counter(os.path.realpath(p) for p in opened)
 
 
 def _named_files(bundle: Path) -> list[str]:
