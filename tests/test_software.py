@@ -151,3 +151,15 @@ def test_stack_line_reads_as_one_line() -> None:
                       pydyf="0.13.0", pango="1.50.12", harfbuzz="6.0.0") == (
         "certgen 0.2.0 (Python 3.11.7, WeasyPrint 70.0, pydyf 0.13.0, Pango 1.50.12, "
         "HarfBuzz 6.0.0)")
+
+
+def test_one_version_in_pyproject_the_package_and_the_changelog() -> None:
+    """Semantic versions: pyproject.toml and certgen.__version__ agree, and CHANGELOG.md has
+    a section for the version (docs/reproducibility.md, Releases)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == __version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+", __version__)
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"\n## {__version__} — " in changelog
