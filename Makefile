@@ -4,17 +4,38 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SITE    := site
+# The application's exact versions, with hashes (runtime + test extra), made by `make lock`.
+# pyproject.toml keeps open ranges for library users; this file is what demo and test install.
+LOCK    := requirements.lock
 
-.PHONY: demo test bench venv clean lint chromium
+.PHONY: demo test bench venv clean lint chromium lock dist
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Re-install when the project metadata changes (editable install: code changes need nothing).
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+# Re-install when the lock or the project metadata changes (editable install: code changes need
+# nothing). Every dependency comes from the lock, hash-checked; then certgen itself, --no-deps.
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
+	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Refresh the lock (docs/reproducibility.md): `make lock` adds what pyproject.toml newly asks
+# for and keeps every other pin; `make lock UPGRADE=1` moves every pin to the newest allowed
+# version, UPGRADE=weasyprint only that package. Universal: one lock for Linux, macOS, Windows.
+lock: | $(BIN)/python
+	$(BIN)/pip install --quiet 'uv>=0.5'
+	$(BIN)/uv pip compile pyproject.toml --extra test --generate-hashes --universal \
+	  --python-version 3.11 --custom-compile-command 'make lock' --quiet \
+	  $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
+	  --output-file $(LOCK)
+
+# The sdist, then the wheel built from it (so a file missing from the sdist is missing from the
+# wheel too, and tests/test_wheel.py notices): templates, locales, fonts and rules inside.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 venv: $(STAMP)
 
@@ -39,7 +60,6 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_build.py
 
 lint: $(STAMP)
-	$(BIN)/pip install --quiet ruff mypy
 	$(BIN)/ruff check certgen tests bench
 	$(BIN)/mypy certgen
 

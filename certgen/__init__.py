@@ -4,4 +4,4 @@ The package import is kept light on purpose: `certgen metrics` must start fast, 
 libraries (WeasyPrint, scipy, Jinja) are imported only by the stages that need them.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

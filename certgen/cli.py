@@ -51,6 +51,17 @@ class LazyGroup(click.Group):
         command: click.Command = module.command
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `--version --verbose` in either order: --version is eager and handled while parsing,
+        # so whether --verbose is among the group's own options is noted first.
+        leading = []
+        for arg in args:
+            if not arg.startswith("-"):
+                break
+            leading.append(arg)
+        ctx.meta[_VERBOSE_KEY] = "--verbose" in leading
+        return super().parse_args(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
@@ -64,8 +75,30 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+_VERBOSE_KEY = "certgen.version_verbose"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    if ctx.meta.get(_VERBOSE_KEY):
+        from certgen.software import current_software
+
+        for line in current_software().lines():
+            click.echo(line)
+    else:
+        click.echo(f"certgen, version {__version__}")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="certgen")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version,
+              help="Show the version and exit (with --verbose: the whole software stack, as "
+                   "record.json's `software` names it).")
+@click.option("--verbose", is_flag=True, expose_value=False, is_eager=True,
+              help="With --version: also print the commit, Python, WeasyPrint, pydyf, Pango, "
+                   "HarfBuzz and the data digests.")
 def cli() -> None:
     """certgen: frame-pacing certificates and reports (SOP-GPU-001 v1.1)."""
 

@@ -48,6 +48,8 @@ from certgen.rules import (
     cohort_label,
 )
 from certgen.rules import Tier as VerdictTier
+from certgen.software import Software as CurrentSoftware
+from certgen.software import current_software
 from certgen.sop import Rules
 
 SCHEMA_VERSION: Final = 1
@@ -119,6 +121,12 @@ class RulesBlock(_Frozen):
     ranking_min_cohort: int = Field(description="Cohort size from which percentiles are published.")
     calibrated: bool = Field(description="Whether the thresholds are calibrated against the fleet.")
     calibration_fleet_target: int = Field(description="Certified cards needed for calibration.")
+    file: str | None = Field(
+        default=None, description="The rules file's name, e.g. sop-gpu-001-v1.1.yaml (absent in "
+                                  "records of an older certgen).")
+    sha256: str | None = Field(
+        default=None, description="SHA-256 of the rules file: the exact rules the grade was "
+                                  "computed by (absent in records of an older certgen).")
 
 
 class WhyStutter(_Frozen):
@@ -589,6 +597,32 @@ class Calibration(_Frozen):
     statement: CalibrationStatement = Field(description="The statement every document prints.")
 
 
+class DataDigests(_Frozen):
+    """`software.digests`: SHA-256 over the data files documents are made from (sorted relative
+    paths and contents; hidden files and caches left out)."""
+
+    templates: str = Field(description="templates/ without fonts/: Jinja templates, CSS, fonts.conf.")
+    locales: str = Field(description="locales/: message catalogs, explainers, glossary.")
+    fonts: str = Field(description="templates/fonts/: the bundled fonts.")
+    rules: str = Field(description="The packaged SOP rules files (certgen/sop/*.yaml).")
+
+
+class Software(_Frozen):
+    """`software`: the software that built the record and renders its documents
+    (certgen.software; docs/reproducibility.md)."""
+
+    certgen: str = Field(description="certgen's version.")
+    commit: str | None = Field(
+        description="certgen's git commit when the environment states it (CERTGEN_COMMIT), "
+                    "else null.")
+    python: str = Field(description="The Python version, e.g. 3.11.7.")
+    weasyprint: str = Field(description="The WeasyPrint version (HTML to PDF).")
+    pydyf: str = Field(description="The pydyf version (WeasyPrint's PDF writer).")
+    pango: str = Field(description="The Pango library version (text layout).")
+    harfbuzz: str = Field(description="The HarfBuzz library version (shaping, font subsets).")
+    digests: DataDigests = Field(description="Digests of the templates, locales, fonts and rules.")
+
+
 class Record(_Frozen):
     """The certificate record: record.json is its serialisation (`dump_record`)."""
 
@@ -596,6 +630,9 @@ class Record(_Frozen):
     certificate: CertificateInfo = Field(description="Which certificate this is.")
     rules_version: str = Field(description="The rules file version (pinned).")
     certgen_version: str = Field(description="The certgen that built the record.")
+    software: Software | None = Field(
+        default=None, description="The software stack that built it (absent in records of an "
+                                  "older certgen; additive, so schema_version stays 1).")
     rules: RulesBlock = Field(description="The thresholds that were applied.")
     status: Status = Field(description="Issuable or not, and why.")
     customer: str = Field(description="The customer.")
@@ -734,6 +771,20 @@ def rules_block(rules: Rules) -> RulesBlock:
         ranking_min_cohort=rules.ranking_min_cohort,
         calibrated=rules.calibrated,
         calibration_fleet_target=rules.calibration_fleet_target,
+        file=rules.file or None,
+        sha256=rules.sha256 or None,
+    )
+
+
+def software_block(software: CurrentSoftware) -> Software:
+    """The `software` block of a stack (certgen.software.current_software())."""
+    d = software.digests
+    return Software(
+        certgen=software.certgen, commit=software.commit, python=software.python,
+        weasyprint=software.weasyprint, pydyf=software.pydyf, pango=software.pango,
+        harfbuzz=software.harfbuzz,
+        digests=DataDigests(templates=d.templates, locales=d.locales, fonts=d.fonts,
+                            rules=d.rules),
     )
 
 
@@ -784,11 +835,15 @@ def build_record(
     rules: Rules,
     fleet_runs: int | None,
     draft: bool,
+    software: CurrentSoftware | None = None,
 ) -> Record:
     """The complete record of one certificate (the fleet section computed from its runs).
 
-    `fleet_runs` is the fleet's size, or None when built without a fleet.
+    `fleet_runs` is the fleet's size, or None when built without a fleet. `software` is the
+    stack to name (default: this process's, certgen.software.current_software()).
     """
+    if software is None:
+        software = current_software()
     from certgen.fleet import fleet_section  # certgen.fleet reads these models
 
     run_objs: list[Run] = []
@@ -837,6 +892,7 @@ def build_record(
         certificate=certificate,
         rules_version=rules.rules_version,
         certgen_version=__version__,
+        software=software_block(software),
         rules=rules_block(rules),
         status=Status(
             issuable=verdict.issuable, draft=draft, refusals=verdict.refusals,
@@ -879,6 +935,16 @@ def _check_finite(value: JsonValue, path: str) -> None:
 def record_json(record: Record) -> dict[str, JsonValue]:
     """The record as plain JSON data, keys in record.json order."""
     data: dict[str, JsonValue] = record.model_dump(mode="json")
+    # A record of an older certgen has no `software`, `rules.file` or `rules.sha256`: they are
+    # not written back either. Handled here rather than by a wrap serializer (_WithLaterKeys),
+    # which would make the JSON Schema of these objects opaque.
+    if "software" not in record.model_fields_set:
+        del data["software"]
+    rules = data["rules"]
+    assert isinstance(rules, dict)
+    for key in ("file", "sha256"):
+        if key not in record.rules.model_fields_set:
+            del rules[key]
     return data
 
 

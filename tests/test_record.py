@@ -263,8 +263,8 @@ def test_grade_cap_travels_into_the_record(tmp_path: Path) -> None:
 
 
 RECORD_KEYS = [
-    "schema_version", "certificate", "rules_version", "certgen_version", "rules", "status",
-    "customer", "card", "phase1", "grade", "tiers", "runs", "audit", "fleet", "calibration",
+    "schema_version", "certificate", "rules_version", "certgen_version", "software", "rules",
+    "status", "customer", "card", "phase1", "grade", "tiers", "runs", "audit", "fleet", "calibration",
 ]
 
 

@@ -1,26 +1,54 @@
-"""The built wheel carries templates/ and locales/ and works from a fresh virtual environment.
+"""The built wheel carries every data file and works from a fresh virtual environment.
 
-Builds the wheel from a copy of the source (the tree is never written to), installs it with
---no-deps into a fresh venv that sees the project's dependencies through a .pth line (no
-download), then runs `certgen metrics` on a real capture and `certgen build` on an example
-bundle from a folder outside the checkout.
+Builds the sdist and, from it, the wheel (as `make dist` does) from a copy of the source (the
+tree is never written to), checks both carry the templates, locales, fonts and rules files,
+installs the wheel with --no-deps into a fresh venv that sees the project's dependencies
+through a .pth line (no download), then runs `certgen metrics` on a real capture and `certgen
+build` on an example bundle from a folder outside the checkout: the certificate it builds is
+byte-identical to the checkout's (same SOURCE_DATE_EPOCH). Every process is started without
+PYTHONPATH, so a PYTHONPATH pointing at a checkout cannot stand in for the installed wheel.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import site
 import subprocess
 import sys
+import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
 from realdata import REAL
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("certgen", "templates", "locales", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("certgen", "templates", "locales", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md",
+           "requirements.lock", "CHANGELOG.md")
+EPOCH = "1764374400"  # 2025-11-29: any fixed value; both builds get the same one
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This environment without PYTHONPATH (it would shadow the wheel with a checkout)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(extra)
+    return env
+
+
+def _data_files() -> list[str]:
+    """Every data file a wheel must carry, as paths inside certgen/: templates (with fonts),
+    locales, the SOP rules files and py.typed."""
+    out = []
+    for folder in ("templates", "locales"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            rel = path.relative_to(ROOT)
+            if path.is_file() and "__pycache__" not in rel.parts and not path.name.startswith("."):
+                out.append(f"_data/{rel.as_posix()}")
+    out += [f"sop/{p.name}" for p in sorted((ROOT / "certgen" / "sop").glob("*.yaml"))]
+    return out + ["py.typed"]
 
 
 @pytest.fixture(scope="module")
@@ -35,26 +63,45 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         elif path.exists():
             shutil.copy2(path, src / name)
     dist = work / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist),
-                    str(src)], check=True, capture_output=True, cwd=work)
+    # As `make dist`: the sdist, then the wheel built from the sdist.
+    subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(src)],
+                   check=True, capture_output=True, cwd=work, env=_clean_env())
     wheel = next(dist.glob("certgen-*.whl"))
     env_dir = work / "venv"
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(env_dir)
     python = env_dir / "bin" / "python"
     site_dir = Path(subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True).stdout.strip())
+        check=True, capture_output=True, text=True, env=_clean_env()).stdout.strip())
     # The project's dependencies, without its editable certgen (a plain path line does not run
     # the .pth hooks of that folder).
     (site_dir / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
-                    "--target", str(site_dir), str(wheel)], check=True, capture_output=True)
+                    "--target", str(site_dir), str(wheel)], check=True, capture_output=True,
+                   env=_clean_env())
     return env_dir
 
 
-def _run(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(env_dir: Path, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(env_dir / "bin" / "python"), "-m", "certgen", *args],
-                          capture_output=True, text=True, cwd=cwd)
+                          capture_output=True, text=True, cwd=cwd, env=_clean_env(**env))
+
+
+def test_the_sdist_and_the_wheel_carry_every_data_file(installed: Path) -> None:
+    dist = installed.parent / "dist"
+    [wheel] = dist.glob("certgen-*.whl")
+    [sdist] = dist.glob("certgen-*.tar.gz")
+    assert wheel.name == "certgen-0.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as zf:
+        in_wheel = {name.removeprefix("certgen/") for name in zf.namelist()}
+    missing = [name for name in _data_files() if name not in in_wheel]
+    assert not missing, f"the wheel lacks {missing}"
+    with tarfile.open(sdist) as tf:
+        in_sdist = {name.split("/", 1)[1] for name in tf.getnames() if "/" in name}
+    wanted = [name.removeprefix("_data/") if name.startswith("_data/") else f"certgen/{name}"
+              for name in _data_files()] + ["requirements.lock", "CHANGELOG.md", "setup.py"]
+    missing = [name for name in wanted if name not in in_sdist]
+    assert not missing, f"the sdist lacks {missing}"
 
 
 def test_the_wheel_carries_templates_and_locales(installed: Path, tmp_path: Path) -> None:
@@ -62,7 +109,7 @@ def test_the_wheel_carries_templates_and_locales(installed: Path, tmp_path: Path
         [str(installed / "bin" / "python"), "-c",
          "import certgen, certgen.paths as p; print(certgen.__file__); "
          "print(p.templates_dir()); print(p.locales_dir())"],
-        capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
+        capture_output=True, text=True, cwd=tmp_path, check=True, env=_clean_env()).stdout.split()
     assert not probe[0].startswith(str(ROOT / "certgen"))
     assert probe[1].endswith("certgen/_data/templates") and probe[2].endswith("certgen/_data/locales")
     assert (Path(probe[1]) / "certificate.html.j2").is_file()
@@ -88,3 +135,32 @@ def test_certificate_from_the_installed_wheel(installed: Path, tmp_path: Path) -
     html = (folder / "certificate.ru.html").read_text(encoding="utf-8")
     assert "Сертификат равномерности кадров" in html
     assert (folder / "certificate.ru.pdf").read_bytes().startswith(b"%PDF-1.7")
+
+
+def test_the_wheel_builds_the_checkouts_certificate_byte_for_byte(installed: Path,
+                                                                   tmp_path: Path) -> None:
+    """Same bundle, same SOURCE_DATE_EPOCH: the installed wheel and the source checkout write
+    the same record.json, HTML and PDF bytes in every language of the card (so the data the
+    wheel carries, and the digests of it in record.json, are the checkout's)."""
+    example = ROOT / "examples" / "gold-rx7800xt"
+    outputs = {}
+    for name in ("wheel", "checkout"):
+        bundle = shutil.copytree(example, tmp_path / name / "bundle")
+        out = tmp_path / name / "out"
+        args = ("build", str(bundle), "--out", str(out), "--jobs", "1")
+        if name == "wheel":
+            done = _run(installed, *args, cwd=tmp_path / name, SOURCE_DATE_EPOCH=EPOCH)
+        else:
+            done = subprocess.run([sys.executable, "-m", "certgen", *args], capture_output=True,
+                                  text=True, cwd=tmp_path / name,
+                                  env=_clean_env(SOURCE_DATE_EPOCH=EPOCH, PYTHONPATH=str(ROOT)))
+        assert done.returncode == 0, done.stderr
+        [folder] = list(out.iterdir())
+        outputs[name] = {p.relative_to(folder).as_posix(): p.read_bytes()
+                         for p in sorted(folder.rglob("*")) if p.is_file()}
+    wheel, checkout = outputs["wheel"], outputs["checkout"]
+    assert sorted(wheel) == sorted(checkout)
+    assert {"record.json", "certificate.en.pdf", "certificate.en.html"} <= set(wheel)
+    assert [name for name in wheel if wheel[name] != checkout[name]] == []
+    software = json.loads(wheel["record.json"])["software"]
+    assert software["certgen"] == "0.2.0" and software["commit"] is None

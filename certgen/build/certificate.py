@@ -6,7 +6,8 @@ language in memory, then hand the bytes to the writer (atomic, confined, manifes
 The bundle is read once (`load_bundle`: card.yaml and the files it names); the same bytes give
 the cache key and the record. The cache: `inputs_key` hashes everything an output depends on —
 card.yaml and every file it names (name and SHA-256; files it does not name are never read),
-the rules files, templates/, locales/, the certgen version, the fleet database's content when
+the rules files (packaged and on CERTGEN_RULES_PATH), templates/, locales/, the certgen
+version and software stack, the fleet database's content when
 one is used, the languages, the draft flag and the verification base. The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
@@ -61,9 +62,11 @@ def _hash_tree(root: Path, digest: Any, label: str) -> None:
 
 
 @lru_cache(maxsize=4)
-def _static_inputs_digest(templates: str, locales: str, sop: str) -> bytes:
+def _static_inputs_digest(templates: str, locales: str, sop: tuple[str, ...], stack: str) -> bytes:
     digest = hashlib.sha256()
     digest.update(f"certgen {__version__}\0".encode())
+    # The renderer stack is in record.json (`software`): another stack, another output.
+    digest.update(f"stack {stack}\0".encode())
     # Only what certificates read: their templates, the stylesheet, fonts.conf and the fonts
     # (the report and site templates of other commands do not change a certificate).
     root = Path(templates)
@@ -78,16 +81,21 @@ def _static_inputs_digest(templates: str, locales: str, sop: str) -> bytes:
     glossary = Path(locales) / "glossary.yaml"
     if glossary.is_file():
         digest.update(b"glossary\0" + hashlib.sha256(glossary.read_bytes()).digest())
-    _hash_tree(Path(sop), digest, "sop")
+    for number, folder in enumerate(sop):
+        _hash_tree(Path(folder), digest, f"sop{number}")
     return digest.digest()
 
 
 def static_inputs_digest() -> bytes:
-    """Digest of the certgen version, templates/, locales/ and the rules files (cached)."""
+    """Digest of the certgen version and stack, templates/, locales/ and the rules files (the
+    packaged ones and those on CERTGEN_RULES_PATH) (cached)."""
     from certgen.paths import locales_dir, templates_dir
+    from certgen.software import current_software
+    from certgen.sop import rules_folders
 
-    sop = Path(__file__).resolve().parent.parent / "sop"
-    return _static_inputs_digest(str(templates_dir()), str(locales_dir()), str(sop))
+    sop = tuple(str(folder) for folder in rules_folders() if folder.is_dir())
+    return _static_inputs_digest(str(templates_dir()), str(locales_dir()), sop,
+                                 current_software().line())
 
 
 def inputs_key(

@@ -231,4 +231,15 @@ def render_certificate_pdf(
         attachments=[("record.json", record_bytes, _("The certificate record (record.json)"))],
         created=build_date(record),
         fetcher=fetcher,
+        generator=None if record.software is None else software_line(record),
     )
+
+
+def software_line(record: Record) -> str:
+    """The PDF's Creator: the record's `software` as one line (certgen.software.Software.line)."""
+    from certgen.software import stack_line
+
+    s = record.software
+    assert s is not None
+    return stack_line(certgen=s.certgen, commit=s.commit, python=s.python,
+                      weasyprint=s.weasyprint, pydyf=s.pydyf, pango=s.pango, harfbuzz=s.harfbuzz)

@@ -10,7 +10,8 @@
   @color-profile source, fail the whole document) is a RenderError, the document's fault; any
   other exception out of WeasyPrint is a bug in certgen or WeasyPrint and propagates unchanged.
 - Output: A4 (from the print CSS), PDF/A-3b, attachments with relationship Data and explicit
-  dates, title / author / language metadata, creation and modification dates from the
+  dates, title / author / language metadata, the Creator naming the software stack
+  (certgen.software: certgen, Python, WeasyPrint, pydyf, Pango, HarfBuzz), creation and modification dates from the
   caller (the bundle's date or SOURCE_DATE_EPOCH), never the clock.
 """
 
@@ -170,12 +171,15 @@ def html_to_pdf(
     attachments: list[Attachment] | tuple[Attachment, ...] = (),
     created: dt.datetime | None,
     fetcher: ConfinedURLFetcher | None = None,
+    generator: str | None = None,
 ) -> bytes:
     """Render `html` to PDF/A-3b bytes (A4 from the print CSS), deterministic for equal inputs.
 
     Relative URLs resolve against templates/. `created` is used for the document's creation
     and modification dates and every attachment's dates; pass the bundle's date. With None the
-    document carries no date of its own (see UNDATED), never the clock's.
+    document carries no date of its own (see UNDATED), never the clock's. `generator` is the
+    Creator metadata naming the software that made the document (a certificate passes its
+    record's `software`); by default this process's stack (certgen.software).
     """
     import weasyprint
 
@@ -205,7 +209,11 @@ def html_to_pdf(
     meta.lang = lang
     meta.created = None if dated is None else _w3c(created)
     meta.modified = None if dated is None else _w3c(created)
-    meta.generator = "certgen"
+    if generator is None:
+        from certgen.software import current_software
+
+        generator = current_software().line()
+    meta.generator = generator
     # The HTML may declare attachments of its own (<link rel=attachment>): never honour them.
     meta.attachments = []
     pdf_attachments = [
