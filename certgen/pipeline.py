@@ -16,16 +16,19 @@ import dataclasses
 import json
 import os
 from collections.abc import Sequence
+from datetime import date
 from typing import Protocol, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.errors import BundleError, RefusalError
+from certgen.lab import LabProfile
 from certgen.metrics import compute_metrics, weights_of
 from certgen.record import (
     RANKED_METRICS,
     CaptureInfo,
     CardInfo,
     CertificateInfo,
+    Issuer,
     Phase1,
     Rank,
     Ranks,
@@ -167,10 +170,27 @@ def _rank(
     return dataclasses.replace(run_input, ranks=ranks)
 
 
+def issuer_block(profile: LabProfile, issued: date) -> Issuer:
+    """The record's `issuer`: the lab profile as printed, and the validity from the issue date."""
+    from certgen.lab import add_months
+
+    lab = profile.lab
+    data = json.loads(lab.model_dump_json(exclude={"specimen"}))
+    data.update(
+        valid_until=add_months(issued, lab.validity_months).isoformat(),
+        specimen=lab.specimen,
+        profile_sha256=profile.sha256,
+    )
+    return Issuer.model_validate_json(json.dumps(data))
+
+
 def record_from_bundle(
-    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True
+    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True,
+    lab: LabProfile | None = None,
 ) -> Record:
     """The record of an opened bundle (see make_record).
+
+    `lab` is the issuing laboratory's profile (the record's `issuer`); None leaves it null.
 
     refuse=False returns a refused certificate's record (status.issuable false) even when it is
     not a draft: `certgen check` reports on it without building anything.
@@ -196,6 +216,7 @@ def record_from_bundle(
         rules=rules,
         fleet_runs=None if fleet is None else fleet.run_count(),
         draft=draft,
+        issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
@@ -203,15 +224,16 @@ def record_from_bundle(
 
 
 def make_record(
-    bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None, draft: bool = False
+    bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None, draft: bool = False,
+    lab: LabProfile | None = None,
 ) -> Record:
     """The certificate record of a bundle folder or zip.
 
     A certificate the rules refuse raises RefusalError (every reason in `.reasons`) unless
     `draft` is true: then the record comes back with status.issuable false and the reasons in
-    status.refusals, for a draft build visibly marked as not issuable.
+    status.refusals, for a draft build visibly marked as not issuable. `lab` fills `issuer`.
     """
-    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=draft)
+    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=draft, lab=lab)
 
 
 def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Record:

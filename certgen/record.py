@@ -100,6 +100,49 @@ class CertificateInfo(_Frozen):
     languages: tuple[Language, ...] = Field(description="Languages of the customer documents.")
 
 
+class LocalText(_Frozen):
+    """Lab-written text per language: the English original and optional translations (a
+    certificate in a language without its own text shows the English, marked as such)."""
+
+    en: str = Field(description="The English original.")
+    ru: str | None = Field(default=None, description="Russian translation, or null.")
+    pt: str | None = Field(default=None, description="Portuguese translation, or null.")
+
+
+LabText = str | LocalText
+"""A plain string (English, shown in every language) or text per language."""
+
+
+class Accreditation(_Frozen):
+    """`issuer.accreditation`: the accrediting body and the number."""
+
+    body: str = Field(description="Accreditation body.")
+    number: str = Field(description="Accreditation number.")
+
+
+class Signatory(_Frozen):
+    """`issuer.signatory`: who signs for the laboratory."""
+
+    name: str = Field(description="Full name.")
+    role: LabText = Field(description="Role (per language or a string).")
+
+
+class Issuer(_Frozen):
+    """`issuer`: the laboratory that issued the certificate (its lab.yaml), and the validity."""
+
+    name: str = Field(description="Laboratory name.")
+    address: LabText = Field(description="Postal address (per language or a string).")
+    accreditation: Accreditation | None = Field(description="Accreditation, or null.")
+    signatory: Signatory = Field(description="Who signs for the laboratory.")
+    contact: str = Field(description="Contact for questions about the certificate.")
+    verification_base: str = Field(description="Base of the verification address.")
+    validity_months: int = Field(description="Months of validity after the issue date.")
+    valid_until: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
+                             description="certificate.issued + validity_months, YYYY-MM-DD.")
+    specimen: bool = Field(description="A sample laboratory: every document is marked SPECIMEN.")
+    profile_sha256: str = Field(description="SHA-256 of the lab.yaml the build read.")
+
+
 class Weights(_Frozen):
     """`rules.weights`: the Fluidity Score weights."""
 
@@ -206,12 +249,15 @@ class Status(_WithLaterKeys):
 
     issuable: bool = Field(description="False when any refusal exists.")
     draft: bool = Field(description='True for a --draft build (marked "draft, not issuable").')
+    specimen: bool = Field(
+        default=False, description="True when the issuing lab profile is a sample (every page "
+                                   "marked SPECIMEN); absent in records of an older certgen.")
     refusals: tuple[str, ...] = Field(description="English messages, one per problem, run order.")
     refusal_details: tuple[RefusalDetail, ...] = Field(
         default=(), description="The same refusals as data, one for one, same order (absent in "
                                 "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refusal_details",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refusal_details", "specimen")
 
 
 class CardInfo(_Frozen):
@@ -594,6 +640,10 @@ class Record(_Frozen):
 
     schema_version: Literal[1] = Field(description="The record schema version (first key).")
     certificate: CertificateInfo = Field(description="Which certificate this is.")
+    issuer: Issuer | None = Field(
+        default=None, description="The issuing laboratory and the validity; null when built "
+                                  "without a lab profile (a draft, `certgen check`) and in "
+                                  "records of an older certgen.")
     rules_version: str = Field(description="The rules file version (pinned).")
     certgen_version: str = Field(description="The certgen that built the record.")
     rules: RulesBlock = Field(description="The thresholds that were applied.")
@@ -779,10 +829,12 @@ def build_record(
     rules: Rules,
     fleet_runs: int | None,
     draft: bool,
+    issuer: Issuer | None = None,
 ) -> Record:
     """The complete record of one certificate (the fleet section computed from its runs).
 
-    `fleet_runs` is the fleet's size, or None when built without a fleet.
+    `fleet_runs` is the fleet's size, or None when built without a fleet; `issuer` the lab
+    block, or None when built without a lab profile.
     """
     from certgen.fleet import fleet_section  # certgen.fleet reads these models
 
@@ -830,11 +882,13 @@ def build_record(
     return Record(
         schema_version=SCHEMA_VERSION,
         certificate=certificate,
+        issuer=issuer,
         rules_version=rules.rules_version,
         certgen_version=__version__,
         rules=rules_block(rules),
         status=Status(
             issuable=verdict.issuable, draft=draft, refusals=verdict.refusals,
+            specimen=issuer is not None and issuer.specimen,
             refusal_details=tuple(_refusal(r) for r in verdict.refusal_details),
         ),
         customer=customer,
@@ -872,8 +926,14 @@ def _check_finite(value: JsonValue, path: str) -> None:
 
 
 def record_json(record: Record) -> dict[str, JsonValue]:
-    """The record as plain JSON data, keys in record.json order."""
+    """The record as plain JSON data, keys in record.json order.
+
+    A record read from an older certgen has no `issuer` key and is written back without one
+    (byte for byte); `build_record` always sets it, null when built without a lab profile.
+    """
     data: dict[str, JsonValue] = record.model_dump(mode="json")
+    if "issuer" not in record.model_fields_set:
+        del data["issuer"]
     return data
 
 

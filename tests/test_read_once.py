@@ -39,7 +39,8 @@ def _opens_during_build(bundle: Path, out: Path, log: Path) -> Counter[str]:
                 json.dump(opened, fh)
     """)
     subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                   env={**os.environ, "SOURCE_DATE_EPOCH": "1764374400"})
+                   env={**os.environ, "SOURCE_DATE_EPOCH": "1764374400",
+                        "CERTGEN_LAB": str(EXAMPLES / "lab.yaml")})
     return Counter(os.path.realpath(p) for p in json.loads(log.read_text()))
 
 

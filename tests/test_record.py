@@ -111,6 +111,7 @@ def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: P
         "refusal_details": [{"code": "soft_limit_missing", "run": 3,
                              "missing": ["justification", "vrm_reexamination"],
                              "stutter": 0.611, "limit": 0.6}],
+        "specimen": False,
     }
 
 
@@ -118,7 +119,7 @@ def test_diluted_tier_is_issued_with_justification_and_vrm_reexamination(tmp_pat
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED)
     record = as_json(make_record(tmp_path))
     assert record["status"] == {"issuable": True, "draft": False, "refusals": [],
-                                "refusal_details": []}
+                                "refusal_details": [], "specimen": False}
     assert record["grade"]["value"] == "GOLD"
     run = record["runs"][3]
     assert run["soft_limit"] == {"raised": True, "limit": 0.6, **JUSTIFIED, "satisfied": True}
@@ -263,7 +264,7 @@ def test_grade_cap_travels_into_the_record(tmp_path: Path) -> None:
 
 
 RECORD_KEYS = [
-    "schema_version", "certificate", "rules_version", "certgen_version", "rules", "status",
+    "schema_version", "certificate", "issuer", "rules_version", "certgen_version", "rules", "status",
     "customer", "card", "phase1", "grade", "tiers", "runs", "audit", "fleet", "calibration",
 ]
 
