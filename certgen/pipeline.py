@@ -20,6 +20,7 @@ from datetime import date
 from typing import Protocol, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, load_bundle
+from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.lab import LabProfile
 from certgen.metrics import compute_metrics, weights_of
@@ -88,10 +89,25 @@ def _config(run: Run) -> RunConfig:
     )
 
 
-def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
-    """Read, measure and describe one run of the bundle."""
+def _single_capture(bundle: LoadedBundle, name: str, run: Run, index: int, field: str
+                    ) -> list[Capture]:
+    """The one capture a file holds (read from the bundle's bytes); several is an error."""
     from certgen.captures.detect import read_capture
 
+    captures = read_capture(bundle.file(name).data, name=name, format=run.format,
+                            process=run.process)
+    if len(captures) != 1:
+        raise BundleError(
+            f"{name} holds {len(captures)} runs; certgen never pools runs: give each "
+            "run its own capture file",
+            file="card.yaml",
+            field=f"runs[{index}].{field}",
+        )
+    return list(captures)
+
+
+def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
+    """Read, measure and describe one run of the bundle."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
     first_actual = bundle.file(first_file).sha256 if first_file else None
@@ -105,19 +121,17 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         return RunInput(index=index, config=_config(run), not_run_reason=run.not_run), facts
 
     capture_file = bundle.file(run.capture)
-    captures = read_capture(
-        capture_file.data, name=run.capture, format=run.format, process=run.process
-    )
-    if len(captures) != 1:
-        raise BundleError(
-            f"{run.capture} holds {len(captures)} runs; certgen never pools runs: give each "
-            "run its own capture file",
-            file="card.yaml",
-            field=f"runs[{index}].capture",
-        )
-    capture = captures[0]
+    [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
     sop = metrics.sop
+    first_metrics = None
+    first_incomplete, first_incomplete_reason = False, None
+    if first_file is not None:
+        # The archived first capture is scored like a recorded one: its own figures, not the
+        # re-run's, say why it was re-run (its bytes were read with the bundle).
+        [first] = _single_capture(bundle, first_file, run, index, "first_capture")
+        first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
+        first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
         "sha256": capture_file.sha256,
@@ -149,10 +163,16 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         first_capture_file=first_file,
         first_capture_declared=first_declared,
         first_capture_actual=first_actual,
+        capture_file=run.capture,
+        capture_sha256=capture_file.sha256,
+        first_capture_stutter=None if first_metrics is None else first_metrics.sop.stutter,
+        first_capture_incomplete=first_incomplete,
+        first_capture_incomplete_reason=first_incomplete_reason,
     )
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
-        chart=chart,
+        chart=chart, first_capture_metrics=None if first_metrics is None
+        else run_metrics(first_metrics),
     )
     return run_input, facts
 

@@ -212,6 +212,29 @@ class SoftLimitMissing(_Frozen):
     limit: float = Field(description="The Soft Limit it was above.")
 
 
+class FirstCaptureIdentical(_Frozen):
+    """Refusal: the archived first capture is byte-identical to the recorded capture."""
+
+    code: Literal["first_capture_identical"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    file: str = Field(description="The archived first capture, as named in card.yaml.")
+    capture: str = Field(description="The recorded capture, as named in card.yaml.")
+    sha256: str = Field(description="The SHA-256 both files have.")
+
+
+class CaptureUsedTwice(_Frozen):
+    """Refusal: one capture file (by SHA-256) backs two runs."""
+
+    code: Literal["capture_used_twice"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based index of the later run.")
+    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    file: str = Field(description="That file, as named in card.yaml.")
+    other_run: int = Field(description="0-based index of the run that used it first.")
+    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    other_file: str = Field(description="That file, as named in card.yaml.")
+    sha256: str = Field(description="The SHA-256 both have.")
+
+
 class OtherRefusal(_Frozen):
     """Refusal with a code this certgen does not know (a record from a newer certgen): kept
     as it is, and a certificate shows its English message."""
@@ -223,7 +246,7 @@ class OtherRefusal(_Frozen):
 
 
 REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
-                        "soft_limit_missing")
+                        "soft_limit_missing", "first_capture_identical", "capture_used_twice")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -238,6 +261,8 @@ RefusalDetail = Annotated[
     Annotated[RerunFirstCaptureMissing, Tag("rerun_first_capture_missing")]
     | Annotated[FirstCaptureSha256Mismatch, Tag("first_capture_sha256_mismatch")]
     | Annotated[SoftLimitMissing, Tag("soft_limit_missing")]
+    | Annotated[FirstCaptureIdentical, Tag("first_capture_identical")]
+    | Annotated[CaptureUsedTwice, Tag("capture_used_twice")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(_code_tag(REFUSAL_CODES)),
 ]
@@ -506,8 +531,14 @@ class FirstCapture(_WithLaterKeys):
     why_detail: WhyDetail | None = Field(
         default=None, description="The same reason as data; null when not required (absent in "
                                   "records of an older certgen).")
+    metrics: RunMetrics | None = Field(
+        default=None, description="The first capture's own figures, scored like a recorded "
+                                  "capture (absent in records of an older certgen).")
+    rerun_reason: WhyDetail | None = Field(
+        default=None, description="Why it was re-run, from its own figures; null when they show "
+                                  "no reason (absent in records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
 
 
 Bucket = tuple[float, float, float]
@@ -572,8 +603,14 @@ class AuditFirstCapture(_WithLaterKeys):
     why_detail: WhyDetail | None = Field(
         default=None, description="The same reason as data, or null (absent in records of an "
                                   "older certgen).")
+    metrics: RunMetrics | None = Field(
+        default=None, description="The first capture's own figures (absent in records of an "
+                                  "older certgen).")
+    rerun_reason: WhyDetail | None = Field(
+        default=None, description="Why it was re-run, from its own figures, or null (absent in "
+                                  "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
 
 
 class AuditSoftLimit(_Frozen):
@@ -760,6 +797,8 @@ class RunInput:
     metrics: RunMetrics | None = None
     ranks: Ranks | None = None
     chart: Chart | None = None
+    first_capture_metrics: RunMetrics | None = None
+    """The archived first capture's figures, scored like a recorded capture (or None)."""
 
 
 def run_metrics(metrics: ComputedMetrics) -> RunMetrics:
@@ -811,10 +850,16 @@ def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     )
 
 
-def _first_capture(check: FirstCaptureCheck, file: str) -> FirstCapture:
+def _own_reason(check: FirstCaptureCheck) -> WhyDetail | None:
+    return _WHY.validate_json(json.dumps(check.rerun_reason_json(), allow_nan=False))
+
+
+def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | None
+                   ) -> FirstCapture:
     return FirstCapture(
         file=file, sha256_declared=check.sha256_declared, sha256_actual=check.sha256_actual,
         matches=check.matches, required=check.required, why=check.why, why_detail=_why(check),
+        metrics=metrics, rerun_reason=_own_reason(check),
     )
 
 
@@ -852,9 +897,10 @@ def build_record(
             ranks=run.ranks,
             soft_limit=None if soft is None else _soft_limit(soft),
             first_capture=None if first is None or first.file is None
-            else _first_capture(first, first.file),
+            else _first_capture(first, first.file, run.first_capture_metrics),
             chart=run.chart,
         ))
+    first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(
         captures=tuple(
             AuditCapture(run=r.index, file=r.capture.file, sha256=r.capture.sha256)
@@ -864,6 +910,7 @@ def build_record(
             AuditFirstCapture(
                 run=f.run, file=f.file, sha256=f.sha256_actual, sha256_declared=f.sha256_declared,
                 matches=f.matches, required=f.required, why=f.why, why_detail=_why(f),
+                metrics=first_metrics.get(f.run), rerun_reason=_own_reason(f),
             )
             for f in verdict.first_captures if f is not None and f.file is not None
         ),

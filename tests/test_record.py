@@ -177,8 +177,11 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         "no end line (the process did not exit cleanly)) but has no archived first capture; "
         "the re-run step was skipped (archive the first capture and cite its SHA-256)"
     )
-    # With the first capture archived the incomplete re-run is accepted and disclosed.
-    first = write_frame_stats(tmp_path / "archive/fs-first.jsonl", frames_for(*NEAR_99), end=False)
+    # With the first capture archived the incomplete re-run is accepted and disclosed; the
+    # first capture (a capture of its own, also cut short) is scored, and its own figures say
+    # why it was re-run.
+    first = write_frame_stats(tmp_path / "archive/fs-first.jsonl",
+                              frames_for(*NEAR_99, n=9_000), end=False)
     write_card(tmp_path, card([run_entry(
         "Engine", capture="captures/fs.jsonl",
         first_capture={"file": "archive/fs-first.jsonl", "sha256": sha256_of(first)})]))
@@ -192,7 +195,11 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         "why": "incomplete: no end line (the process did not exit cleanly)",
         "why_detail": {"code": "incomplete",
                        "reason": "no end line (the process did not exit cleanly)"},
+        "metrics": record["runs"][0]["first_capture"]["metrics"],
+        "rerun_reason": {"code": "incomplete",
+                         "reason": "no end line (the process did not exit cleanly)"},
     }]
+    assert record["runs"][0]["first_capture"]["metrics"]["frames"] == 9_000
 
 
 def test_complete_frame_stats_capture_needs_no_rerun(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ from urllib.parse import quote
 
 from certgen.errors import RenderError
 from certgen.record import (
+    CaptureUsedTwice,
     Chart,
+    FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
     LabText,
     Record,
@@ -29,9 +31,11 @@ from certgen.record import (
 )
 from certgen.render import i18n
 
-KnownRefusal = RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
+KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
+                | FirstCaptureIdentical | CaptureUsedTwice)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
-KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing)
+KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
+                         FirstCaptureIdentical, CaptureUsedTwice)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
