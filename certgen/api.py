@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from certgen.build.certificate import BuildResult
     from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
+    from certgen.lab import LabProfile
     from certgen.metrics import RunMetrics
     from certgen.pipeline import Fleet
     from certgen.record import Record
@@ -126,16 +127,20 @@ def make_record(
     *,
     fleet: str | os.PathLike[str] | Fleet | None = None,
     draft: bool = False,
+    lab: str | os.PathLike[str] | LabProfile | None = None,
 ) -> Record:
     """The certificate record of a bundle, as `certgen build` makes it.
 
     A certificate the rules refuse raises `RefusalError` (every reason in `.reasons`) unless
-    `draft` is true: then the record is returned marked not issuable.
+    `draft` is true: then the record is returned marked not issuable. `lab` (a lab.yaml path
+    or a loaded profile) fills the record's `issuer`; without one it is null.
     """
+    from certgen.lab import load_lab
     from certgen.pipeline import record_from_bundle
 
+    profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
     with _fleet(fleet) as store:
-        return record_from_bundle(_loaded(bundle), fleet=store, draft=draft)
+        return record_from_bundle(_loaded(bundle), fleet=store, draft=draft, lab=profile)
 
 
 def record_json(record: Record) -> bytes:
@@ -171,7 +176,8 @@ def render_certificate(
     """Render a record as a certificate in `lang` (en, ru, pt), HTML and PDF, in memory.
 
     `languages` are the sibling languages built beside it (for the language switcher);
-    `verify_base` is the base of the verification URL in the QR code. Nothing touches the disk.
+    `verify_base` is the base of the verification URL in the QR code (default: the issuer's).
+    Nothing touches the disk.
     """
     from certgen.record import dump_record
     from certgen.render.certificate import (
@@ -184,8 +190,9 @@ def render_certificate(
     check_language(lang)
     data = dump_record(record)
     sha = hashlib.sha256(data).hexdigest()
-    html = render_certificate_html(record, lang, record_sha256=sha,
-                                   verify_base=verify_base or DEFAULT_VERIFY_BASE,
+    base = verify_base or (record.issuer.verification_base if record.issuer is not None
+                           else DEFAULT_VERIFY_BASE)
+    html = render_certificate_html(record, lang, record_sha256=sha, verify_base=base,
                                    languages=languages)
     pdf = render_certificate_pdf(html, record, data, lang)
     return RenderedCertificate(lang=lang, html=html, pdf=pdf, record_json=data, record_sha256=sha)
@@ -200,20 +207,25 @@ def build_certificates(
     draft: bool = False,
     verify_base: str | None = None,
     jobs: int = 1,
+    lab: str | os.PathLike[str] | LabProfile | None = None,
 ) -> list[BuildResult]:
     """`certgen build`: each bundle into `out/<certificate id>/` (record.json, HTML, PDF,
     manifest.json last), skipping bundles whose inputs did not change.
 
     All bundles are attempted; if any failed, the first failure is raised after the others
-    were built (its message names the bundle).
+    were built (its message names the bundle). `lab` is the issuing laboratory's profile (a
+    lab.yaml path or a loaded one), required unless `draft`.
     """
     from certgen.build.certificate import build_many, check_unique_ids
+    from certgen.lab import load_lab
+
+    profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
 
     names = [str(b) for b in bundles]
     check_unique_ids(names)
     results = build_many(names, str(out), languages=languages,
                          fleet=None if fleet is None else str(fleet), draft=draft,
-                         verify_base=verify_base, jobs=jobs)
+                         verify_base=verify_base, jobs=jobs, lab=profile)
     built: list[BuildResult] = []
     for _name, result in results:
         if isinstance(result, Exception):

@@ -370,9 +370,9 @@ def _loc(loc: tuple[Any, ...]) -> str:
 _UNION_TAGS = {"int", "float", "constrained-int", "constrained-float"}
 
 
-def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+def _known_keys(loc: tuple[Any, ...], root: Any = None) -> list[str]:
     """The key names allowed where `loc` points (for 'did you mean' hints)."""
-    model: Any = CardFile
+    model: Any = CardFile if root is None else root
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
@@ -399,8 +399,11 @@ def _model_in(ann: Any) -> Any:
     return None
 
 
-def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> list[str]:
-    """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated."""
+def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
+                             root: Any = None) -> list[str]:
+    """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated.
+
+    `root` is the model validated (card.yaml's by default), for the "did you mean" hints."""
     lines: list[str] = []
     unions: set[str] = set()
     for err in exc.errors(include_url=False):
@@ -418,7 +421,7 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> lis
             text = "required key missing"
         elif kind == "extra_forbidden":
             name = str(loc[-1])
-            close = difflib.get_close_matches(name, _known_keys(loc), n=1)
+            close = difflib.get_close_matches(name, _known_keys(loc, root), n=1)
             text = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
         elif kind == "literal_error":
             expected = err.get("ctx", {}).get("expected", "")

@@ -104,6 +104,15 @@ class RulesError(CertgenError, ValueError):
     """A versioned SOP rules file is missing or malformed."""
 
 
+class LabError(CertgenError, ValueError):
+    """A laboratory profile that is missing, unreadable or invalid, or a build it cannot issue
+    (every problem, one line each, in `errors`)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("\n".join(self.errors))
+
+
 class RefusalError(CertgenError):
     """The rules refuse to issue a certificate (Soft Limit, re-run audit, hash mismatch)."""
 

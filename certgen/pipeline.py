@@ -16,16 +16,20 @@ import dataclasses
 import json
 import os
 from collections.abc import Sequence
+from datetime import date
 from typing import Protocol, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, load_bundle
+from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
+from certgen.lab import LabProfile
 from certgen.metrics import compute_metrics, weights_of
 from certgen.record import (
     RANKED_METRICS,
     CaptureInfo,
     CardInfo,
     CertificateInfo,
+    Issuer,
     Phase1,
     Rank,
     Ranks,
@@ -85,10 +89,25 @@ def _config(run: Run) -> RunConfig:
     )
 
 
-def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
-    """Read, measure and describe one run of the bundle."""
+def _single_capture(bundle: LoadedBundle, name: str, run: Run, index: int, field: str
+                    ) -> list[Capture]:
+    """The one capture a file holds (read from the bundle's bytes); several is an error."""
     from certgen.captures.detect import read_capture
 
+    captures = read_capture(bundle.file(name).data, name=name, format=run.format,
+                            process=run.process)
+    if len(captures) != 1:
+        raise BundleError(
+            f"{name} holds {len(captures)} runs; certgen never pools runs: give each "
+            "run its own capture file",
+            file="card.yaml",
+            field=f"runs[{index}].{field}",
+        )
+    return list(captures)
+
+
+def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
+    """Read, measure and describe one run of the bundle."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
     first_actual = bundle.file(first_file).sha256 if first_file else None
@@ -102,19 +121,17 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         return RunInput(index=index, config=_config(run), not_run_reason=run.not_run), facts
 
     capture_file = bundle.file(run.capture)
-    captures = read_capture(
-        capture_file.data, name=run.capture, format=run.format, process=run.process
-    )
-    if len(captures) != 1:
-        raise BundleError(
-            f"{run.capture} holds {len(captures)} runs; certgen never pools runs: give each "
-            "run its own capture file",
-            file="card.yaml",
-            field=f"runs[{index}].capture",
-        )
-    capture = captures[0]
+    [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
     sop = metrics.sop
+    first_metrics = None
+    first_incomplete, first_incomplete_reason = False, None
+    if first_file is not None:
+        # The archived first capture is scored like a recorded one: its own figures, not the
+        # re-run's, say why it was re-run (its bytes were read with the bundle).
+        [first] = _single_capture(bundle, first_file, run, index, "first_capture")
+        first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
+        first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
         "sha256": capture_file.sha256,
@@ -146,10 +163,16 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         first_capture_file=first_file,
         first_capture_declared=first_declared,
         first_capture_actual=first_actual,
+        capture_file=run.capture,
+        capture_sha256=capture_file.sha256,
+        first_capture_stutter=None if first_metrics is None else first_metrics.sop.stutter,
+        first_capture_incomplete=first_incomplete,
+        first_capture_incomplete_reason=first_incomplete_reason,
     )
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
-        chart=chart,
+        chart=chart, first_capture_metrics=None if first_metrics is None
+        else run_metrics(first_metrics),
     )
     return run_input, facts
 
@@ -167,10 +190,27 @@ def _rank(
     return dataclasses.replace(run_input, ranks=ranks)
 
 
+def issuer_block(profile: LabProfile, issued: date) -> Issuer:
+    """The record's `issuer`: the lab profile as printed, and the validity from the issue date."""
+    from certgen.lab import add_months
+
+    lab = profile.lab
+    data = json.loads(lab.model_dump_json(exclude={"specimen"}))
+    data.update(
+        valid_until=add_months(issued, lab.validity_months).isoformat(),
+        specimen=lab.specimen,
+        profile_sha256=profile.sha256,
+    )
+    return Issuer.model_validate_json(json.dumps(data))
+
+
 def record_from_bundle(
-    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True
+    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True,
+    lab: LabProfile | None = None,
 ) -> Record:
     """The record of an opened bundle (see make_record).
+
+    `lab` is the issuing laboratory's profile (the record's `issuer`); None leaves it null.
 
     refuse=False returns a refused certificate's record (status.issuable false) even when it is
     not a draft: `certgen check` reports on it without building anything.
@@ -196,6 +236,7 @@ def record_from_bundle(
         rules=rules,
         fleet_runs=None if fleet is None else fleet.run_count(),
         draft=draft,
+        issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
@@ -203,15 +244,16 @@ def record_from_bundle(
 
 
 def make_record(
-    bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None, draft: bool = False
+    bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None, draft: bool = False,
+    lab: LabProfile | None = None,
 ) -> Record:
     """The certificate record of a bundle folder or zip.
 
     A certificate the rules refuse raises RefusalError (every reason in `.reasons`) unless
     `draft` is true: then the record comes back with status.issuable false and the reasons in
-    status.refusals, for a draft build visibly marked as not issuable.
+    status.refusals, for a draft build visibly marked as not issuable. `lab` fills `issuer`.
     """
-    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=draft)
+    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=draft, lab=lab)
 
 
 def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Record:

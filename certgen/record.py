@@ -102,6 +102,49 @@ class CertificateInfo(_Frozen):
     languages: tuple[Language, ...] = Field(description="Languages of the customer documents.")
 
 
+class LocalText(_Frozen):
+    """Lab-written text per language: the English original and optional translations (a
+    certificate in a language without its own text shows the English, marked as such)."""
+
+    en: str = Field(description="The English original.")
+    ru: str | None = Field(default=None, description="Russian translation, or null.")
+    pt: str | None = Field(default=None, description="Portuguese translation, or null.")
+
+
+LabText = str | LocalText
+"""A plain string (English, shown in every language) or text per language."""
+
+
+class Accreditation(_Frozen):
+    """`issuer.accreditation`: the accrediting body and the number."""
+
+    body: str = Field(description="Accreditation body.")
+    number: str = Field(description="Accreditation number.")
+
+
+class Signatory(_Frozen):
+    """`issuer.signatory`: who signs for the laboratory."""
+
+    name: str = Field(description="Full name.")
+    role: LabText = Field(description="Role (per language or a string).")
+
+
+class Issuer(_Frozen):
+    """`issuer`: the laboratory that issued the certificate (its lab.yaml), and the validity."""
+
+    name: str = Field(description="Laboratory name.")
+    address: LabText = Field(description="Postal address (per language or a string).")
+    accreditation: Accreditation | None = Field(description="Accreditation, or null.")
+    signatory: Signatory = Field(description="Who signs for the laboratory.")
+    contact: str = Field(description="Contact for questions about the certificate.")
+    verification_base: str = Field(description="Base of the verification address.")
+    validity_months: int = Field(description="Months of validity after the issue date.")
+    valid_until: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
+                             description="certificate.issued + validity_months, YYYY-MM-DD.")
+    specimen: bool = Field(description="A sample laboratory: every document is marked SPECIMEN.")
+    profile_sha256: str = Field(description="SHA-256 of the lab.yaml the build read.")
+
+
 class Weights(_Frozen):
     """`rules.weights`: the Fluidity Score weights."""
 
@@ -177,6 +220,29 @@ class SoftLimitMissing(_Frozen):
     limit: float = Field(description="The Soft Limit it was above.")
 
 
+class FirstCaptureIdentical(_Frozen):
+    """Refusal: the archived first capture is byte-identical to the recorded capture."""
+
+    code: Literal["first_capture_identical"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    file: str = Field(description="The archived first capture, as named in card.yaml.")
+    capture: str = Field(description="The recorded capture, as named in card.yaml.")
+    sha256: str = Field(description="The SHA-256 both files have.")
+
+
+class CaptureUsedTwice(_Frozen):
+    """Refusal: one capture file (by SHA-256) backs two runs."""
+
+    code: Literal["capture_used_twice"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based index of the later run.")
+    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    file: str = Field(description="That file, as named in card.yaml.")
+    other_run: int = Field(description="0-based index of the run that used it first.")
+    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    other_file: str = Field(description="That file, as named in card.yaml.")
+    sha256: str = Field(description="The SHA-256 both have.")
+
+
 class OtherRefusal(_Frozen):
     """Refusal with a code this certgen does not know (a record from a newer certgen): kept
     as it is, and a certificate shows its English message."""
@@ -188,7 +254,7 @@ class OtherRefusal(_Frozen):
 
 
 REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
-                        "soft_limit_missing")
+                        "soft_limit_missing", "first_capture_identical", "capture_used_twice")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -203,6 +269,8 @@ RefusalDetail = Annotated[
     Annotated[RerunFirstCaptureMissing, Tag("rerun_first_capture_missing")]
     | Annotated[FirstCaptureSha256Mismatch, Tag("first_capture_sha256_mismatch")]
     | Annotated[SoftLimitMissing, Tag("soft_limit_missing")]
+    | Annotated[FirstCaptureIdentical, Tag("first_capture_identical")]
+    | Annotated[CaptureUsedTwice, Tag("capture_used_twice")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(_code_tag(REFUSAL_CODES)),
 ]
@@ -214,12 +282,15 @@ class Status(_WithLaterKeys):
 
     issuable: bool = Field(description="False when any refusal exists.")
     draft: bool = Field(description='True for a --draft build (marked "draft, not issuable").')
+    specimen: bool = Field(
+        default=False, description="True when the issuing lab profile is a sample (every page "
+                                   "marked SPECIMEN); absent in records of an older certgen.")
     refusals: tuple[str, ...] = Field(description="English messages, one per problem, run order.")
     refusal_details: tuple[RefusalDetail, ...] = Field(
         default=(), description="The same refusals as data, one for one, same order (absent in "
                                 "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refusal_details",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refusal_details", "specimen")
 
 
 class CardInfo(_Frozen):
@@ -468,8 +539,14 @@ class FirstCapture(_WithLaterKeys):
     why_detail: WhyDetail | None = Field(
         default=None, description="The same reason as data; null when not required (absent in "
                                   "records of an older certgen).")
+    metrics: RunMetrics | None = Field(
+        default=None, description="The first capture's own figures, scored like a recorded "
+                                  "capture (absent in records of an older certgen).")
+    rerun_reason: WhyDetail | None = Field(
+        default=None, description="Why it was re-run, from its own figures; null when they show "
+                                  "no reason (absent in records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
 
 
 Bucket = tuple[float, float, float]
@@ -534,8 +611,14 @@ class AuditFirstCapture(_WithLaterKeys):
     why_detail: WhyDetail | None = Field(
         default=None, description="The same reason as data, or null (absent in records of an "
                                   "older certgen).")
+    metrics: RunMetrics | None = Field(
+        default=None, description="The first capture's own figures (absent in records of an "
+                                  "older certgen).")
+    rerun_reason: WhyDetail | None = Field(
+        default=None, description="Why it was re-run, from its own figures, or null (absent in "
+                                  "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
 
 
 class AuditSoftLimit(_Frozen):
@@ -628,6 +711,10 @@ class Record(_Frozen):
 
     schema_version: Literal[1] = Field(description="The record schema version (first key).")
     certificate: CertificateInfo = Field(description="Which certificate this is.")
+    issuer: Issuer | None = Field(
+        default=None, description="The issuing laboratory and the validity; null when built "
+                                  "without a lab profile (a draft, `certgen check`) and in "
+                                  "records of an older certgen.")
     rules_version: str = Field(description="The rules file version (pinned).")
     certgen_version: str = Field(description="The certgen that built the record.")
     software: Software | None = Field(
@@ -752,6 +839,8 @@ class RunInput:
     metrics: RunMetrics | None = None
     ranks: Ranks | None = None
     chart: Chart | None = None
+    first_capture_metrics: RunMetrics | None = None
+    """The archived first capture's figures, scored like a recorded capture (or None)."""
 
 
 def run_metrics(metrics: ComputedMetrics) -> RunMetrics:
@@ -817,10 +906,16 @@ def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     )
 
 
-def _first_capture(check: FirstCaptureCheck, file: str) -> FirstCapture:
+def _own_reason(check: FirstCaptureCheck) -> WhyDetail | None:
+    return _WHY.validate_json(json.dumps(check.rerun_reason_json(), allow_nan=False))
+
+
+def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | None
+                   ) -> FirstCapture:
     return FirstCapture(
         file=file, sha256_declared=check.sha256_declared, sha256_actual=check.sha256_actual,
         matches=check.matches, required=check.required, why=check.why, why_detail=_why(check),
+        metrics=metrics, rerun_reason=_own_reason(check),
     )
 
 
@@ -836,11 +931,13 @@ def build_record(
     fleet_runs: int | None,
     draft: bool,
     software: CurrentSoftware | None = None,
+    issuer: Issuer | None = None,
 ) -> Record:
     """The complete record of one certificate (the fleet section computed from its runs).
 
     `fleet_runs` is the fleet's size, or None when built without a fleet. `software` is the
-    stack to name (default: this process's, certgen.software.current_software()).
+    stack to name (default: this process's, certgen.software.current_software()). `issuer` is
+    the lab block, or None when built without a lab profile.
     """
     if software is None:
         software = current_software()
@@ -860,9 +957,10 @@ def build_record(
             ranks=run.ranks,
             soft_limit=None if soft is None else _soft_limit(soft),
             first_capture=None if first is None or first.file is None
-            else _first_capture(first, first.file),
+            else _first_capture(first, first.file, run.first_capture_metrics),
             chart=run.chart,
         ))
+    first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(
         captures=tuple(
             AuditCapture(run=r.index, file=r.capture.file, sha256=r.capture.sha256)
@@ -872,6 +970,7 @@ def build_record(
             AuditFirstCapture(
                 run=f.run, file=f.file, sha256=f.sha256_actual, sha256_declared=f.sha256_declared,
                 matches=f.matches, required=f.required, why=f.why, why_detail=_why(f),
+                metrics=first_metrics.get(f.run), rerun_reason=_own_reason(f),
             )
             for f in verdict.first_captures if f is not None and f.file is not None
         ),
@@ -890,12 +989,14 @@ def build_record(
     return Record(
         schema_version=SCHEMA_VERSION,
         certificate=certificate,
+        issuer=issuer,
         rules_version=rules.rules_version,
         certgen_version=__version__,
         software=software_block(software),
         rules=rules_block(rules),
         status=Status(
             issuable=verdict.issuable, draft=draft, refusals=verdict.refusals,
+            specimen=issuer is not None and issuer.specimen,
             refusal_details=tuple(_refusal(r) for r in verdict.refusal_details),
         ),
         customer=customer,
@@ -933,13 +1034,19 @@ def _check_finite(value: JsonValue, path: str) -> None:
 
 
 def record_json(record: Record) -> dict[str, JsonValue]:
-    """The record as plain JSON data, keys in record.json order."""
+    """The record as plain JSON data, keys in record.json order.
+
+    A record read from an older certgen has no `issuer` key and is written back without one
+    (byte for byte); `build_record` always sets it, null when built without a lab profile.
+    """
     data: dict[str, JsonValue] = record.model_dump(mode="json")
-    # A record of an older certgen has no `software`, `rules.file` or `rules.sha256`: they are
-    # not written back either. Handled here rather than by a wrap serializer (_WithLaterKeys),
-    # which would make the JSON Schema of these objects opaque.
+    # A record of an older certgen has no `software`, `rules.file`, `rules.sha256` or `issuer`
+    # (and `certgen check` makes none): they are not written back either. Handled here rather
+    # than by a wrap serializer (_WithLaterKeys), which would make the JSON Schema opaque.
     if "software" not in record.model_fields_set:
         del data["software"]
+    if "issuer" not in record.model_fields_set:
+        del data["issuer"]
     rules = data["rules"]
     assert isinstance(rules, dict)
     for key in ("file", "sha256"):

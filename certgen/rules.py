@@ -12,7 +12,10 @@ Verdict comes out with its reasoning as data. Nothing here reads a file or a clo
 - Soft Limit: a recorded run with stutter strictly above the limit needs a justification and a
   Phase 1 VRM re-examination, else the certificate is refused (naming the run).
 - Re-run audit: a recorded run that is incomplete or over the re-run line must come with its
-  archived first capture, whose SHA-256 must match the one declared.
+  archived first capture, whose SHA-256 must match the one declared; the first capture is
+  scored like a recorded one and its own figures give the reason it was re-run. A first
+  capture byte-identical to the recorded one is refused, and so is one capture file (by
+  name) backing two runs.
 """
 
 from __future__ import annotations
@@ -51,6 +54,14 @@ class RunFacts:
     first_capture_declared: str | None = None
     first_capture_actual: str | None = None
     """SHA-256 recomputed from the archived file (None when no first capture is declared)."""
+    capture_file: str | None = None
+    """The recorded capture as card.yaml names it (None for a not-run run)."""
+    capture_sha256: str | None = None
+    """SHA-256 of the recorded capture."""
+    first_capture_stutter: float | None = None
+    """The archived first capture's own stutter, scored like a recorded capture."""
+    first_capture_incomplete: bool = False
+    first_capture_incomplete_reason: str | None = None
 
     @property
     def label(self) -> str:
@@ -341,6 +352,9 @@ class FirstCaptureCheck:
     why_detail: tuple[tuple[str, Any], ...] | None = None
     """The same as data: (("code", "incomplete"), ("reason", ...)) or
     (("code", "stutter_over_rerun_line"), ("stutter", 0.611), ("line", 0.6)) (or None)."""
+    rerun_reason: tuple[tuple[str, Any], ...] | None = None
+    """Why the archived first capture called for a re-run, from its own figures (the same
+    shape as why_detail); None when its own figures show no reason or no file is declared."""
 
     @property
     def matches(self) -> bool | None:
@@ -366,19 +380,36 @@ class FirstCaptureCheck:
         """`why_detail` as a JSON object (None when no re-run was required)."""
         return None if self.why_detail is None else dict(self.why_detail)
 
+    def rerun_reason_json(self) -> dict[str, Any] | None:
+        """`rerun_reason` as a JSON object (None when the first capture shows none)."""
+        return None if self.rerun_reason is None else dict(self.rerun_reason)
+
+
+def rerun_reason(stutter: float | None, incomplete: bool, incomplete_reason: str | None,
+                 rules: Rules) -> tuple[str | None, tuple[tuple[str, Any], ...] | None]:
+    """Why a capture calls for a re-run (SOP: incomplete, or stutter over the re-run line):
+    the English text and the same as data, or (None, None)."""
+    if incomplete:
+        return ("incomplete" + (f": {incomplete_reason}" if incomplete_reason else ""),
+                (("code", "incomplete"), ("reason", incomplete_reason or None)))
+    if stutter is not None and stutter > rules.rerun_stutter:
+        return (f"stutter {stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}",
+                (("code", "stutter_over_rerun_line"), ("stutter", stutter),
+                 ("line", rules.rerun_stutter)))
+    return None, None
+
 
 def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Refusal]]:
     """The re-run rule on one recorded run: the archived first capture and its SHA-256."""
     reasons: list[Refusal] = []
     why: str | None = None
     detail: tuple[tuple[str, Any], ...] | None = None
-    if run.recorded and run.incomplete:
-        why = "incomplete" + (f": {run.incomplete_reason}" if run.incomplete_reason else "")
-        detail = (("code", "incomplete"), ("reason", run.incomplete_reason or None))
-    elif run.recorded and run.stutter is not None and run.stutter > rules.rerun_stutter:
-        why = f"stutter {run.stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}"
-        detail = (("code", "stutter_over_rerun_line"), ("stutter", run.stutter),
-                  ("line", rules.rerun_stutter))
+    if run.recorded:
+        why, detail = rerun_reason(run.stutter, run.incomplete, run.incomplete_reason, rules)
+    own = None
+    if run.first_capture_file is not None:
+        own = rerun_reason(run.first_capture_stutter, run.first_capture_incomplete,
+                           run.first_capture_incomplete_reason, rules)[1]
     check = FirstCaptureCheck(
         run=run.index,
         required=why is not None,
@@ -387,6 +418,7 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
         sha256_declared=run.first_capture_declared,
         sha256_actual=run.first_capture_actual,
         why_detail=detail,
+        rerun_reason=own,
     )
     where = f"{CARD_FILE}: runs[{run.index}].first_capture"
     if why is not None and detail is not None and run.first_capture_file is None:
@@ -406,7 +438,52 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
              ("sha256_declared", run.first_capture_declared),
              ("sha256_actual", run.first_capture_actual)),
         ))
+    if (run.first_capture_file is not None and run.capture_sha256 is not None
+            and run.first_capture_actual == run.capture_sha256):
+        reasons.append(Refusal(
+            "first_capture_identical",
+            f"{where}: {run.first_capture_file} is byte-identical to the recorded capture "
+            f"{run.capture_file} (SHA-256 {run.capture_sha256}); the archived first capture "
+            "must be the capture that was re-run, not the re-run itself",
+            (("run", run.index), ("file", run.first_capture_file),
+             ("capture", run.capture_file), ("sha256", run.capture_sha256)),
+        ))
     return check, reasons
+
+
+def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
+    """Refuse one capture file backing two runs: every recorded capture and archived first
+    capture card.yaml names must be a file of its own.
+
+    A first capture identical to its own run's recorded capture is refused by rerun_audit (by
+    SHA-256, whatever its name). Each later use names the first one, in card.yaml order.
+    """
+    seen: dict[str, tuple[int, str, str]] = {}
+    refusals: list[Refusal] = []
+    for run in runs:
+        uses = [("capture", run.capture_file, run.capture_sha256),
+                ("first_capture", run.first_capture_file, run.first_capture_actual)]
+        for field, file, sha in uses:
+            if file is None or sha is None:
+                continue
+            key = "/".join(p for p in file.replace("\\", "/").split("/") if p not in ("", "."))
+            first = seen.get(key)
+            if first is None:
+                seen[key] = (run.index, field, file)
+                continue
+            if first[0] == run.index:
+                continue  # the same run's capture and first capture: rerun_audit's refusal
+            other_run, other_field, other_file = first
+            refusals.append(Refusal(
+                "capture_used_twice",
+                f"{CARD_FILE}: runs[{run.index}].{field}: {file} is the same capture (SHA-256 "
+                f"{sha}) as runs[{other_run}].{other_field} {other_file}; one capture file "
+                "cannot back two runs",
+                (("run", run.index), ("field", field), ("file", file),
+                 ("other_run", other_run), ("other_field", other_field),
+                 ("other_file", other_file), ("sha256", sha)),
+            ))
+    return refusals
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,6 +532,7 @@ def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verd
         refusals.extend(first_reasons)
         if soft_reason:
             refusals.append(soft_reason)
+    refusals.extend(shared_captures(runs))
     return Verdict(tiers, grade, tuple(soft), tuple(firsts), tuple(refusals))
 
 

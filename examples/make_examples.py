@@ -618,6 +618,39 @@ def make_compare(root: Path) -> None:
     (c / "README.md").write_text(COMPARE_README, encoding="utf-8")
 
 
+SAMPLE_LAB = {
+    "name": "Sample Frame-Pacing Laboratory (SPECIMEN, not a real laboratory)",
+    "address": {
+        "en": "1 Sample Street, Exampletown (a made-up address)",
+        "ru": "Образцовая ул., 1, Примерск (вымышленный адрес)",
+        "pt": "Rua Exemplo, 1, Cidade Exemplo (endereço fictício)",
+    },
+    "accreditation": {"body": "Sample Accreditation Body (illustrative)",
+                      "number": "SAMPLE-0000"},
+    "signatory": {
+        "name": "A. Sample",
+        "role": {"en": "Head of laboratory (sample)", "ru": "Руководитель лаборатории (образец)",
+                 "pt": "Diretor(a) do laboratório (exemplo)"},
+    },
+    # A reserved example domain: the QR code of a specimen must lead nowhere real.
+    "verification_base": "https://certificates.example.org/verify",
+    "validity_months": 24,
+    "contact": "certificates@lab.example",
+    "specimen": True,
+}
+"""The examples' laboratory: visibly a sample, so its certificates are marked SPECIMEN."""
+
+
+def make_lab(path: Path) -> None:
+    """examples/lab.yaml: the sample laboratory profile the site and the tests build with."""
+    lines = [
+        "# A SAMPLE laboratory profile: every certificate it issues is marked SPECIMEN.",
+        "# Written by examples/make_examples.py; edit the script, not this file.",
+        *_dump_yaml(SAMPLE_LAB),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE)
@@ -629,6 +662,7 @@ def main() -> None:
     make_silver(out)
     make_compare(out)
     make_fleet(out / "fleet.jsonl")
+    make_lab(out / "lab.yaml")
 
 
 if __name__ == "__main__":

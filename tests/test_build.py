@@ -26,7 +26,18 @@ from bundlekit import (
 
 from certgen.build.certificate import build_many
 from certgen.errors import RefusalError
+from certgen.lab import load_lab
 from certgen.paths import templates_dir
+
+SAMPLE_LAB = Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _sample_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every build here is issued by the examples' sample lab ($CERTGEN_LAB, inherited by the
+    subprocesses); the tests of the lab refusals unset it."""
+    monkeypatch.setenv("CERTGEN_LAB", str(SAMPLE_LAB))
+
 
 HOSTILE = "<script>alert(1)</script>{{ 7*7 }}{% if 1 %}x{% endif %}<b onmouseover=x>"
 
@@ -222,8 +233,9 @@ def test_hostile_bundle_is_shown_as_text_and_opens_nothing_outside(tmp_path: Pat
     allowed = [str(bundle.resolve()), str(templates_dir()), str(out.resolve()), sys.prefix,
                sys.base_prefix, str(Path(__import__("certgen").__file__).resolve().parent),
                str(templates_dir().parent / "locales")]
-    outside = [p for p in opened
-               if not any(os.path.realpath(p).startswith(a) for a in allowed)]
+    # The lab profile ($CERTGEN_LAB) is an input the user names, like the bundle.
+    outside = [p for p in opened if p != str(SAMPLE_LAB)
+               and not any(os.path.realpath(p).startswith(a) for a in allowed)]
     assert outside == [], sorted(set(outside))
     assert not any(str(secret) in p for p in opened)
     folder = out / "TEST-0001"
@@ -338,7 +350,8 @@ def test_a_refusal_in_a_worker_process_reaches_the_parent_with_its_fields(tmp_pa
     results = {}
     for jobs in (1, 2):
         built = build_many(bundles, str(tmp_path / f"out{jobs}"), languages=["en"], fleet=None,
-                           draft=False, verify_base=None, jobs=jobs)
+                           draft=False, verify_base=None, jobs=jobs,
+                           lab=load_lab(SAMPLE_LAB))
         assert [bundle for bundle, _ in built] == bundles
         assert not isinstance(built[0][1], Exception)
         results[jobs] = built[1][1]

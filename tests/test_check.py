@@ -47,7 +47,7 @@ def test_check_json_prints_the_record(tmp_path: Path, capsys: pytest.CaptureFixt
     assert next(iter(record)) == "schema_version"
     assert record["grade"]["value"] == "PLATINUM"
     assert record["status"] == {"issuable": True, "draft": False, "refusals": [],
-                                "refusal_details": []}
+                                "refusal_details": [], "specimen": False}
 
 
 def test_check_invalid_bundle_lists_every_error(

@@ -20,6 +20,8 @@ PENDING_MOVES = {"certgen.record.RecordError"}
 # Constructor arguments for the classes whose __init__ is not CertgenError's own. A new class
 # with its own __init__ fails the pickling test until it has an entry here.
 EXAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "LabError": ((["lab.yaml: contact: required key missing",
+                   "lab.yaml: contakt: unknown key (did you mean 'contact'?)"],), {}),
     "RefusalError": (
         (['runs[1].soft_limit: run "Game 1 2560x1440" has stutter 0.6132 > 0.60',
           "runs[2].first_capture: sha256 mismatch"],),

@@ -22,7 +22,8 @@ GOLD = EXAMPLES / "gold-rx7800xt"
 def _opens_during_build(bundle: Path, out: Path, log: Path) -> Counter[str]:
     """{resolved path: times opened} of every open() while `certgen build` runs on one bundle."""
     opened = opened_during_cli(["build", str(bundle), "--out", str(out), "--jobs", "1"], log,
-                               env={"SOURCE_DATE_EPOCH": "1764374400"})
+                               env={"SOURCE_DATE_EPOCH": "1764374400",
+                                    "CERTGEN_LAB": str(EXAMPLES / "lab.yaml")})
     return Counter(os.path.realpath(p) for p in opened)
 
 

@@ -111,6 +111,7 @@ def test_diluted_tier_mean_above_88_is_refused_without_justification(tmp_path: P
         "refusal_details": [{"code": "soft_limit_missing", "run": 3,
                              "missing": ["justification", "vrm_reexamination"],
                              "stutter": 0.611, "limit": 0.6}],
+        "specimen": False,
     }
 
 
@@ -118,7 +119,7 @@ def test_diluted_tier_is_issued_with_justification_and_vrm_reexamination(tmp_pat
     dilution_bundle(tmp_path, soft_limit=JUSTIFIED)
     record = as_json(make_record(tmp_path))
     assert record["status"] == {"issuable": True, "draft": False, "refusals": [],
-                                "refusal_details": []}
+                                "refusal_details": [], "specimen": False}
     assert record["grade"]["value"] == "GOLD"
     run = record["runs"][3]
     assert run["soft_limit"] == {"raised": True, "limit": 0.6, **JUSTIFIED, "satisfied": True}
@@ -176,8 +177,11 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         "no end line (the process did not exit cleanly)) but has no archived first capture; "
         "the re-run step was skipped (archive the first capture and cite its SHA-256)"
     )
-    # With the first capture archived the incomplete re-run is accepted and disclosed.
-    first = write_frame_stats(tmp_path / "archive/fs-first.jsonl", frames_for(*NEAR_99), end=False)
+    # With the first capture archived the incomplete re-run is accepted and disclosed; the
+    # first capture (a capture of its own, also cut short) is scored, and its own figures say
+    # why it was re-run.
+    first = write_frame_stats(tmp_path / "archive/fs-first.jsonl",
+                              frames_for(*NEAR_99, n=9_000), end=False)
     write_card(tmp_path, card([run_entry(
         "Engine", capture="captures/fs.jsonl",
         first_capture={"file": "archive/fs-first.jsonl", "sha256": sha256_of(first)})]))
@@ -191,7 +195,11 @@ def test_incomplete_frame_stats_capture_triggers_the_rerun_rule(tmp_path: Path) 
         "why": "incomplete: no end line (the process did not exit cleanly)",
         "why_detail": {"code": "incomplete",
                        "reason": "no end line (the process did not exit cleanly)"},
+        "metrics": record["runs"][0]["first_capture"]["metrics"],
+        "rerun_reason": {"code": "incomplete",
+                         "reason": "no end line (the process did not exit cleanly)"},
     }]
+    assert record["runs"][0]["first_capture"]["metrics"]["frames"] == 9_000
 
 
 def test_complete_frame_stats_capture_needs_no_rerun(tmp_path: Path) -> None:
@@ -263,8 +271,9 @@ def test_grade_cap_travels_into_the_record(tmp_path: Path) -> None:
 
 
 RECORD_KEYS = [
-    "schema_version", "certificate", "rules_version", "certgen_version", "software", "rules",
-    "status", "customer", "card", "phase1", "grade", "tiers", "runs", "audit", "fleet", "calibration",
+    "schema_version", "certificate", "issuer", "rules_version", "certgen_version", "software",
+    "rules", "status", "customer", "card", "phase1", "grade", "tiers", "runs", "audit", "fleet",
+    "calibration",
 ]
 
 

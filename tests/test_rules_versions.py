@@ -83,8 +83,9 @@ def test_the_certificate_says_which_rules_it_applies(
         tmp_path: Path, test_rules_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bundle = simple_bundle(tmp_path / "b", FIGURES, certificate={
         "id": "T-3", "issued": "2026-11-29", "sop": TEST_SOP, "languages": ["en"]})
-    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"), "--jobs", "1"],
-                           capsys)
+    lab = Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"
+    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"), "--jobs", "1",
+                            "--lab", str(lab)], capsys)
     assert code == 0, err
     html = (tmp_path / "out" / "T-3" / "certificate.en.html").read_text(encoding="utf-8")
     assert "<dt>Rules applied</dt><dd>sop-gpu-001-v1.2-test</dd>" in html

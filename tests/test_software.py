@@ -59,7 +59,7 @@ def test_the_example_record_names_the_stack() -> None:
     record = make_record(EXAMPLE)
     assert record.software == software_block(current_software())
     data = json.loads(dump_record(record))
-    assert list(data)[:6] == ["schema_version", "certificate", "rules_version",
+    assert list(data)[:7] == ["schema_version", "certificate", "issuer", "rules_version",
                               "certgen_version", "software", "rules"]
     assert list(data["software"]) == ["certgen", "commit", "python", "weasyprint", "pydyf",
                                       "pango", "harfbuzz", "digests"]
@@ -100,8 +100,9 @@ def test_version_verbose_prints_the_same_stack(capsys: pytest.CaptureFixture[str
 
 def test_the_pdf_creator_names_the_records_stack(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lab = Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"
     code, _, err = run_cli(["build", str(EXAMPLE), "--out", str(tmp_path), "--jobs", "1",
-                            "--lang", "en"], capsys)
+                            "--lang", "en", "--lab", str(lab)], capsys)
     assert code == 0, err
     [folder] = list(tmp_path.iterdir())
     record = load_record((folder / "record.json").read_bytes())

@@ -147,7 +147,8 @@ def test_the_wheel_builds_the_checkouts_certificate_byte_for_byte(installed: Pat
     for name in ("wheel", "checkout"):
         bundle = shutil.copytree(example, tmp_path / name / "bundle")
         out = tmp_path / name / "out"
-        args = ("build", str(bundle), "--out", str(out), "--jobs", "1")
+        args = ("build", str(bundle), "--out", str(out), "--jobs", "1",
+                "--lab", str(ROOT / "examples" / "lab.yaml"))
         if name == "wheel":
             done = _run(installed, *args, cwd=tmp_path / name, SOURCE_DATE_EPOCH=EPOCH)
         else:

@@ -7,8 +7,9 @@ The bundle is read once (`load_bundle`: card.yaml and the files it names); the s
 the cache key and the record. The cache: `inputs_key` hashes everything an output depends on —
 card.yaml and every file it names (name and SHA-256; files it does not name are never read),
 the rules files (packaged and on CERTGEN_RULES_PATH), templates/, locales/, the certgen
-version and software stack, the fleet database's content when
-one is used, the languages, the draft flag and the verification base. The manifest of a finished folder records that key; when the key is unchanged and every
+version and software stack, the fleet database's content when one is used, the lab profile's
+content, the languages, the draft flag and the verification base. A build that is not a draft
+needs a lab profile (certgen.lab). The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
@@ -27,6 +28,7 @@ from certgen.errors import BundleError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
+    from certgen.lab import LabProfile
     from certgen.record import Record
 
 RECORD_NAME = "record.json"
@@ -105,9 +107,11 @@ def inputs_key(
     draft: bool,
     verify_base: str,
     fleet: Path | None,
+    lab: LabProfile | None = None,
 ) -> str:
     """The content hash that decides whether a bundle must be rebuilt (see module doc)."""
     digest = hashlib.sha256(static_inputs_digest())
+    digest.update(f"lab={'-' if lab is None else lab.sha256}\0".encode())
     digest.update(f"bundle={bundle.content_sha256()}\0".encode())
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
@@ -169,6 +173,19 @@ def render_documents(
     return record_bytes, documents
 
 
+def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draft: bool) -> str:
+    """The verification base a build prints, checked: refuses a build that is not a draft
+    without a lab profile, and one pointing to a reserved example domain (certgen.lab)."""
+    from certgen.lab import NO_LAB_MESSAGE, LabError, check_issuable_base
+    from certgen.render.certificate import DEFAULT_VERIFY_BASE
+
+    if lab is None and not draft:
+        raise LabError([NO_LAB_MESSAGE])
+    base = verify_base or (lab.lab.verification_base if lab is not None else DEFAULT_VERIFY_BASE)
+    check_issuable_base(base, lab, draft=draft, from_profile=verify_base is None)
+    return base
+
+
 def build_bundle(
     bundle: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -178,18 +195,22 @@ def build_bundle(
     draft: bool = False,
     verify_base: str | None = None,
     use_cache: bool = True,
+    lab: LabProfile | None = None,
 ) -> BuildResult:
-    """Build one bundle into out_dir/<certificate id>/ unless its cached output is current."""
+    """Build one bundle into out_dir/<certificate id>/ unless its cached output is current.
+
+    `lab` is the issuing laboratory (certgen.lab): required unless `draft`; its verification
+    base is the QR code's unless `verify_base` is given.
+    """
     from certgen.bundle import load_bundle
     from certgen.pipeline import record_from_bundle
-    from certgen.render.certificate import DEFAULT_VERIFY_BASE
     from certgen.writer import Writer, read_manifest, verify_manifest
 
-    base = verify_base or DEFAULT_VERIFY_BASE
+    base = resolve_verify_base(verify_base, lab, draft=draft)
     loaded = load_bundle(bundle)
     fleet_path = None if fleet is None else Path(fleet)
     key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
-                     fleet=fleet_path)
+                     fleet=fleet_path, lab=lab)
     out = Path(out_dir)
     if use_cache:
         cert_id = str(loaded.card.certificate.id)
@@ -205,9 +226,9 @@ def build_bundle(
         from certgen.fleet import FleetStore
 
         with FleetStore.open(fleet_path, create=False) as store:
-            record = record_from_bundle(loaded, fleet=store, draft=draft)
+            record = record_from_bundle(loaded, fleet=store, draft=draft, lab=lab)
     else:
-        record = record_from_bundle(loaded, draft=draft)
+        record = record_from_bundle(loaded, draft=draft, lab=lab)
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
@@ -238,6 +259,7 @@ def build_many(
     verify_base: str | None,
     jobs: int,
     progress: Any = None,
+    lab: LabProfile | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1); results in the given order.
 
@@ -248,7 +270,9 @@ def build_many(
     """
     from certgen.errors import CertgenError
 
-    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base)
+    # The lab profile and the verification base are the same for every bundle: refused once.
+    resolve_verify_base(verify_base, lab, draft=draft)
+    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab)
     results: dict[int, BuildResult | Exception] = {}
     if jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):

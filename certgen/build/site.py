@@ -78,11 +78,19 @@ def site_date() -> dt.datetime:
     return source_date_epoch() or DEFAULT_DATE
 
 
+SAMPLE_LAB = "lab.yaml"
+"""The sample laboratory profile in examples/ (specimen: true)."""
+
+
 def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
     """Build every sample bundle of examples/ into out/samples with the sample fleet."""
     from certgen.build.certificate import build_bundle
     from certgen.fleet import FleetStore
+    from certgen.lab import load_lab
     from certgen.record import load_record
+
+    # The samples are issued by the examples' sample laboratory (marked SPECIMEN throughout).
+    lab = load_lab(examples / SAMPLE_LAB)
 
     bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file())
     if not bundles:
@@ -98,7 +106,7 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
             if progress:
                 progress(f"sample {bundle.name}")
             result = build_bundle(bundle, out / "samples", languages=list(LANGS),
-                                  fleet=fleet_db, use_cache=False)
+                                  fleet=fleet_db, use_cache=False, lab=lab)
             path = Path(result.folder) / "record.json"
             record = load_record(path.read_bytes(), source=str(path))
             links.append(SampleLink(

@@ -7,8 +7,12 @@ bundle whose inputs did not change since its last build is not rebuilt (content-
 see certgen/build/certificate.py). A rebuild removes the documents the previous build of that
 folder listed and this one no longer makes (fewer languages, say). Each HTML document links
 its siblings of the same run (hreflang alternates and an on-screen language switcher). The QR code on each document points to
-<verify base>/<certificate id>?sha256=<record SHA-256>; the base defaults to
-https://certificates.example.org/verify and is set with --verify-base.
+<verify base>/<certificate id>?sha256=<record SHA-256>; the base is the lab profile's
+verification_base unless --verify-base says otherwise.
+
+The issuer: `--lab FILE` (or $CERTGEN_LAB) names the laboratory profile (certgen.lab). A build
+that is not --draft refuses without one, and refuses a verification base on a reserved example
+domain (a specimen lab, whose documents are all marked SPECIMEN, may use one).
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ import os
 import sys
 
 import click
-
-from certgen.render.certificate import DEFAULT_VERIFY_BASE
 
 
 def _languages(value: str | None) -> list[str] | None:
@@ -51,8 +53,13 @@ def _languages(value: str | None) -> list[str] | None:
               help="Render a refused certificate anyway, visibly marked as a draft.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Bundles built in parallel (default: the number of cores).")
-@click.option("--verify-base", default=DEFAULT_VERIFY_BASE, show_default=True,
-              help="Base URL of the verification link and QR code.")
+@click.option("--lab", "lab_file", type=click.Path(dir_okay=False), default=None,
+              envvar="CERTGEN_LAB",
+              help="The issuing laboratory's profile, lab.yaml (default: $CERTGEN_LAB); "
+                   "required unless --draft.")
+@click.option("--verify-base", default=None,
+              help="Base URL of the verification link and QR code (default: the lab "
+                   "profile's verification_base).")
 def command(
     bundles: tuple[str, ...],
     out_dir: str,
@@ -60,17 +67,20 @@ def command(
     fleet: str | None,
     draft: bool,
     jobs: int | None,
-    verify_base: str,
+    lab_file: str | None,
+    verify_base: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
     from certgen.build.certificate import build_many, check_unique_ids
     from certgen.errors import CertgenError
+    from certgen.lab import load_lab
 
     langs = _languages(lang)
+    lab = None if lab_file is None else load_lab(lab_file)
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
     kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
-                  jobs=workers)
+                  jobs=workers, lab=lab)
     if sys.stderr.isatty() and len(bundles) > 1:
         with click.progressbar(length=len(bundles), label="building", file=sys.stderr) as bar:
             results = build_many(list(bundles), out_dir, progress=bar.update, **kwargs)  # type: ignore[arg-type]

@@ -1,5 +1,6 @@
 """`certgen schema`: the JSON Schema of card.yaml (from the models in certgen.bundle), or with
-`--record` that of record.json (from the models in certgen.record, docs/record.schema.json)."""
+`--record` that of record.json (from the models in certgen.record, docs/record.schema.json), or
+with `--lab` that of a laboratory profile (certgen.lab)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,21 @@ import click
 @click.command("schema")
 @click.option("--record", "record", is_flag=True,
               help="Print the JSON Schema of record.json instead of card.yaml.")
-def command(record: bool) -> None:
+@click.option("--lab", "lab", is_flag=True,
+              help="Print the JSON Schema of a laboratory profile (lab.yaml) instead.")
+def command(record: bool, lab: bool) -> None:
     """Print the JSON Schema of card.yaml (deterministic: sorted keys, 2-space indent).
 
-    With --record, the JSON Schema of record.json, exactly docs/record.schema.json.
+    With --record, the JSON Schema of record.json, exactly docs/record.schema.json; with --lab,
+    that of lab.yaml (certgen.lab).
     """
+    if record and lab:
+        raise click.UsageError("give at most one of --record and --lab")
+    if lab:
+        from certgen.lab import lab_json_schema
+
+        click.echo(json.dumps(lab_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+        return
     if record:
         from certgen.record import record_schema_text
 

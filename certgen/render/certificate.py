@@ -18,8 +18,11 @@ from urllib.parse import quote
 
 from certgen.errors import RenderError
 from certgen.record import (
+    CaptureUsedTwice,
     Chart,
+    FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
+    LabText,
     Record,
     RerunFirstCaptureMissing,
     Run,
@@ -28,9 +31,11 @@ from certgen.record import (
 )
 from certgen.render import i18n
 
-KnownRefusal = RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
+KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
+                | FirstCaptureIdentical | CaptureUsedTwice)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
-KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing)
+KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
+                         FirstCaptureIdentical, CaptureUsedTwice)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
@@ -97,6 +102,28 @@ def _chart(run: Run, chart: Chart, lang: str) -> str:
         low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {}, title=title,
         unit=_("ms"),
     )
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Lab-written text as a document in one language shows it: the text, and whether it is
+    another language's (the English original), which the document then says."""
+
+    text: str
+    fallback: bool
+
+
+def local_text(value: LabText | None, lang: str) -> Shown:
+    """The text of `value` for `lang`: its own translation, else the English original (marked
+    as such outside English). A plain string is English."""
+    if value is None:
+        return Shown("", False)
+    if isinstance(value, str):
+        return Shown(value, lang != "en")
+    own = getattr(value, lang, None) if lang in ("en", "ru", "pt") else None
+    if own:
+        return Shown(own, False)
+    return Shown(value.en, lang != "en")
 
 
 @dataclass(frozen=True)
@@ -179,6 +206,9 @@ def certificate_context(
         "soft_limit_runs": [r for r in record.runs
                             if r.soft_limit is not None and r.soft_limit.raised],
         "draft": status.draft or not status.issuable,
+        "specimen": status.specimen,
+        "issuer": record.issuer,
+        "local": lambda value: local_text(value, lang),
         "refusals": refusal_items(status),
         "charts": charts,
         "justifications": justifications,
@@ -227,7 +257,8 @@ def render_certificate_pdf(
         html,
         lang=lang,
         title=certificate_title(record, lang),
-        author=_("certgen, SOP-GPU-001 certification"),
+        author=(record.issuer.name if record.issuer is not None
+                else _("certgen, SOP-GPU-001 certification")),
         attachments=[("record.json", record_bytes, _("The certificate record (record.json)"))],
         created=build_date(record),
         fetcher=fetcher,

@@ -1,0 +1,203 @@
+"""lab.yaml -> Lab: who issues a certificate (name, address, accreditation, signatory), how long
+it is valid and where it is verified.
+
+A certificate names its issuer: `certgen build` refuses to build one that is not a --draft
+without a laboratory profile (`--lab FILE` or `$CERTGEN_LAB`), and refuses a verification base
+on a reserved example domain (RFC 2606 / RFC 6761), where the QR code would lead nowhere. The
+schema is strict like card.yaml's: unknown keys, wrong types and duplicate keys are errors,
+every one reported at once (`lab.yaml: field: what`). A profile marked `specimen: true` is a
+sample laboratory: every document it issues is marked SPECIMEN, so its placeholder addresses
+(an example domain included) can never pass for a real certificate.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from certgen.errors import LabError as LabError  # re-exported
+
+LAB_ENV = "CERTGEN_LAB"
+"""The environment variable `certgen build` reads the lab profile's path from."""
+
+Text = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class LocalizedText(_Strict):
+    """Text a lab writes, per language: English (the original) and optional translations."""
+
+    en: Text = Field(description="The English original.")
+    ru: Text | None = Field(default=None, description="Russian translation.")
+    pt: Text | None = Field(default=None, description="Portuguese translation.")
+
+
+LabText = Text | LocalizedText
+"""A plain string (English, shown as is in every language) or {en, ru, pt}."""
+
+
+class Accreditation(_Strict):
+    """The laboratory's accreditation: the accrediting body and the accreditation number."""
+
+    body: Text = Field(description="Accreditation body, e.g. the national accreditation body.")
+    number: Text = Field(description="Accreditation number or scope reference.")
+
+
+class Signatory(_Strict):
+    """Who signs the certificates for the laboratory."""
+
+    name: Text = Field(description="Full name, as printed.")
+    role: LabText = Field(description="Role, e.g. Head of laboratory (per language or a string).")
+
+
+class Lab(_Strict):
+    """lab.yaml: the laboratory that issues the certificates."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="lab.yaml",
+                              json_schema_extra={"$comment": "certgen laboratory profile"})
+
+    name: Text = Field(description="Laboratory name, as printed on every certificate.")
+    address: LabText = Field(description="Postal address (per language or a string).")
+    accreditation: Accreditation | None = Field(
+        default=None, description="Accreditation body and number; leave out when not accredited.")
+    signatory: Signatory = Field(description="Who signs for the laboratory.")
+    verification_base: str = Field(
+        description="https:// base of the verification address: <base>/<id>?sha256=<hash>.")
+    validity_months: Annotated[int, Field(ge=1, le=120)] = Field(
+        description="Months a certificate stays valid after its issue date (1 to 120).")
+    contact: Text = Field(description="Where a customer asks about a certificate (e-mail, phone).")
+    specimen: bool = Field(
+        default=False,
+        description="A sample laboratory: every document it issues is marked SPECIMEN.")
+
+    @field_validator("verification_base")
+    @classmethod
+    def _base(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme != "https" or not parts.hostname or parts.query or parts.fragment:
+            raise PydanticCustomError(
+                "verification_base", "expected an https:// address without query or fragment")
+        return value
+
+
+def reserved_domain(url: str) -> str | None:
+    """The reserved name `url`'s host falls under (RFC 2606, RFC 6761), or None.
+
+    example.org / .com / .net and their subdomains, the .example, .test, .invalid and
+    .localhost top-level names, and localhost itself: no real verification service lives there.
+    """
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    for name in ("example.org", "example.com", "example.net"):
+        if host == name or host.endswith("." + name):
+            return name
+    for tld in ("example", "test", "invalid", "localhost"):
+        if host == tld or host.endswith("." + tld):
+            return tld if tld == "localhost" else "." + tld
+    return None
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """`day` plus whole months; a day past the target month's end becomes its last day
+    (2026-01-31 + 1 month = 2026-02-28)."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return dt.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+@dataclass(frozen=True)
+class LabProfile:
+    """A loaded lab profile: the validated Lab, where it came from and its bytes' SHA-256
+    (the build cache keys on it, and the record cites it)."""
+
+    lab: Lab
+    source: str
+    sha256: str
+
+
+def parse_lab(data: bytes, *, source: str = "lab.yaml") -> LabProfile:
+    """lab.yaml bytes -> LabProfile (UTF-8, a BOM allowed; strict schema; duplicates refused)."""
+    from certgen.bundle import format_validation_errors
+    from certgen.yamlload import load_yaml
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LabError([f"{source}: expected UTF-8 text"]) from None
+    try:
+        parsed, duplicates = load_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise LabError([f"{source}{line}: invalid YAML: {exc.problem or 'invalid YAML'}"]) from None
+    except yaml.YAMLError as exc:
+        raise LabError([f"{source}: invalid YAML: {exc}"]) from None
+    errors = [f"{source}:{d.line}: duplicate key {d.key!r} (first at line {d.first_line})"
+              for d in duplicates]
+    lab: Lab | None = None
+    if not isinstance(parsed, dict):
+        errors.append(f"{source}: expected a mapping at the top level")
+    else:
+        try:
+            lab = Lab.model_validate(parsed)
+        except ValidationError as exc:
+            errors.extend(format_validation_errors(exc, source, Lab))
+    if errors:
+        raise LabError(errors)
+    assert lab is not None
+    return LabProfile(lab=lab, source=source, sha256=hashlib.sha256(data).hexdigest())
+
+
+def load_lab(path: str | os.PathLike[str]) -> LabProfile:
+    """Read and validate a lab profile file (the message names the file as given)."""
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise LabError([f"{source}: cannot read the laboratory profile ({exc.strerror})"]) from None
+    return parse_lab(data, source=source)
+
+
+NO_LAB_MESSAGE = ("no laboratory profile: a certificate must name its issuer; give --lab FILE "
+                  f"(or set ${LAB_ENV}), or build a --draft")
+"""The refusal of a non-draft build without a lab profile (tests assert it word for word)."""
+
+
+def check_issuable_base(verify_base: str, profile: LabProfile | None, *, draft: bool,
+                        from_profile: bool = True) -> None:
+    """Refuse a non-draft build whose verification address is on a reserved example domain.
+
+    A draft, or a specimen lab's documents (every page marked SPECIMEN), may point anywhere.
+    `from_profile` says the base is the profile's (the message then names its field).
+    """
+    if draft or (profile is not None and profile.lab.specimen):
+        return
+    name = reserved_domain(verify_base)
+    if name is not None:
+        where = (f"{profile.source}: verification_base: "
+                 if profile is not None and from_profile else "--verify-base: ")
+        raise LabError([
+            f"{where}{verify_base} is on a reserved example domain ({name}); the QR code and "
+            "the printed verification address must lead to the laboratory's own service"
+        ])
+
+
+def lab_json_schema() -> dict[str, Any]:
+    """The JSON Schema of lab.yaml, generated from the models (deterministic)."""
+    schema = Lab.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
+    return ordered
