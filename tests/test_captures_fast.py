@@ -117,6 +117,10 @@ def test_it_declines_what_it_cannot_prove(tmp_path: pathlib.Path, rows: list[str
         pytest.param([_row("7.262"), _row("NA"), _row("8.1", dropped="Error")],
                      id="NA and Error"),
         pytest.param([_row("7.262", tail="0.47é")], id="non-ASCII"),
+        pytest.param([_row("7.262"), _row("NA", tail=""), _row("8.5", time="")],
+                     id="empty cells in unread columns (the numbers are read as text)"),
+        pytest.param([_row("7.262"), "," + _row("8.5").split(",", 1)[1]],
+                     id="an empty first cell: a group named ''"),
     ],
 )
 def test_it_reads_what_the_csv_module_reads(tmp_path: pathlib.Path, rows: list[str]) -> None:

@@ -213,13 +213,14 @@ class _Suspect(Exception):
 def _fast(data: bytes, layout: _Layout) -> _Rows:
     """The needed columns through polars, or _Suspect when the csv module must judge the file.
 
-    Every cell is read as text and judged here, so that what polars reads is what the csv
-    module would: `NA` is a missing value and nothing else is (an empty cell, a short row or a
-    number polars cannot parse is suspect), numbers are cast with polars' correctly rounding
-    parser (the same float as Python's float()), non-finite ones are suspect. Rows are checked
-    for width without reading every column: the file is read as one column wider than its
-    header, so a longer row leaves a value in that extra column and a shorter one a null in the
-    header's last column (OCAT, whose rows are short by design, is read whole).
+    What polars reads is judged to be what the csv module would read: `NA` is a missing value
+    and nothing else is (an empty cell, a short row or a number polars cannot parse is suspect);
+    numbers go through polars' correctly rounding parser (the same float as Python's float());
+    non-finite ones are suspect. Without quotes, the bytes are checked first (_plain_rows): every
+    row as wide as the header, no lone CR, and whether any cell is empty; with no empty cell the
+    numeric columns are read as Float64 with `NA` as null, else as text and cast. With quotes
+    (or OCAT, whose rows are short by design) polars reads the last column and one past it: a
+    null there is a short row, a value a longer one.
     """
     import polars as pl
 
@@ -230,13 +231,25 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         raise _Suspect  # duplicate names (read by position), not text: the csv module judges
     skip = _header_end_lines(data, layout)
     names = [f"c{i}" for i in range(width + 1)]
-    keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
-    # Without quotes every row's width is checked on the bytes (much cheaper than having polars
-    # split the ~110 fields of a FrameView row); with them polars reads the last column (a null
-    # is a short row) and one past it (a value is a longer row). OCAT rows are short by design.
     plain = not ocat and data.find(b'"') < 0
-    if plain and not _rows_as_wide_as(data, skip, width):
-        raise _Suspect
+    empty_cells = True
+    if plain:
+        checked = _plain_rows(data, skip, width)
+        if checked is None:
+            raise _Suspect
+        empty_cells = checked
+    numeric = {layout.interval_index}
+    if layout.addend_index is not None:
+        numeric.add(layout.addend_index)
+    if layout.dropped_index is not None and not layout.dropped_is_flag:
+        numeric.add(layout.dropped_index)
+    keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
+    schema: dict[str, Any] = {
+        n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
+    }
+    as_float = not empty_cells
+    if as_float:
+        schema.update({names[i]: pl.Float64 for i in numeric})
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
     try:
@@ -245,11 +258,12 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
             has_header=False,
             skip_lines=skip,
             columns=list(wanted),
-            schema={n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)},
+            schema=schema,
             missing_columns="insert",
             truncate_ragged_lines=False,
             raise_if_empty=False,
             encoding="utf8",
+            null_values={names[i]: NA for i in numeric} if as_float else None,
         )
     except Exception as exc:  # any parse problem: the slow path says exactly what and where
         raise _Suspect from exc
@@ -264,47 +278,44 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         suspect = longer or df[names[width - 1]].has_nulls()
     if suspect:
         raise _Suspect
-    interval = _numbers(df[names[layout.interval_index]])
-    addend = None if layout.addend_index is None else _numbers(df[names[layout.addend_index]])
-    flag: Any = None
+    number = _finite if as_float else _numbers
+    columns = {"interval": number(df[names[layout.interval_index]])}
+    if layout.addend_index is not None:
+        columns["addend"] = number(df[names[layout.addend_index]])
     if layout.dropped_index is not None:
         cell = df[names[layout.dropped_index]]
         if layout.dropped_is_flag:
             if cell.has_nulls() or not cell.is_in(["0", "1", DROPPED_ERROR]).all():
                 raise _Suspect
-            flag = cell
+            columns["flag"] = cell
         else:
-            flag = _numbers(cell).is_null()  # NA: never displayed, a dropped frame
-    key_names = [names[i] for i in layout.keys] if layout.keys else []
-    columns = {"interval": interval}
-    if addend is not None:
-        columns["addend"] = addend
-    if flag is not None:
-        columns["flag"] = flag
+            columns["flag"] = number(cell).is_null()  # NA: never displayed, a dropped frame
     frame = pl.DataFrame(columns)
     groups: list[tuple[tuple[str, str, str], int]] = []
-    if key_names:
-        frame = frame.hstack(df.select(pl.col(k).alias(f"k{n}") for n, k in enumerate(key_names)))
-        codes = [pl.col(f"k{n}").to_physical().alias(f"p{n}") for n in range(3)]
-        counted = frame.group_by(codes, maintain_order=True).agg(  # first seen first
-            pl.len(), *(pl.col(f"k{n}").first() for n in range(3))
+    codes: dict[tuple[str, str, str], tuple[int, int, int]] = {}
+    if layout.keys:
+        frame = frame.hstack(df.select(
+            pl.col(names[i]).to_physical().alias(f"p{n}") for n, i in enumerate(layout.keys)
+        ))
+        first = frame.with_row_index("row").group_by(["p0", "p1", "p2"], maintain_order=True).agg(
+            pl.len(), pl.col("row").first()  # first seen first
         )
-        for *_, n, a, b, c in counted.iter_rows():
+        values = df[[names[i] for i in layout.keys]][first["row"]]
+        for (p0, p1, p2, n, _), (a, b, c) in zip(first.iter_rows(), values.iter_rows()):
             key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
-            if key != tuple(v.strip() for v in key):
+            if key != tuple(v.strip() for v in key) or key in codes:
                 raise _Suspect  # the csv module strips keys: two groups could be one
             groups.append((key, int(n)))
+            codes[key] = (p0, p1, p2)
 
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
         rows = frame
         if key is not None and len(groups) > 1:
-            rows = frame.filter(
-                *(pl.col(f"k{n}").cast(pl.String).fill_null("") == key[n] for n in range(3))
-            )
+            rows = frame.filter(*(pl.col(f"p{n}") == code for n, code in enumerate(codes[key])))
         values = rows["interval"].to_numpy()
-        if addend is not None:
+        if layout.addend_index is not None:
             values = _exact_sum(values, rows["addend"].to_numpy())
-        if flag is None:
+        if layout.dropped_index is None:
             return values, 0, 0
         if not layout.dropped_is_flag:
             return values, int(rows["flag"].sum()), 0
@@ -312,6 +323,13 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
         return values, int((dropped == "1").sum()), int((dropped == DROPPED_ERROR).sum())
 
     return _Rows(groups=groups, select=select)
+
+
+def _finite(values: Any) -> Any:
+    """A Float64 column read with `NA` as its only null: _Suspect when a value is not finite."""
+    if values.is_nan().any() or values.is_infinite().any():
+        raise _Suspect
+    return values
 
 
 def _numbers(cells: Any) -> Any:
@@ -349,6 +367,66 @@ def _is_utf8_text(data: bytes) -> bool:
 _DECODE_CHUNK = 1 << 20
 
 
+def _plain_rows(data: bytes, skip: int, width: int) -> bool | None:
+    """For a file without quotes: None unless every line after the first `skip` ends in LF and
+    holds width - 1 commas and every CR ends a line (the csv module breaks a line at a lone CR),
+    which is then exactly the csv module's field count; else whether any cell is empty.
+
+    One pass in cache-sized chunks cut at line ends; numpy releases the GIL, so two threads
+    share it. Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact
+    total also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so
+    no count is below width - 1 by a whole wrap, and the surpluses would have to sum to zero).
+    """
+    start = 0
+    for _ in range(skip):
+        start = data.find(b"\n", start) + 1
+    if not data.endswith(b"\n") or start >= len(data):
+        return None
+    cuts = [start]
+    while cuts[-1] < len(data):
+        end = data.find(b"\n", cuts[-1] + _CHUNK)
+        cuts.append(len(data) if end < 0 else end + 1)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    wrap = np.uint8 if width - 1 < 255 else np.uint16
+    if width - 1 >= 65535:
+        return None
+
+    def chunk(n: int) -> tuple[bool, bool]:
+        """(rows as wide as the header, some cell empty) of one chunk."""
+        part = buf[cuts[n] : cuts[n + 1]]
+        ends = np.flatnonzero(part == 10)
+        starts = np.empty_like(ends)
+        starts[0], starts[1:] = 0, ends[:-1] + 1
+        comma = part == 44
+        counts = np.add.reduceat(comma.view(np.uint8), starts, dtype=wrap)
+        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
+        # fails anyway
+        whole = (
+            bool(np.all(counts == width - 1))
+            and int(np.count_nonzero(comma)) == (width - 1) * ends.size
+            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
+            and bool(np.all(ends > starts))
+        )
+        if not whole:
+            return False, True
+        last = part[ends - 1]
+        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
+        empty = (
+            bool(np.any(comma[1:] & comma[:-1]))
+            or bool(np.any(part[starts] == 44))
+            or bool(np.any(before == 44))
+        )
+        return True, empty
+
+    found = _in_two_threads(chunk, list(range(len(cuts) - 1)))
+    if not all(whole for whole, _ in found):
+        return None
+    return any(empty for _, empty in found)
+
+
+_CHUNK = 1 << 20
+
+
 def _rows_as_wide_as(data: bytes, skip: int, width: int) -> bool:
     """True when every line after the first `skip` ends in LF and holds width - 1 commas, and
     every CR ends a line (the csv module would break a line at a lone CR). For a file without
@@ -370,7 +448,10 @@ def _rows_as_wide_as(data: bytes, skip: int, width: int) -> bool:
         ends = np.flatnonzero(part == 10)
         starts = np.empty_like(ends)
         starts[0], starts[1:] = 0, ends[:-1] + 1
-        commas = np.add.reduceat(part == 44, starts, dtype=np.intp)
+        if int((ends - starts).max()) >= 65536:
+            return False  # a line the uint16 sums below could wrap on: the csv module judges
+        # uint16 sums: a quarter of intp's memory traffic
+        commas = np.add.reduceat((part == 44).view(np.uint8), starts, dtype=np.uint16)
         lone = np.count_nonzero(part == 13) - np.count_nonzero(part[ends - 1] == 13)
         # reduceat gives a one-byte segment's own byte for an empty line: that is a LF, no comma
         return bool(np.all(commas == width - 1)) and lone == 0 and bool(np.all(ends > starts))
