@@ -244,6 +244,8 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     if layout.dropped_index is not None and not layout.dropped_is_flag:
         numeric.add(layout.dropped_index)
     keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
+    if layout.dropped_index is not None and layout.dropped_is_flag:
+        keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
     schema: dict[str, Any] = {
         n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
     }
@@ -292,26 +294,38 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
             columns["flag"] = number(cell).is_null()  # NA: never displayed, a dropped frame
     frame = pl.DataFrame(columns)
     groups: list[tuple[tuple[str, str, str], int]] = []
-    codes: dict[tuple[str, str, str], tuple[int, int, int]] = {}
+    codes: dict[tuple[str, str, str], int] = {}
     if layout.keys:
-        frame = frame.hstack(df.select(
-            pl.col(names[i]).to_physical().alias(f"p{n}") for n, i in enumerate(layout.keys)
-        ))
-        first = frame.with_row_index("row").group_by(["p0", "p1", "p2"], maintain_order=True).agg(
-            pl.len(), pl.col("row").first()  # first seen first
-        )
-        values = df[[names[i] for i in layout.keys]][first["row"]]
-        for (p0, p1, p2, n, _), (a, b, c) in zip(first.iter_rows(), values.iter_rows()):
+        # One integer per row from the three categorical codes; grouping a 10M-row file by
+        # three columns in polars costs ~0.7 GB and a second, this a few array passes.
+        code = [(df[names[i]].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
+                for i in layout.keys]  # 0: an empty cell
+        sizes = [int(c.max()) + 1 for c in code]
+        if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
+            raise _Suspect  # cannot happen with real category counts
+        row_key = (code[0] * np.uint64(sizes[1]) + code[1]) * np.uint64(sizes[2]) + code[2]
+        del code
+        if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
+            found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
+        else:
+            found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # first seen first
+        values = df[[names[i] for i in layout.keys]][first[order]]
+        for k, n, (a, b, c) in zip(found[order].tolist(), counts[order].tolist(),
+                                   values.iter_rows()):
             key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
             if key != tuple(v.strip() for v in key) or key in codes:
                 raise _Suspect  # the csv module strips keys: two groups could be one
             groups.append((key, int(n)))
-            codes[key] = (p0, p1, p2)
+            codes[key] = int(k)
+        if len(groups) > 1:
+            frame = frame.with_columns(key=pl.Series(row_key))
+        del row_key
 
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
         rows = frame
         if key is not None and len(groups) > 1:
-            rows = frame.filter(*(pl.col(f"p{n}") == code for n, code in enumerate(codes[key])))
+            rows = frame.filter(pl.col("key") == codes[key])
         values = rows["interval"].to_numpy()
         if layout.addend_index is not None:
             values = _exact_sum(values, rows["addend"].to_numpy())
