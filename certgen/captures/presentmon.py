@@ -1,10 +1,12 @@
 """PresentMon-family CSV: PresentMon 1.x / 2.x, OCAT, NVIDIA FrameView and CapFrameX CSV.
 
 Two paths give the same Capture:
-- the fast path (polars, imported here only) reads just the columns it needs, as text, and
-  judges every cell itself: `NA` is a null, anything else must be what the csv module would read
-  (a number float() parses to the same value, a row as wide as the header); any sign of trouble
-  (a parse error, an empty cell, a ragged row, a key with spaces) sends the file to
+- the fast path (polars, imported here only) reads just the columns it needs and judges what
+  it reads to be what the csv module would read: `NA` is a null and nothing else is, numbers are
+  float()'s, every row as wide as the header (checked on the bytes, see _plain_rows); real files
+  take it whatever their shape (NA cells, a BOM, CRLF, many groups, FrameView's ~110 columns);
+  any sign of trouble (a parse error, an empty number, a ragged row, a key with spaces) sends
+  the file to
 - the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
   line number; when it finds nothing wrong its result is used as is.
 
@@ -232,12 +234,9 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     skip = _header_end_lines(data, layout)
     names = [f"c{i}" for i in range(width + 1)]
     plain = not ocat and data.find(b'"') < 0
-    empty_cells = True
-    if plain:
-        checked = _plain_rows(data, skip, width)
-        if checked is None:
-            raise _Suspect
-        empty_cells = checked
+    cuts = _plain_rows(data, skip, width) if plain else None
+    if plain and cuts is None:
+        raise _Suspect
     numeric = {layout.interval_index}
     if layout.addend_index is not None:
         numeric.add(layout.addend_index)
@@ -246,29 +245,40 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
     keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
     if layout.dropped_index is not None and layout.dropped_is_flag:
         keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
-    schema: dict[str, Any] = {
-        n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
-    }
-    as_float = not empty_cells
-    if as_float:
-        schema.update({names[i]: pl.Float64 for i in numeric})
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
-    try:
-        df = pl.read_csv(
-            data,
-            has_header=False,
-            skip_lines=skip,
-            columns=list(wanted),
-            schema=schema,
-            missing_columns="insert",
-            truncate_ragged_lines=False,
-            raise_if_empty=False,
-            encoding="utf8",
-            null_values={names[i]: NA for i in numeric} if as_float else None,
-        )
-    except Exception as exc:  # any parse problem: the slow path says exactly what and where
-        raise _Suspect from exc
+
+    def read(as_float: bool) -> Any:
+        schema: dict[str, Any] = {
+            n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
+        }
+        if as_float:
+            schema.update({names[i]: pl.Float64 for i in numeric})
+        try:
+            return pl.read_csv(
+                data,
+                has_header=False,
+                skip_lines=skip,
+                columns=list(wanted),
+                schema=schema,
+                missing_columns="insert",
+                truncate_ragged_lines=False,
+                raise_if_empty=False,
+                encoding="utf8",
+                null_values={names[i]: NA for i in numeric} if as_float else None,
+            )
+        except Exception as exc:  # any parse problem: the slow path says what and where
+            raise _Suspect from exc
+
+    # Numbers as Float64 with `NA` as null, unless a null there could be an empty cell (which
+    # polars also reads as null): then as text, judged by _numbers.
+    as_float = cuts is not None
+    df = read(as_float)
+    if as_float and any(df[names[i]].has_nulls() for i in numeric) and cuts is not None and (
+        _empty_cells(data, cuts)
+    ):
+        as_float = False
+        df = read(as_float)
     if df.height == 0:
         raise _Suspect
     if ocat:
@@ -381,10 +391,11 @@ def _is_utf8_text(data: bytes) -> bool:
 _DECODE_CHUNK = 1 << 20
 
 
-def _plain_rows(data: bytes, skip: int, width: int) -> bool | None:
+def _plain_rows(data: bytes, skip: int, width: int) -> list[int] | None:
     """For a file without quotes: None unless every line after the first `skip` ends in LF and
     holds width - 1 commas and every CR ends a line (the csv module breaks a line at a lone CR),
-    which is then exactly the csv module's field count; else whether any cell is empty.
+    which is then exactly the csv module's field count; else the chunk boundaries (at line
+    ends) the check used.
 
     One pass in cache-sized chunks cut at line ends; numpy releases the GIL, so two threads
     share it. Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact
@@ -394,7 +405,7 @@ def _plain_rows(data: bytes, skip: int, width: int) -> bool | None:
     start = 0
     for _ in range(skip):
         start = data.find(b"\n", start) + 1
-    if not data.endswith(b"\n") or start >= len(data):
+    if not data.endswith(b"\n") or start >= len(data) or width - 1 >= 65535:
         return None
     cuts = [start]
     while cuts[-1] < len(data):
@@ -402,75 +413,45 @@ def _plain_rows(data: bytes, skip: int, width: int) -> bool | None:
         cuts.append(len(data) if end < 0 else end + 1)
     buf = np.frombuffer(data, dtype=np.uint8)
     wrap = np.uint8 if width - 1 < 255 else np.uint16
-    if width - 1 >= 65535:
-        return None
-
-    def chunk(n: int) -> tuple[bool, bool]:
-        """(rows as wide as the header, some cell empty) of one chunk."""
-        part = buf[cuts[n] : cuts[n + 1]]
-        ends = np.flatnonzero(part == 10)
-        starts = np.empty_like(ends)
-        starts[0], starts[1:] = 0, ends[:-1] + 1
-        comma = part == 44
-        counts = np.add.reduceat(comma.view(np.uint8), starts, dtype=wrap)
-        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
-        # fails anyway
-        whole = (
-            bool(np.all(counts == width - 1))
-            and int(np.count_nonzero(comma)) == (width - 1) * ends.size
-            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
-            and bool(np.all(ends > starts))
-        )
-        if not whole:
-            return False, True
-        last = part[ends - 1]
-        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
-        empty = (
-            bool(np.any(comma[1:] & comma[:-1]))
-            or bool(np.any(part[starts] == 44))
-            or bool(np.any(before == 44))
-        )
-        return True, empty
-
-    found = _in_two_threads(chunk, list(range(len(cuts) - 1)))
-    if not all(whole for whole, _ in found):
-        return None
-    return any(empty for _, empty in found)
-
-
-_CHUNK = 1 << 20
-
-
-def _rows_as_wide_as(data: bytes, skip: int, width: int) -> bool:
-    """True when every line after the first `skip` ends in LF and holds width - 1 commas, and
-    every CR ends a line (the csv module would break a line at a lone CR). For a file without
-    quotes that is exactly the csv module's field count. One pass in cache-sized chunks cut at
-    line ends; numpy releases the GIL, so two threads share it."""
-    start = 0
-    for _ in range(skip):
-        start = data.find(b"\n", start) + 1
-    if not data.endswith(b"\n") or start >= len(data):
-        return False
-    cuts = [start]
-    while cuts[-1] < len(data):
-        end = data.find(b"\n", cuts[-1] + _CHUNK)
-        cuts.append(len(data) if end < 0 else end + 1)
-    buf = np.frombuffer(data, dtype=np.uint8)
 
     def chunk(n: int) -> bool:
         part = buf[cuts[n] : cuts[n + 1]]
         ends = np.flatnonzero(part == 10)
         starts = np.empty_like(ends)
         starts[0], starts[1:] = 0, ends[:-1] + 1
-        if int((ends - starts).max()) >= 65536:
-            return False  # a line the uint16 sums below could wrap on: the csv module judges
-        # uint16 sums: a quarter of intp's memory traffic
-        commas = np.add.reduceat((part == 44).view(np.uint8), starts, dtype=np.uint16)
-        lone = np.count_nonzero(part == 13) - np.count_nonzero(part[ends - 1] == 13)
-        # reduceat gives a one-byte segment's own byte for an empty line: that is a LF, no comma
-        return bool(np.all(commas == width - 1)) and lone == 0 and bool(np.all(ends > starts))
+        comma = (part == 44).view(np.uint8)
+        counts = np.add.reduceat(comma, starts, dtype=wrap)
+        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
+        # fails anyway
+        return (
+            bool(np.all(counts == width - 1))
+            and int(np.count_nonzero(comma)) == (width - 1) * ends.size
+            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
+            and bool(np.all(ends > starts))
+        )
 
-    return all(_in_two_threads(chunk, list(range(len(cuts) - 1))))
+    return cuts if all(_in_two_threads(chunk, list(range(len(cuts) - 1)))) else None
+
+
+def _empty_cells(data: bytes, cuts: list[int]) -> bool:
+    """Whether any cell of the rows _plain_rows checked is empty (two adjacent commas, or a
+    comma that starts or ends a line)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+
+    def chunk(n: int) -> bool:
+        part = buf[cuts[n] : cuts[n + 1]]
+        ends = np.flatnonzero(part == 10)
+        comma = part == 44
+        last = part[ends - 1]
+        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
+        return (
+            bool(np.any(comma[1:] & comma[:-1]))
+            or bool(part[0] == 44)
+            or bool(np.any(part[ends[:-1] + 1] == 44))
+            or bool(np.any(before == 44))
+        )
+
+    return any(_in_two_threads(chunk, list(range(len(cuts) - 1))))
 
 
 _CHUNK = 1 << 20
