@@ -2,9 +2,16 @@
 measured in the same run, so the ratios hold on any machine (`make bench`).
 
 a) `certgen metrics FILE --json` as a whole process (start-up and imports included) against a
-   whole `python -c` process that reads the MsBetweenPresents column with polars and computes the
-   same average and slowest-k lows. Target ratio <= 1.0. Both run with bytecode caching on (as
-   installed packages do; see process_env) and interleaved, after one uncounted warm-up round.
+   whole `python -c` process doing the same work with polars: read the key columns and
+   MsBetweenPresents (`NA` as null), choose the game's group (the largest that is not a system
+   process, as certgen does in the common case), drop the nulls, compute the same average and
+   slowest-k lows. Three shapes: a1) PresentMon 1.x, one process (bench/gen_presentmon.py);
+   a2) PresentMon 2.x, BOM, CRLF, dwm.exe rows interleaved, `NA` in each swap chain's first
+   present; a3) FrameView, its 110-column header and `NA` cells (bench/gen_shapes.py); 1M game
+   frames each. Target ratio <= 1.0 in time and <= 1.5 in peak memory (ru_maxrss of each child,
+   from os.wait4). Both run with bytecode caching on (as installed packages do; see
+   process_env) and interleaved, after one uncounted warm-up round. a1 also shows the older
+   column-only peer (no grouping) for reference.
 b) the SOP figures alone (certgen.metrics.compute_sop_metrics) on 1M frames against one np.sum
    over the same array. Target <= 5x.
 c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own, on the bench
@@ -34,13 +41,34 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gen_presentmon  # the generator lives beside this script
+import gen_presentmon  # the generators live beside this script
+import gen_shapes
 
 # The peer: what a competent script with polars does, as a whole process.
 PEER_SCRIPT = """\
 import json, sys
 import polars as pl
 s = pl.read_csv(sys.argv[1], columns=["MsBetweenPresents"])["MsBetweenPresents"]
+s = s.filter(s > 0)
+n = s.len()
+k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
+print(json.dumps({"frames": n, "avg_fps": 1000 * n / s.sum(),
+                  "low_1pct_fps": 1000 / s.top_k(k1).mean(),
+                  "low_0_1pct_fps": 1000 / s.top_k(k01).mean()}))
+"""
+
+# The same work as certgen in the common case: the game's group, nulls dropped, the lows.
+GROUP_PEER_SCRIPT = """\
+import json, sys
+import polars as pl
+KEYS = ["Application", "ProcessID", "SwapChainAddress"]
+SYSTEM = ["dwm.exe", "csrss.exe", "explorer.exe"]
+df = pl.read_csv(sys.argv[1], columns=[*KEYS, "MsBetweenPresents"], null_values="NA",
+                 schema_overrides={"MsBetweenPresents": pl.Float64})
+groups = df.group_by(KEYS, maintain_order=True).len()
+games = groups.filter(~pl.col("Application").str.to_lowercase().is_in(SYSTEM))
+best = (games if games.height else groups).sort("len", descending=True, maintain_order=True).row(0)
+s = df.filter(*(pl.col(k) == v for k, v in zip(KEYS, best)))["MsBetweenPresents"].drop_nulls()
 s = s.filter(s > 0)
 n = s.len()
 k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
@@ -105,6 +133,18 @@ def print_table(rows: list[Row]) -> None:
             print("  ".join("-" * width for width in widths))
 
 
+def print_memory(rows: list[Memory]) -> None:
+    """Peak resident memory of each whole process (the median over the repeats)."""
+    head = ("peak memory, CPU time", "certgen", "peer", "ratio", "target", "result",
+            "certgen CPU", "peer CPU", "CPU ratio")
+    lines = [head] + [row.cells() for row in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    for n, line in enumerate(lines):
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+        if n == 0:
+            print("  ".join("-" * width for width in widths))
+
+
 def median_call(func: Callable[[], object], repeats: int, min_seconds: float = 0.05) -> float:
     """Median over `repeats` of the mean time of one call, each repeat at least min_seconds."""
     func()  # warm-up: first-touch allocations and caches
@@ -145,32 +185,82 @@ def process_env(out_dir: Path) -> dict[str, str]:
 
 def run_process(
     argv: list[str], env: dict[str, str] | None = None
-) -> tuple[float, subprocess.CompletedProcess[str]]:
-    start = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
-    return time.perf_counter() - start, done
+) -> tuple[float, subprocess.CompletedProcess[str], tuple[int, float]]:
+    """(wall seconds, the finished process, (its peak resident memory in bytes, its CPU seconds,
+    user + system)).
+
+    The peak is this child's own ru_maxrss, from os.wait4 on its pid (RUSAGE_CHILDREN would
+    give the largest child so far, not this one). Output goes to temporary files, so the wait
+    is the only one.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(
+            argv, child.returncode, out.read().decode(), err.read().decode()
+        )
+    return seconds, done, (usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)  # KiB
 
 
-def whole_process(capture: Path, repeats: int) -> tuple[list[Row], list[str]]:
-    """Benchmark a: certgen metrics vs the polars peer, both as whole processes, interleaved."""
-    name = f"a) certgen metrics --json, whole process ({capture.stat().st_size / 1e6:.0f} MB CSV)"
-    peer_argv = [sys.executable, "-c", PEER_SCRIPT, str(capture)]
+@dataclass(frozen=True)
+class Memory:
+    """Median peak resident memory (bytes) and CPU time (user + system seconds, which a loaded
+    machine disturbs less than wall time) of certgen and the peer on one shape."""
+
+    name: str
+    ours: float | None
+    peer: float
+    ours_cpu: float | None
+    peer_cpu: float
+
+    def cells(self) -> tuple[str, ...]:
+        cpu = f"{self.peer_cpu:.2f} s"
+        if self.ours is None or self.ours_cpu is None:
+            return (self.name, "-", f"{self.peer / 1e6:.0f} MB", "-", "<= 1.5x", "-", "-", cpu,
+                    "-")
+        ratio = self.ours / self.peer
+        return (self.name, f"{self.ours / 1e6:.0f} MB", f"{self.peer / 1e6:.0f} MB",
+                f"{ratio:.2f}x", "<= 1.5x", "PASS" if ratio <= 1.5 else "MISS",
+                f"{self.ours_cpu:.2f} s", cpu, f"{self.ours_cpu / self.peer_cpu:.2f}x")
+
+
+def whole_process(
+    label: str, capture: Path, repeats: int, peers: list[tuple[str, str]]
+) -> tuple[list[Row], list[Memory], list[str]]:
+    """Benchmark a: certgen metrics vs polars peers, all as whole processes, interleaved."""
+    name = f"{label}, whole process ({capture.stat().st_size / 1e6:.0f} MB CSV)"
     ours_argv = certgen_command() + ["metrics", str(capture), "--json"]
     notes: list[str] = []
     available = importlib.util.find_spec("certgen.commands.metrics") is not None
     env = process_env(capture.parent)
     ours: list[float] = []
-    peer: list[float] = []
-    ours_out = peer_out = None
+    ours_rss: list[int] = []
+    ours_cpu: list[float] = []
+    peer_cpu: list[float] = []
+    peer_times: list[list[float]] = [[] for _ in peers]
+    peer_rss: list[int] = []
+    ours_out = None
+    peer_outs: list[str | None] = [None] * len(peers)
     for i in range(repeats + 1):  # the first round warms the page cache and is not counted
-        seconds, done = run_process(peer_argv, env)
-        if done.returncode != 0:
-            raise SystemExit(f"the polars peer failed: {done.stderr.strip()}")
-        peer_out = done.stdout
-        if i:
-            peer.append(seconds)
+        for n, (_, script) in enumerate(peers):
+            seconds, done, (rss, cpu) = run_process(
+                [sys.executable, "-c", script, str(capture)], env
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"the polars peer failed: {done.stderr.strip()}")
+            peer_outs[n] = done.stdout
+            if i:
+                peer_times[n].append(seconds)
+                if n == 0:
+                    peer_rss.append(rss)
+                    peer_cpu.append(cpu)
         if available:
-            seconds, done = run_process(ours_argv, env)
+            seconds, done, (rss, cpu) = run_process(ours_argv, env)
             if done.returncode != 0:
                 first = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
                 notes.append(f"certgen metrics failed (exit {done.returncode}): {first}")
@@ -179,14 +269,22 @@ def whole_process(capture: Path, repeats: int) -> tuple[list[Row], list[str]]:
             ours_out = done.stdout
             if i:
                 ours.append(seconds)
-    peer_median = statistics.median(peer)
+                ours_rss.append(rss)
+                ours_cpu.append(cpu)
+    medians = [statistics.median(t) for t in peer_times]
+    memory = Memory(label, statistics.median(ours_rss) if ours_rss else None,
+                    statistics.median(peer_rss),
+                    statistics.median(ours_cpu) if ours_cpu else None, statistics.median(peer_cpu))
     if not ours:
         why = "NOT AVAILABLE" if not notes else "FAILED"
         if not notes:
             notes.append("`certgen metrics` does not exist yet (certgen/commands/metrics.py)")
-        return [Row(name, None, "polars script", peer_median, 1.0, note=why)], notes
-    notes.extend(cross_check(ours_out, peer_out))
-    return [Row(name, statistics.median(ours), "polars script", peer_median, 1.0)], notes
+        return [Row(name, None, peers[0][0], medians[0], 1.0, note=why)], [memory], notes
+    notes.extend(f"{label}: {note}" for note in cross_check(ours_out, peer_outs[0]))
+    rows = [Row(name, statistics.median(ours), peers[0][0], medians[0], 1.0)]
+    rows += [Row(f"{label}, same, against {peer}", statistics.median(ours), peer, median)
+             for (peer, _), median in zip(peers[1:], medians[1:])]
+    return rows, [memory], notes
 
 
 def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
@@ -286,16 +384,36 @@ def main() -> None:
     repeats = args.repeats or (2 if args.quick else 7)
 
     capture = gen_presentmon.capture_path(frames_n, args.seed, args.out)
-    print(f"capture: {capture} ({frames_n} frames, seed {args.seed}); {repeats} repeats, median")
+    shapes = [
+        ("a1) PresentMon 1.x, one process", capture,
+         [("polars script, same work", GROUP_PEER_SCRIPT),
+          ("polars script, the column only", PEER_SCRIPT)]),
+        ("a2) PresentMon 2.x, BOM, CRLF, dwm.exe, NA",
+         gen_shapes.capture_path("pm2", frames_n, args.seed, args.out),
+         [("polars script, same work", GROUP_PEER_SCRIPT)]),
+        ("a3) FrameView, 110 columns, NA",
+         gen_shapes.capture_path("frameview", frames_n, args.seed, args.out),
+         [("polars script, same work", GROUP_PEER_SCRIPT)]),
+    ]
+    print(f"captures: {frames_n} game frames each, seed {args.seed}; {repeats} repeats, median")
     if hasattr(os, "getloadavg"):
         print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    rows, notes = whole_process(capture, repeats)
+    rows: list[Row] = []
+    memory: list[Memory] = []
+    notes: list[str] = []
+    for label, path, peers in shapes:
+        got_rows, got_memory, got_notes = whole_process(label, path, repeats, peers)
+        rows += got_rows
+        memory += got_memory
+        notes += got_notes
     frames = gen_presentmon.frame_times_us(frames_n, args.seed) / 1000.0
     rows += in_process(frames, "bench", repeats)
     noisy = np.random.default_rng(args.seed).gamma(20.0, 0.8, frames_n)
     rows += in_process(noisy, "gamma(20,0.8)", repeats)
     print()
     print_table(rows)
+    print()
+    print_memory(memory)
     if hasattr(os, "getloadavg"):
         print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for note in notes:

@@ -72,10 +72,7 @@ def paths(data: bytes, name: str) -> dict[str, Capture | None]:
     head = data[:65536]
     layout = presentmon._layout(head, name, capframex=False)
     hints = presentmon._hints(layout, head)
-    vector = presentmon._vector(data, layout)
     return {
-        "vector": None if vector is None else presentmon._capture(vector, layout, name, None,
-                                                                  hints),
         "polars": presentmon._capture(presentmon._fast(data, layout), layout, name, None, hints),
         "csv": presentmon._capture(presentmon._slow(data, name, layout), layout, name, None,
                                    hints),
@@ -120,29 +117,26 @@ def test_every_path_reads_error_rows_alike(groups: int) -> None:
                      [("0", 8.0), ("Error", 8.1), ("0", 8.2)]))
     data = frameview_log(made)
     got = paths(data, "fv.csv")
-    # FrameView's key columns are not the first three, so the vector path never takes its logs.
-    assert got["vector"] is None
     polars, slow = got["polars"], got["csv"]
     assert polars is not None and slow is not None and same(polars, slow)
     assert slow.failed_presents == 2 and slow.dropped_frames == 1
 
 
 def test_a_presentmon_layout_with_error_rows_agrees_on_every_path(tmp_path: pathlib.Path) -> None:
-    """The vector path reads the PresentMon 1.x layout; a Dropped=Error row makes it decline,
-    and polars and the csv module then read the same frames."""
+    """polars and the csv module read the PresentMon 1.x layout with Error rows alike, and the
+    same intervals flagged 0 give the same frame times."""
     header = ("Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,Dropped,"
               "TimeInSeconds,MsBetweenPresents,MsInPresentAPI\n")
     rows = "".join(f"Game.exe,7124,0x1D5E3F2A070,DXGI,0,0,{d},1.0,{v:.3f},0.2\n"
                    for d, v in FRAMES)
     data = (header + rows).encode()
     got = paths(data, "pm.csv")
-    assert got["vector"] is None
     assert got["polars"] is not None and got["csv"] is not None
     assert same(got["polars"], got["csv"])
     assert got["csv"].failed_presents == 2
     plain = paths(data.replace(b",Error,", b",0,"), "pm.csv")
-    assert plain["vector"] is not None and same(plain["vector"], plain["csv"])  # type: ignore[arg-type]
-    assert np.array_equal(plain["vector"].frame_times_ms, got["csv"].frame_times_ms)
+    assert plain["polars"] is not None and same(plain["polars"], plain["csv"])  # type: ignore[arg-type]
+    assert np.array_equal(plain["polars"].frame_times_ms, got["csv"].frame_times_ms)
 
 
 def test_other_tokens_in_dropped_are_still_refused() -> None:

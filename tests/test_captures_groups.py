@@ -2,8 +2,8 @@
 
 With no process named: never a system process while another group has frames; then a real swap
 chain before 0x0, then most frames, then first seen in the file; a warning whenever the
-runner-up has as many frames or is within 10 % of the chosen group. Every path (numpy vector,
-polars, csv module) makes the same choice.
+runner-up has as many frames or is within 10 % of the chosen group. Both paths (polars, csv
+module) make the same choice.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def every_path(data: bytes, process: str | None = None) -> Capture:
     head = data[:65536]
     layout = presentmon._layout(head, "pm.csv", capframex=False)
     hints = presentmon._hints(layout, head)
-    found = [presentmon._vector(data, layout), presentmon._fast(data, layout),
+    found = [presentmon._fast(data, layout),
              presentmon._slow(data, "pm.csv", layout)]
     captures = [presentmon._capture(rows, layout, "pm.csv", process, hints)
                 for rows in found if rows is not None]
@@ -120,10 +120,10 @@ def test_dwm_with_more_frames_loses_to_the_game() -> None:
 
 
 def test_only_dwm_present_is_chosen_with_a_warning() -> None:
-    """A one-group file: the vector path takes it and makes the same choice and warning."""
+    """A one-group file: the fast path takes it and makes the same choice and warning."""
     data = log([("dwm.exe", "1268", "0x224B280A1C0", 40)])
     layout = presentmon._layout(data[:65536], "pm.csv", capframex=False)
-    assert presentmon._vector(data, layout) is not None
+    assert presentmon._fast(data, layout).groups
     capture = every_path(data)
     assert labels(capture) == ("dwm.exe (pid 1268, swap chain 0x224B280A1C0)", [])
     assert capture.warnings == (

@@ -1,11 +1,12 @@
 """PresentMon-family CSV: PresentMon 1.x / 2.x, OCAT, NVIDIA FrameView and CapFrameX CSV.
 
-Three paths give the same Capture:
-- the vector path (numpy over the raw bytes, no polars) takes the common one-group file whose
-  rows all share the first row's leading fields byte for byte; anything it cannot prove sends
-  the file on to
-- the fast path (polars, imported here only) reads just the columns it needs; any sign of trouble
-  (a parse error, a null where PresentMon never writes one, a ragged row) sends the file to
+Two paths give the same Capture:
+- the fast path (polars, imported here only) reads just the columns it needs and judges what
+  it reads to be what the csv module would read: `NA` is a null and nothing else is, numbers are
+  float()'s, every row as wide as the header (checked on the bytes, see _plain_rows); real files
+  take it whatever their shape (NA cells, a BOM, CRLF, many groups, FrameView's ~110 columns);
+  any sign of trouble (a parse error, an empty number, a ragged row, a key with spaces) sends
+  the file to
 - the slow path (stdlib csv), which reads every row and cell and raises the exact error with its
   line number; when it finds nothing wrong its result is used as is.
 
@@ -28,6 +29,7 @@ What is read (docs/spec/captures.md):
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -199,13 +201,9 @@ def read_presentmon(
             process, "a CSV without Application, ProcessID and SwapChainAddress columns",
             file=name,
         )
-    rows = _vector(data, layout)
-    if rows is None:
-        try:
-            rows = _fast(data, layout)
-        except _Suspect:
-            rows = None
-    if rows is None:
+    try:
+        rows = _fast(data, layout)
+    except _Suspect:
         rows = _slow(data, name, layout)
     return _capture(rows, layout, name, process, _hints(layout, head))
 
@@ -215,138 +213,295 @@ class _Suspect(Exception):
 
 
 def _fast(data: bytes, layout: _Layout) -> _Rows:
+    """The needed columns through polars, or _Suspect when the csv module must judge the file.
+
+    What polars reads is judged to be what the csv module would read: `NA` is a missing value
+    and nothing else is (an empty cell, a short row or a number polars cannot parse is suspect);
+    numbers go through polars' correctly rounding parser (the same float as Python's float());
+    non-finite ones are suspect. Without quotes, the bytes are checked first (_plain_rows): every
+    row as wide as the header, no lone CR, and whether any cell is empty; with no empty cell the
+    numeric columns are read as Float64 with `NA` as null, else as text and cast. With quotes
+    (or OCAT, whose rows are short by design) polars reads the last column and one past it: a
+    null there is a short row, a value a longer one.
+    """
     import polars as pl
 
     header = layout.header
-    if len(set(header)) != len(header):
-        raise _Suspect  # duplicate column names: let the csv module read it by position
-    last = len(header) - 1
+    width = len(header)
     ocat = layout.flavour == "ocat"
-    width_ok, single = _scan(data, layout)
-    if not width_ok and not ocat:
-        raise _Suspect  # a longer row, a quoted comma or a blank line: the slow path judges
-    needed = set(layout.needed) - (set(layout.keys or ()) if single else set())
-    # OCAT rows are shorter than its header by design, so its width check is polars' own,
-    # which it makes only when every column is read (OCAT logs are small).
-    wanted = list(range(len(header))) if ocat else sorted(needed | {last})
-    dtypes: dict[str, Any] = {header[layout.interval_index]: pl.Float64}
-    nulls: dict[str, str] = {header[layout.interval_index]: NA}
+    if len(set(header)) != width or not _is_utf8_text(data):
+        raise _Suspect  # duplicate names (read by position), not text: the csv module judges
+    skip = _header_end_lines(data, layout)
+    names = [f"c{i}" for i in range(width + 1)]
+    plain = not ocat and data.find(b'"') < 0
+    cuts = _plain_rows(data, skip, width) if plain else None
+    if plain and cuts is None:
+        raise _Suspect
+    numeric = {layout.interval_index}
     if layout.addend_index is not None:
-        dtypes[header[layout.addend_index]] = pl.Float64
-        nulls[header[layout.addend_index]] = NA
-    if layout.keys and not single:
-        for i in layout.keys:
-            dtypes[header[i]] = pl.Categorical
-    if layout.dropped_index is not None:
-        col = header[layout.dropped_index]
-        # The flag is read as text: FrameView writes `Error` beside 0 and 1.
-        dtypes[col] = pl.String if layout.dropped_is_flag else pl.Float64
-        if not layout.dropped_is_flag:
-            nulls[col] = NA
-    try:
-        df = pl.read_csv(
-            data,
-            columns=[header[i] for i in wanted],
-            skip_rows=layout.header_line - 1,
-            infer_schema=False,
-            schema_overrides=dtypes,
-            null_values=nulls,
-            truncate_ragged_lines=False,
-            raise_if_empty=False,
-            encoding="utf8",
-        )
-    except Exception as exc:  # any parse problem: the slow path says exactly what and where
-        raise _Suspect from exc
+        numeric.add(layout.addend_index)
+    if layout.dropped_index is not None and not layout.dropped_is_flag:
+        numeric.add(layout.dropped_index)
+    keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
+    if layout.dropped_index is not None and layout.dropped_is_flag:
+        keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
+    wanted = (range(width) if ocat else layout.needed if plain
+              else sorted(set(layout.needed) | {width - 1, width}))
+
+    def read(as_float: bool) -> Any:
+        schema: dict[str, Any] = {
+            n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
+        }
+        if as_float:
+            schema.update({names[i]: pl.Float64 for i in numeric})
+        try:
+            return pl.read_csv(
+                data,
+                has_header=False,
+                skip_lines=skip,
+                columns=list(wanted),
+                schema=schema,
+                missing_columns="insert",
+                truncate_ragged_lines=False,
+                raise_if_empty=False,
+                encoding="utf8",
+                null_values={names[i]: NA for i in numeric} if as_float else None,
+            )
+        except Exception as exc:  # any parse problem: the slow path says what and where
+            raise _Suspect from exc
+
+    # Numbers as Float64 with `NA` as null, unless a null there could be an empty cell (which
+    # polars also reads as null): then as text, judged by _numbers.
+    as_float = cuts is not None
+    df = read(as_float)
+    if as_float and any(df[names[i]].has_nulls() for i in numeric) and cuts is not None and (
+        _empty_cells(data, cuts)
+    ):
+        as_float = False
+        df = read(as_float)
     if df.height == 0:
         raise _Suspect
-    interval = df[header[layout.interval_index]]
-    checks = [interval.is_null().any(), not interval.is_finite().all()]
-    if layout.addend_index is not None:
-        addend = df[header[layout.addend_index]]
-        checks += [addend.is_null().any(), not addend.is_finite().all()]
-    if layout.keys and not single:
-        checks.extend(df[header[i]].is_null().any() for i in layout.keys)
-    if not ocat:
-        checks.append(df[header[last]].is_null().any())  # a short row (or an empty last cell)
-    if layout.dropped_index is not None and layout.dropped_is_flag:
-        flag = df[header[layout.dropped_index]]
-        checks.append(flag.is_null().any() or not flag.is_in(["0", "1", DROPPED_ERROR]).all())
-    if any(checks):
+    if ocat:
+        suspect = any(df[names[i]].has_nulls() for i in layout.needed)
+    elif plain:
+        suspect = False
+    else:  # a longer row fills the extra column; a shorter (or empty last cell) leaves a null
+        longer = df[names[width]].null_count() != df.height
+        suspect = longer or df[names[width - 1]].has_nulls()
+    if suspect:
         raise _Suspect
-
-    key_names = [header[i] for i in layout.keys] if layout.keys else []
-
-    def dropped_of(frame: Any) -> tuple[int, int]:
-        """(Dropped=1 count, Dropped=Error count) of some rows."""
-        if layout.dropped_index is None:
-            return 0, 0
-        col = frame[header[layout.dropped_index]]
-        if not layout.dropped_is_flag:
-            return int(col.null_count()), 0
-        return int((col == "1").sum()), int((col == DROPPED_ERROR).sum())
-
-    def as_key(values: tuple[Any, ...]) -> tuple[str, str, str]:
-        a, b, c = (str(v) for v in values)
-        return (a, b, c)
-
-    if single:
-        groups = [(single, df.height)]
-    elif not key_names:
-        groups = []
-    elif all(df[k].n_unique() == 1 for k in key_names):
-        groups = [(as_key(tuple(df[k][0] for k in key_names)), df.height)]
-    else:
-        counted = df.group_by(key_names, maintain_order=True).len()  # first seen first
-        groups = [(as_key(row[:3]), int(row[3])) for row in counted.iter_rows()]
+    number = _finite if as_float else _numbers
+    columns = {"interval": number(df[names[layout.interval_index]])}
+    if layout.addend_index is not None:
+        columns["addend"] = number(df[names[layout.addend_index]])
+    if layout.dropped_index is not None:
+        cell = df[names[layout.dropped_index]]
+        if layout.dropped_is_flag:
+            if cell.has_nulls() or not cell.is_in(["0", "1", DROPPED_ERROR]).all():
+                raise _Suspect
+            columns["flag"] = cell
+        else:
+            columns["flag"] = number(cell).is_null()  # NA: never displayed, a dropped frame
+    frame = pl.DataFrame(columns)
+    groups: list[tuple[tuple[str, str, str], int]] = []
+    codes: dict[tuple[str, str, str], int] = {}
+    if layout.keys:
+        # One integer per row from the three categorical codes; grouping a 10M-row file by
+        # three columns in polars costs ~0.7 GB and a second, this a few array passes.
+        code = [(df[names[i]].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
+                for i in layout.keys]  # 0: an empty cell
+        sizes = [int(c.max()) + 1 for c in code]
+        if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
+            raise _Suspect  # cannot happen with real category counts
+        row_key = (code[0] * np.uint64(sizes[1]) + code[1]) * np.uint64(sizes[2]) + code[2]
+        del code
+        if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
+            found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
+        else:
+            found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # first seen first
+        values = df[[names[i] for i in layout.keys]][first[order]]
+        for k, n, (a, b, c) in zip(found[order].tolist(), counts[order].tolist(),
+                                   values.iter_rows()):
+            key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
+            if key != tuple(v.strip() for v in key) or key in codes:
+                raise _Suspect  # the csv module strips keys: two groups could be one
+            groups.append((key, int(n)))
+            codes[key] = int(k)
+        if len(groups) > 1:
+            frame = frame.with_columns(key=pl.Series(row_key))
+        del row_key
 
     def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
-        frame = df
+        rows = frame
         if key is not None and len(groups) > 1:
-            mask = pl.lit(True)
-            for col, value in zip(key_names, key):
-                mask = mask & (pl.col(col).cast(pl.String) == value)
-            frame = df.filter(mask)
-        values = frame[header[layout.interval_index]].to_numpy()
+            rows = frame.filter(pl.col("key") == codes[key])
+        values = rows["interval"].to_numpy()
         if layout.addend_index is not None:
-            values = _exact_sum(values, frame[header[layout.addend_index]].to_numpy())
-        return values, *dropped_of(frame)
+            values = _exact_sum(values, rows["addend"].to_numpy())
+        if layout.dropped_index is None:
+            return values, 0, 0
+        if not layout.dropped_is_flag:
+            return values, int(rows["flag"].sum()), 0
+        dropped = rows["flag"]
+        return values, int((dropped == "1").sum()), int((dropped == DROPPED_ERROR).sum())
 
     return _Rows(groups=groups, select=select)
 
 
-def _scan(data: bytes, layout: _Layout) -> tuple[bool, tuple[str, str, str] | None]:
-    """Byte-level checks polars cannot make cheaply: (rows all as wide as the header, one key).
+def _finite(values: Any) -> Any:
+    """A Float64 column read with `NA` as its only null: _Suspect when a value is not finite."""
+    if values.is_nan().any() or values.is_infinite().any():
+        raise _Suspect
+    return values
 
-    polars checks a row's width only when it reads every column, so the commas after the header
-    are counted: (width - 1) per line start means no row is longer (a shorter one leaves a null
-    in the last column, which the fast path checks). A quoted comma also fails the count and
-    sends the file to the exact slow path.
 
-    Parsing three string columns costs polars about as much as the interval itself; in the
-    common one-process file the same byte pass proves there is one group (every line start after
-    the header is followed by the same `Application,ProcessID,SwapChainAddress,` prefix).
+def _numbers(cells: Any) -> Any:
+    """Text cells -> Float64 with NA as null; _Suspect for anything float() would not give."""
+    import polars as pl
+
+    if cells.has_nulls():
+        raise _Suspect  # an empty cell (or a short OCAT row): not a missing value
+    missing = int((cells == NA).sum())
+    values = cells.replace(NA, None).cast(pl.Float64, strict=False)
+    if values.null_count() != missing or values.is_nan().any() or values.is_infinite().any():
+        raise _Suspect  # text that is no number, or an infinite one: the slow path names it
+    return values
+
+
+def _is_utf8_text(data: bytes) -> bool:
+    """No NUL byte and valid UTF-8 (as `decode` demands), checked without a copy of the text."""
+    if data.find(b"\0") >= 0:
+        return False
+    body = np.frombuffer(data, dtype=np.uint8, offset=len(UTF8_BOM) if data.startswith(UTF8_BOM)
+                         else 0)
+    if body.size == 0 or int(body.max()) < 128:
+        return True  # ASCII after the BOM: the common case, one vectorised pass
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _DECODE_CHUNK):  # chunks: never the whole text at once
+            decoder.decode(view[start : start + _DECODE_CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_DECODE_CHUNK = 1 << 20
+
+
+def _plain_rows(data: bytes, skip: int, width: int) -> list[int] | None:
+    """For a file without quotes: None unless every line after the first `skip` ends in LF and
+    holds width - 1 commas and every CR ends a line (the csv module breaks a line at a lone CR),
+    which is then exactly the csv module's field count; else the chunk boundaries (at line
+    ends) the check used.
+
+    One pass in cache-sized chunks cut at line ends; numpy releases the GIL, so two threads
+    share it. Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact
+    total also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so
+    no count is below width - 1 by a whole wrap, and the surpluses would have to sum to zero).
     """
+    start = 0
+    for _ in range(skip):
+        start = data.find(b"\n", start) + 1
+    if not data.endswith(b"\n") or start >= len(data) or width - 1 >= 65535:
+        return None
+    cuts = [start]
+    while cuts[-1] < len(data):
+        end = data.find(b"\n", cuts[-1] + _CHUNK)
+        cuts.append(len(data) if end < 0 else end + 1)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    wrap = np.uint8 if width - 1 < 255 else np.uint16
+
+    def chunk(n: int) -> bool:
+        part = buf[cuts[n] : cuts[n + 1]]
+        ends = np.flatnonzero(part == 10)
+        starts = np.empty_like(ends)
+        starts[0], starts[1:] = 0, ends[:-1] + 1
+        comma = (part == 44).view(np.uint8)
+        counts = np.add.reduceat(comma, starts, dtype=wrap)
+        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
+        # fails anyway
+        return (
+            bool(np.all(counts == width - 1))
+            and int(np.count_nonzero(comma)) == (width - 1) * ends.size
+            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
+            and bool(np.all(ends > starts))
+        )
+
+    return cuts if all(_in_two_threads(chunk, list(range(len(cuts) - 1)))) else None
+
+
+def _empty_cells(data: bytes, cuts: list[int]) -> bool:
+    """Whether any cell of the rows _plain_rows checked is empty (two adjacent commas, or a
+    comma that starts or ends a line)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+
+    def chunk(n: int) -> bool:
+        part = buf[cuts[n] : cuts[n + 1]]
+        ends = np.flatnonzero(part == 10)
+        comma = part == 44
+        last = part[ends - 1]
+        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
+        return (
+            bool(np.any(comma[1:] & comma[:-1]))
+            or bool(part[0] == 44)
+            or bool(np.any(part[ends[:-1] + 1] == 44))
+            or bool(np.any(before == 44))
+        )
+
+    return any(_in_two_threads(chunk, list(range(len(cuts) - 1))))
+
+
+_CHUNK = 1 << 20
+
+
+_T = TypeVar("_T")
+
+
+def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
+    """[work(i) for i in items], shared with a second thread when there are enough items.
+
+    The work is numpy array operations, which release the GIL, so two cores read two halves of
+    the file at once (polars uses every core too). The results keep the order of items.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(items) < 4 or (cores or 1) < 2:
+        return [work(i) for i in items]
+    import threading
+
+    results: list[Any] = [None] * len(items)
+    errors: list[Exception] = []
+
+    def run(indices: range) -> None:
+        try:
+            for n in indices:
+                results[n] = work(items[n])
+        except Exception as exc:
+            errors.append(exc)
+
+    helper = threading.Thread(target=run, args=(range(1, len(items), 2),))
+    helper.start()
+    run(range(0, len(items), 2))
+    helper.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _header_end_lines(data: bytes, layout: _Layout) -> int:
+    """How many raw lines (ending in LF) precede the first data row; _Suspect when that is not
+    the header line `_layout` counted (a lone CR or another line break in the lines before)."""
     pos = -1
     for _ in range(layout.header_line):
         pos = data.find(b"\n", pos + 1)
         if pos < 0:
-            return False, None
-    starts = data.count(b"\n", pos) - (1 if data.endswith(b"\n") else 0)
-    width_ok = data.count(b",", pos) == (len(layout.header) - 1) * starts
-    if layout.keys != (0, 1, 2):
-        return width_ok, None
-    end = data.find(b"\n", pos + 1)
-    fields = data[pos + 1 : end if end >= 0 else len(data)].split(b",", 3)
-    if len(fields) < 4 or any(b'"' in f or not f.strip() for f in fields[:3]):
-        return width_ok, None
-    prefix = b"\n" + b",".join(fields[:3]) + b","
-    if data.count(prefix, pos) != starts:
-        return width_ok, None
-    try:
-        a, b, c = (f.decode("utf-8").strip() for f in fields[:3])
-    except UnicodeDecodeError:
-        return width_ok, None
-    return width_ok, (a, b, c)
+            raise _Suspect
+    lines = data[: pos + 1].removeprefix(UTF8_BOM).decode("utf-8", errors="replace")
+    if len(lines.splitlines()) != layout.header_line:
+        raise _Suspect
+    return layout.header_line
 
 
 def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
@@ -597,302 +752,3 @@ def _capture(
         hints=hints,
         warnings=tuple(warnings),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# The vector path: numpy over the raw bytes, for the common one-group PresentMon file.
-
-_CHUNK = 1 << 22
-_ROW_BLOCK = 1 << 16
-_MAX_TAIL = 64
-_HIGH = 0x8080808080808080
-_LOW7 = 0x7F7F7F7F7F7F7F7F
-_ZERO_DIGITS = 0x3030303030303030
-_TOP_MASKS = [((1 << 64) - 1) ^ ((1 << (8 * (8 - n))) - 1) if n else 0 for n in range(9)]
-"""The top n bytes of a little-endian word, n = 0..8."""
-_POW10 = [10.0**n for n in range(9)]
-
-
-def _vector(data: bytes, layout: _Layout) -> _Rows | None:
-    """The rows of a one-group file read with numpy alone, or None when this path cannot prove
-    the file is plain (then polars and the csv module judge it, with their exact errors).
-
-    What it proves for every data row, or it declines: the row ends with a newline (CR LF or
-    LF); it starts with the first row's bytes up to the Dropped flag (or the interval), so the
-    key columns, hence the group, are the first row's; the Dropped flag is 0 or 1; the rest of
-    the row (at most 64 bytes) holds exactly the commas the header asks for; the interval is
-    `NA` or digits with at most one decimal point (at most 8 characters), which numpy turns into
-    the same float as any correctly rounding parser. The file must be ASCII with no quote, NUL
-    or lone CR. Everything is whole-array work: one pass over the bytes in cache-sized chunks,
-    then a few operations per row.
-    """
-    header = layout.header
-    width = len(header)
-    if (
-        layout.flavour == "ocat"
-        or layout.addend_index is not None
-        or layout.keys != (0, 1, 2)
-        or len(set(header)) != width
-        or (layout.dropped_index is not None and not layout.dropped_is_flag)
-    ):
-        return None
-    k = layout.interval_index
-    d = layout.dropped_index
-    if d is None:
-        lead = k  # the interval follows the fields copied from the first row
-    elif k == d + 2 and d >= 3:
-        lead = d  # the Dropped flag, one field, then the interval
-    else:
-        return None
-    return _vector_rows(data, layout, width, k, d, lead)
-
-
-def _vector_rows(
-    mm: Any, layout: _Layout, width: int, k: int, d: int | None, lead: int
-) -> _Rows | None:
-    size = len(mm)
-    if size == 0 or mm[size - 1] != 10 or mm.find(b'"') >= 0 or mm.find(b"\0") >= 0:
-        return None
-    start = 0
-    for _ in range(layout.header_line):
-        start = mm.find(b"\n", start) + 1
-        if start <= 0 or start >= size:
-            return None
-    buf = np.frombuffer(mm, dtype=np.uint8)
-
-    def scan(a: int) -> tuple[np.ndarray, int] | None:
-        """Newline positions and CR count of one chunk (None if it is not ASCII)."""
-        part = buf[a : a + _CHUNK]
-        if int(part.max()) >= 128:
-            return None
-        return np.flatnonzero(part == 10) + a, int(np.count_nonzero(part == 13))
-
-    # One pass in chunks that stay in cache: newline positions, CR count, ASCII only.
-    scanned = _in_two_threads(scan, list(range(start, size, _CHUNK)))
-    if any(chunk is None for chunk in scanned):
-        return None
-    found = [chunk[0] for chunk in scanned if chunk is not None]
-    cr = sum(chunk[1] for chunk in scanned if chunk is not None)
-    newlines = np.concatenate(found)
-    rows = newlines.size
-    # The first row gives the bytes every row must start with.
-    end = int(newlines[0])
-    first = bytes(mm[start : end - 1 if end > start and mm[end - 1] == 13 else end]).split(b",")
-    if len(first) != width or any(not f.strip() for f in first[:3]):
-        return None
-    prefix = b",".join(first[:lead]) + b","
-    shape = _Shape(
-        lead=prefix + (b"0," if d is not None else b""),
-        flag=len(prefix) if d is not None else None,
-        commas=width - 1 - (lead + (1 if d is not None else 0)),
-    )
-    values = np.empty(rows, dtype=np.float64)
-
-    def block(r: int) -> tuple[int, int] | None:
-        """Rows r .. r + _ROW_BLOCK into values: (Dropped=1 count, CR LF count), or None."""
-        block_ends = newlines[r : r + _ROW_BLOCK]
-        starts = np.empty_like(block_ends)
-        starts[0] = start if r == 0 else newlines[r - 1] + 1
-        starts[1:] = block_ends[:-1] + 1
-        done = _row_block(mm, buf, shape, starts, block_ends)
-        if done is None:
-            return None
-        values[r : r + _ROW_BLOCK], ones, crs = done
-        return ones, crs
-
-    # Row blocks keep every temporary small (in cache, no fresh pages to fault in).
-    counts = _in_two_threads(block, list(range(0, rows, _ROW_BLOCK)))
-    if any(c is None for c in counts):
-        return None
-    dropped = sum(c[0] for c in counts if c is not None)
-    if sum(c[1] for c in counts if c is not None) != cr:
-        return None  # a CR that does not end a line: the csv module would split there
-    a, b, c = (f.decode("ascii").strip() for f in first[:3])
-    key = (a, b, c)
-
-    def select(_key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
-        return values, dropped, 0  # a Dropped=Error row is not plain: this path declines
-
-    return _Rows(groups=[(key, rows)], select=select)
-
-
-_T = TypeVar("_T")
-
-
-def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
-    """[work(i) for i in items], shared with a second thread when there are enough items.
-
-    The work is numpy array operations, which release the GIL, so two cores read two halves of
-    the file at once (polars uses every core too). The results keep the order of items.
-    """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if len(items) < 4 or (cores or 1) < 2:
-        return [work(i) for i in items]
-    import threading
-
-    results: list[Any] = [None] * len(items)
-    errors: list[Exception] = []
-
-    def run(indices: range) -> None:
-        try:
-            for n in indices:
-                results[n] = work(items[n])
-        except Exception as exc:
-            errors.append(exc)
-
-    helper = threading.Thread(target=run, args=(range(1, len(items), 2),))
-    helper.start()
-    run(range(0, len(items), 2))
-    helper.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """What every row of a file the vector path reads looks like."""
-
-    lead: bytes
-    """The first row's bytes up to the interval, or up to the Dropped flag then `0,`."""
-    flag: int | None
-    """Offset of the Dropped flag in `lead`, or None without a flag."""
-    commas: int
-    """Commas in the tail (the bytes after `lead`) of every row."""
-
-
-def _row_block(
-    mm: Any, buf: np.ndarray, shape: _Shape, starts: np.ndarray, newlines: np.ndarray
-) -> tuple[np.ndarray, int, int] | None:
-    """(intervals, Dropped=1 count, CR LF count) of one block of rows, or None if a row is not
-    as shaped. `newlines` are the positions of the rows' line feeds."""
-    size = buf.size
-    rows = starts.size
-    after = len(shape.lead)
-    has_cr = buf[newlines - 1] == 13
-    ends = newlines - has_cr
-    tail_max = int((ends - starts).max()) - after
-    if int((ends - starts).min()) <= after or tail_max > _MAX_TAIL:
-        return None
-    window = next(w for w in (8, 16, 32, 64) if w >= tail_max)
-    if int(ends[0]) < window:
-        return None
-    # Every row starts with the lead bytes (the flag byte may be 0 or 1): one gather of whole
-    # 8-byte words, compared as words (the bytes past the lead masked off in the last one).
-    nwords = -(-after // 8)
-    if int(starts[-1]) + 8 * nwords > size:
-        return None  # a short last row at the very end of the file: not worth a special case
-    span = np.ndarray(shape=(size - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=mm,
-                      strides=(1,))
-    got = span[starts]
-    as_bytes = got.view(np.uint8).reshape(rows, 8 * nwords)
-    ones = 0
-    if shape.flag is not None:
-        flags = as_bytes[:, shape.flag]
-        is_one = flags == 49
-        ones = int(np.count_nonzero(is_one))
-        if not np.all(is_one | (flags == 48)):
-            return None
-        as_bytes[:, shape.flag] = 48
-    words = got.view(np.dtype("<u8")).reshape(rows, nwords)
-    pad = 8 * nwords - after
-    if pad:
-        words[:, -1] &= np.uint64((1 << (8 * (8 - pad))) - 1)
-    want = np.frombuffer(shape.lead + b"\0" * pad, dtype=np.dtype("<u8"))
-    if not np.all(words == want):
-        return None
-    # The tail (after the lead) as a bit mask of its commas: the last `window` bytes of each
-    # row, compared with ',' and packed to one bit per byte (bit b = byte ends - window + b).
-    uint = np.dtype(f"<u{window // 8}")
-    last = np.ndarray(shape=(size - window + 1,), dtype=f"V{window}", buffer=mm, strides=(1,))
-    # Packed flat (rows of whole bytes, so the same bits as per row), the SIMD path.
-    bits = np.packbits(last[ends - window].view(np.uint8) == 44, bitorder="little").view(uint)
-    tail_start = starts + after
-    bits >>= (window - (ends - tail_start)).astype(uint)  # bit b = byte b of the tail now
-    if not np.all(np.bitwise_count(bits) == shape.commas):
-        return None
-    # The interval is the first field of the tail when there is no Dropped flag, else the
-    # second: it ends at the tail's first or second comma (or the end of the row).
-    one = uint.type(1)
-    field_start = tail_start
-    if shape.flag is not None:
-        first_bit = bits & (~bits + one)
-        field_start = tail_start + np.bitwise_count(first_bit - one) + 1
-        bits ^= first_bit
-    field_end = ends
-    if shape.commas > (0 if shape.flag is None else 1):
-        field_end = tail_start + np.bitwise_count((bits & (~bits + one)) - one)
-    values = _parse_decimals(mm, size, field_end, field_end - field_start)
-    return None if values is None else (values, ones, int(np.count_nonzero(has_cr)))
-
-
-def _parse_decimals(
-    mm: Any, size: int, end: np.ndarray, length: np.ndarray
-) -> np.ndarray | None:
-    """Fields of 1-8 bytes ending at `end` that are `NA` (NaN) or digits with at most one inner
-    point, as float64: the integer of the digits divided by a power of ten (exact operands, one
-    correctly rounded division: the same float as strtod). None when any field is else.
-
-    Each field is read as the 8 bytes that end where it ends (right-aligned in a little-endian
-    word), the bytes before it set to '0', the point taken out, then the classic SWAR sum.
-    """
-    if int(length.min()) < 1 or int(length.max()) > 8 or int(end.min()) < 8:
-        return None
-    u = np.uint64
-    words = np.ndarray(shape=(size - 7,), dtype=np.dtype("<u8"), buffer=mm, strides=(1,))
-    raw = words[end - 8]
-    field = np.asarray(_TOP_MASKS, dtype=u)[length]  # the top `length` bytes
-    raw &= field
-    raw |= u(_ZERO_DIGITS) & ~field
-    # The common case: every field has its point at the same place as the first (fixed
-    # decimals); a second point would fail the digit check below.
-    place = bytes(int(raw[0]).to_bytes(8, "little")).find(b".")
-    if place > 0 and np.all(((raw >> u(8 * place)) & u(0xFF)) == u(0x2E)):
-        decimals = 7 - place
-        # The fraction stays where it is; the integer part moves up over the point.
-        below = (1 << (8 * place)) - 1
-        digits = (raw & ~u((below << 8) | 0xFF)) | ((raw & u(below)) << u(8)) | u(0x30)
-        ok = length > decimals + 1  # a digit before the point
-        ok &= decimals > 0
-    else:
-        missing = (length == 2) & (raw == u(0x414E303030303030))  # "NA" after six '0'
-        x = raw ^ u(0x2E2E2E2E2E2E2E2E)
-        dot = ~(((x & u(_LOW7)) + u(_LOW7)) | x | u(_LOW7)) & u(_HIGH)
-        return _parse_general(raw, dot, length, missing)
-    ok &= (digits & u(0xF0F0F0F0F0F0F0F0)) == u(_ZERO_DIGITS)
-    ok &= ((digits & u(0x0F0F0F0F0F0F0F0F)) + u(0x0606060606060606)) & u(0xF0F0F0F0F0F0F0F0) == 0
-    if not np.all(ok):
-        return None
-    return _swar_sum(digits).astype(np.float64) / _POW10[decimals]
-
-
-def _parse_general(
-    raw: np.ndarray, dot: np.ndarray, length: np.ndarray, missing: np.ndarray
-) -> np.ndarray | None:
-    """_parse_decimals when the point moves (or is absent, or a field is NA): per field."""
-    u = np.uint64
-    dots = np.bitwise_count(dot)
-    bit = dot >> u(7)  # 1 << (8 * place), or 0 without a point
-    below = bit - u(1)
-    moved = (raw & ~((bit << u(8)) - u(1))) | ((raw & below) << u(8)) | u(0x30)
-    digits = np.where(dots == 1, moved, raw)
-    place = np.bitwise_count(below) // 8
-    decimals = np.where(dots == 1, u(7) - place, u(0))
-    ok = (dots <= 1) & ((dots == 0) | ((decimals > 0) & (length > decimals + u(1))))
-    ok &= (digits & u(0xF0F0F0F0F0F0F0F0)) == u(_ZERO_DIGITS)
-    ok &= ((digits & u(0x0F0F0F0F0F0F0F0F)) + u(0x0606060606060606)) & u(0xF0F0F0F0F0F0F0F0) == 0
-    if not np.all(ok | missing):
-        return None
-    digits[missing] = u(_ZERO_DIGITS)
-    values: np.ndarray = _swar_sum(digits).astype(np.float64) / np.asarray(_POW10)[decimals]
-    values[missing] = np.nan
-    return values
-
-
-def _swar_sum(digits: np.ndarray) -> np.ndarray:
-    """8 ASCII digits per little-endian word (first byte most significant) -> their integer."""
-    u = np.uint64
-    v = digits - u(_ZERO_DIGITS)
-    v = v * u(10) + (v >> u(8))
-    return (((v & u(0x000000FF000000FF)) * u(100 + (1000000 << 32)))
-            + (((v >> u(16)) & u(0x000000FF000000FF)) * u(1 + (10000 << 32)))) >> u(32)
