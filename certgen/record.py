@@ -325,7 +325,25 @@ class TierScore(_Frozen):
     mean_fluidity: float = Field(description="Its mean Fluidity Score.")
 
 
-class TierLineGate(_Frozen):
+class LimitingRun(_Frozen):
+    """A scored run under the line its tier missed."""
+
+    run: int = Field(description="0-based run index.")
+    title: str = Field(description="The run's title.")
+    fluidity_score: float = Field(description="Its Fluidity Score.")
+
+
+class LimitingTier(_Frozen):
+    """A measured tier under a gate's line: what holds the card back from that grade."""
+
+    resolution: str = Field(description="The tier's output resolution.")
+    mean_fluidity: float = Field(description="Its mean Fluidity Score.")
+    distance: float = Field(description="The line minus the tier's mean, 2 dp.")
+    runs: tuple[LimitingRun, ...] = Field(
+        description="Its scored runs under the line, lowest score first (then card order).")
+
+
+class TierLineGate(_WithLaterKeys):
     """Gate platinum_one_tier (one measured tier >= the platinum line) or gold_every_tier
     (every measured tier >= the gold line)."""
 
@@ -334,6 +352,13 @@ class TierLineGate(_Frozen):
     allows: GradeName = Field(description="The highest grade the gate permits.")
     line: float = Field(description="The line compared against.")
     compared: tuple[TierScore, ...] = Field(description="The measured tiers compared.")
+    limiting: tuple[LimitingTier, ...] = Field(
+        default=(),
+        description="For a failed gate: the measured tiers under the line, closest first, each "
+                    "with its runs under the line (empty when the gate passed; absent in "
+                    "records of an older certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("limiting",)
 
 
 class MeasuredTierGate(_Frozen):
@@ -1214,8 +1239,12 @@ def describe_error(error: ErrorDetails) -> tuple[str, str]:
 
 
 def record_schema() -> dict[str, JsonValue]:
-    """The JSON Schema of record.json (docs/record.schema.json), generated from the models."""
-    schema: dict[str, JsonValue] = Record.model_json_schema(mode="serialization")
+    """The JSON Schema of record.json (docs/record.schema.json), generated from the models.
+
+    The validation form: it lists every object's keys (the serialization form would show the
+    objects with keys added by later certgen versions as opaque, because of their wrap
+    serializers), and keys added later are optional, as they are in older records."""
+    schema: dict[str, JsonValue] = Record.model_json_schema(mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://certgen.example/record.schema.json"
     return schema

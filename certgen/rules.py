@@ -163,6 +163,57 @@ def grade_tiers(runs: Iterable[RunFacts], rules: Rules) -> tuple[Tier, ...]:
 
 
 @dataclass(frozen=True)
+class LimitingRun:
+    """A scored run under the line its tier missed."""
+
+    run: int
+    title: str
+    fluidity_score: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run": self.run, "title": self.title, "fluidity_score": self.fluidity_score}
+
+
+@dataclass(frozen=True)
+class LimitingTier:
+    """A measured tier under a gate's line: how far under (2 dp) and its runs under the line."""
+
+    resolution: str
+    mean_fluidity: float
+    distance: float
+    runs: tuple[LimitingRun, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"resolution": self.resolution, "mean_fluidity": self.mean_fluidity,
+                "distance": self.distance, "runs": [r.as_json() for r in self.runs]}
+
+
+def limiting_tiers(
+    tiers: Sequence[Tier], runs: Sequence[RunFacts], line: float
+) -> tuple[LimitingTier, ...]:
+    """The measured tiers whose mean is under `line`, closest first (then by tier order), each
+    with its scored runs under the line, lowest score first (then card order): what holds the
+    card back from the grade that line stands for."""
+    order = {t.resolution: i for i, t in enumerate(tiers)}
+    below = [t for t in tiers
+             if t.measured and t.mean_fluidity is not None and t.mean_fluidity < line]
+    out = []
+    for tier in sorted(below, key=lambda t: (line - (t.mean_fluidity or 0.0), order[t.resolution])):
+        mean = float(tier.mean_fluidity or 0.0)
+        under = sorted(
+            (r for r in runs if r.resolution == tier.resolution and r.recorded
+             and r.fluidity_score is not None and r.fluidity_score < line),
+            key=lambda r: (r.fluidity_score, r.index),
+        )
+        out.append(LimitingTier(
+            resolution=tier.resolution, mean_fluidity=mean,
+            distance=round_half_away(line - mean, 2),
+            runs=tuple(LimitingRun(r.index, r.title, float(r.fluidity_score or 0.0)) for r in under),
+        ))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Gate:
     """One gate of the grade: what it compared, whether it passed and the highest grade it allows."""
 
@@ -173,6 +224,8 @@ class Gate:
     compared: tuple[tuple[str, float], ...] = ()
     measured_tiers: int | None = None
     cap: GradeCap | None = None
+    limiting: tuple[LimitingTier, ...] = ()
+    """For a failed tier gate: the tiers under its line and their runs under it."""
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"gate": self.gate, "passed": self.passed, "allows": self.allows}
@@ -181,6 +234,7 @@ class Gate:
             out["compared"] = [
                 {"resolution": res, "mean_fluidity": mean} for res, mean in self.compared
             ]
+            out["limiting"] = [t.as_json() for t in self.limiting]
         elif self.gate == "measured_tier":
             out["measured_tiers"] = self.measured_tiers
         else:
@@ -210,8 +264,12 @@ def _lowest(grades: Iterable[str], order: Sequence[str]) -> str:
     return max(grades, key=order.index)
 
 
-def grade_gates(tiers: Sequence[Tier], cap: GradeCap | None, rules: Rules) -> Grade:
-    """Apply the three fluidity gates and the cap; the grade is the highest all of them allow."""
+def grade_gates(
+    tiers: Sequence[Tier], cap: GradeCap | None, rules: Rules, runs: Sequence[RunFacts] = ()
+) -> Grade:
+    """Apply the three fluidity gates and the cap; the grade is the highest all of them allow.
+
+    A failed tier gate names what limits the card (`limiting_tiers`, from `runs`)."""
     order = rules.grades  # highest first: PLATINUM, GOLD, SILVER
     top, gold, below_gold = order[0], order[1], order[2]
     measured = [t for t in tiers if t.measured]
@@ -222,9 +280,11 @@ def grade_gates(tiers: Sequence[Tier], cap: GradeCap | None, rules: Rules) -> Gr
     measured_ok = bool(measured)
     gates = [
         Gate("platinum_one_tier", platinum_ok, top if platinum_ok else gold,
-             line=rules.platinum_line, compared=compared),
+             line=rules.platinum_line, compared=compared,
+             limiting=() if platinum_ok else limiting_tiers(tiers, runs, rules.platinum_line)),
         Gate("gold_every_tier", gold_ok, top if gold_ok else below_gold,
-             line=rules.gold_line, compared=compared),
+             line=rules.gold_line, compared=compared,
+             limiting=() if gold_ok else limiting_tiers(tiers, runs, rules.gold_line)),
         Gate("measured_tier", measured_ok, top if measured_ok else rules.no_measured_tier_cap,
              measured_tiers=len(measured)),
     ]
@@ -516,7 +576,7 @@ class Verdict:
 def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verdict:
     """Tiers, gates, Soft Limit and re-run audit for the runs of one bundle."""
     tiers = grade_tiers(runs, rules)
-    grade = grade_gates(tiers, cap, rules)
+    grade = grade_gates(tiers, cap, rules, runs)
     soft: list[SoftLimitCheck | None] = []
     firsts: list[FirstCaptureCheck | None] = []
     refusals: list[Refusal] = []

@@ -58,7 +58,24 @@ def test_silver_when_one_tier_is_below_88_even_with_a_platinum_tier() -> None:
             {"resolution": "1920x1080", "mean_fluidity": 99.0},
             {"resolution": "3840x2160", "mean_fluidity": 87.99},
         ],
+        "limiting": [{"resolution": "3840x2160", "mean_fluidity": 87.99, "distance": 0.01,
+                      "runs": [{"run": 1, "title": "Title 1", "fluidity_score": 87.99}]}],
     }
+    assert platinum.as_json()["limiting"] == []  # a passed gate names nothing
+
+
+def test_the_limiting_runs_are_named_lowest_first_and_tiers_closest_first() -> None:
+    """GOLD held from PLATINUM by one run: the platinum gate names both tiers (closest first)
+    and, in each, the runs under 95 lowest first; runs at or over the line are not named."""
+    verdict = decide([run(0, "2560x1440", 98.9), run(1, "2560x1440", 69.07),
+                      run(2, "2560x1440", 98.95), run(3, "1920x1080", 90.0),
+                      run(4, "1920x1080", 96.0)], None, RULES)
+    assert verdict.grade.value == "GOLD"
+    platinum = verdict.grade.reasons[0].as_json()
+    assert [(t["resolution"], t["mean_fluidity"], t["distance"]) for t in platinum["limiting"]] == [
+        ("1920x1080", 93.0, 2.0), ("2560x1440", 88.97, 6.03)]
+    assert [r["run"] for r in platinum["limiting"][1]["runs"]] == [1]
+    assert [r["run"] for r in platinum["limiting"][0]["runs"]] == [3]
 
 
 @pytest.mark.parametrize(
