@@ -68,6 +68,11 @@ def command(out: str, log_file: str | None) -> Any:
                 f"0.1% low {_fixed(row['low_0_1pct_fps'], 1)}, "
                 f"S_F {_fixed(row['fluidity_score'], 2)}"
             )
+    else:
+        # The real captures are public files kept beside the checkout, never in it; the demo
+        # works without them and says so.
+        click.echo("")
+        click.echo(f"(No real captures shown: {real} is not there; the site above needs none.)")
     click.echo("")
     click.echo(f"Open {root / 'index.html'} in a browser.")
 
