@@ -172,6 +172,18 @@ class SoftLimit(_Strict):
     )
 
 
+class TestSystem(_Strict):
+    """The test bench the runs were measured on (every field optional: what is not stated is
+    printed as not stated, never guessed)."""
+
+    cpu: Text | None = Field(default=None, description="The CPU, e.g. Ryzen 7 7800X3D.")
+    memory_gb: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="System memory in GB.")
+    os: Text | None = Field(default=None, description="Operating system and build.")
+    motherboard: Text | None = Field(default=None, description="Motherboard.")
+    notes: Text | None = Field(default=None, description="Anything else about the bench.")
+
+
 class Run(_Strict):
     """One benchmark run: its cohort fields, then a capture or the reason it was not run."""
 
@@ -193,6 +205,9 @@ class Run(_Strict):
         default=None, description="Application name to pick from a multi-process capture."
     )
     format: Text | None = Field(default=None, description="Force a capture reader.")
+    game_version: Text | None = Field(default=None, description="The game build tested.")
+    tested_on: date | None = Field(default=None, description="The day the run was captured.")
+    technician: Text | None = Field(default=None, description="Who ran it.")
 
     @field_validator("resolution", mode="before")
     @classmethod
@@ -236,6 +251,7 @@ class CardFile(_Strict):
     card: Card
     phase1: Phase1
     grade_cap: GradeCap | None = Field(description="A cap from another SOP phase, or null.")
+    test_system: TestSystem | None = Field(default=None, description="The test bench.")
     runs: list[Run] = Field(min_length=1)
 
 

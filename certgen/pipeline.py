@@ -23,7 +23,7 @@ from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.lab import LabProfile
-from certgen.metrics import compute_metrics, weights_of
+from certgen.metrics import compute_metrics, round_half_away, weights_of
 from certgen.record import (
     RANKED_METRICS,
     CaptureInfo,
@@ -34,9 +34,11 @@ from certgen.record import (
     Rank,
     Ranks,
     Record,
+    RunConditions,
     RunConfig,
     RunInput,
     RunMetrics,
+    TestSystem,
     build_record,
     chart_series,
     run_metrics,
@@ -106,6 +108,23 @@ def _single_capture(bundle: LoadedBundle, name: str, run: Run, index: int, field
     return list(captures)
 
 
+CAPTURE_TOOLS = {
+    "presentmon": "PresentMon", "ocat": "OCAT", "frameview": "NVIDIA FrameView",
+    "capframex-json": "CapFrameX", "capframex-csv": "CapFrameX", "mangohud": "MangoHud",
+    "frame-stats": "engine frame stats", "bench-csv": "benchmark page CSV",
+}
+"""The capture tool a format id names (the record's `capture.tool`)."""
+
+
+def _conditions(run: Run) -> RunConditions:
+    """How the run was made, as card.yaml states it (None where it does not)."""
+    return RunConditions(
+        game_version=run.game_version,
+        tested_on=None if run.tested_on is None else run.tested_on.isoformat(),
+        technician=run.technician,
+    )
+
+
 def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
     """Read, measure and describe one run of the bundle."""
     first_file = run.first_capture.file if run.first_capture else None
@@ -118,7 +137,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
             first_capture_file=first_file, first_capture_declared=first_declared,
             first_capture_actual=first_actual,
         )
-        return RunInput(index=index, config=_config(run), not_run_reason=run.not_run), facts
+        return RunInput(index=index, config=_config(run), not_run_reason=run.not_run,
+                        conditions=_conditions(run)), facts
 
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
@@ -132,6 +152,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         [first] = _single_capture(bundle, first_file, run, index, "first_capture")
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
+    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
         "sha256": capture_file.sha256,
@@ -147,8 +168,11 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         "incomplete_detail": ([r.as_json() for r in capture.incomplete_detail]
                               if capture.incomplete else None),
         "warnings": list(capture.warnings),
+        "tool": CAPTURE_TOOLS.get(capture.format, capture.format),
+        "tool_version": None,  # none of the formats read today states the tool's version
+        "duration_s": (None if chart.duration_ms <= 0
+                       else round_half_away(chart.duration_ms / 1000.0, 1)),
     }))
-    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
     facts = RunFacts(
         index=index,
         title=run.title,
@@ -172,7 +196,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
         chart=chart, first_capture_metrics=None if first_metrics is None
-        else run_metrics(first_metrics),
+        else run_metrics(first_metrics), conditions=_conditions(run),
     )
     return run_input, facts
 
@@ -237,6 +261,8 @@ def record_from_bundle(
         fleet_runs=None if fleet is None else fleet.run_count(),
         draft=draft,
         issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
+        test_system=(None if card.test_system is None
+                     else TestSystem.model_validate_json(card.test_system.model_dump_json())),
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))

@@ -482,8 +482,15 @@ class CaptureInfo(_WithLaterKeys):
         description="The same reasons as data, same order; null when complete. Absent in "
                     "records of an older certgen.")
     warnings: tuple[str, ...] = Field(description="Reader warnings.")
+    tool: str | None = Field(
+        default=None, description="The capture tool the file comes from (from its format).")
+    tool_version: str | None = Field(
+        default=None, description="The tool's version where the file states it, else null.")
+    duration_s: float | None = Field(
+        default=None, description="Capture length in seconds (sum of frame times), 1 dp.")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
+                                             "duration_s")
 
 
 class RunMetrics(_Frozen):
@@ -591,7 +598,25 @@ class Chart(_Frozen):
 RunStatus = Literal["recorded", "not_run"]
 
 
-class Run(_Frozen):
+class RunConditions(_Frozen):
+    """`runs[].conditions`: how the run was made, as card.yaml states it (null: not stated)."""
+
+    game_version: str | None = Field(description="The game build tested.")
+    tested_on: str | None = Field(description="The day it was captured, YYYY-MM-DD.")
+    technician: str | None = Field(description="Who ran it.")
+
+
+class TestSystem(_Frozen):
+    """`test_system`: the test bench, as card.yaml states it (null: not stated)."""
+
+    cpu: str | None = Field(description="The CPU.")
+    memory_gb: float | None = Field(description="System memory, GB.")
+    os: str | None = Field(description="Operating system and build.")
+    motherboard: str | None = Field(description="Motherboard.")
+    notes: str | None = Field(description="Anything else about the bench.")
+
+
+class Run(_WithLaterKeys):
     """`runs[]`: one run in card.yaml order. For a not_run run, capture, metrics, ranks,
     soft_limit, first_capture and chart are null."""
 
@@ -613,6 +638,10 @@ class Run(_Frozen):
     soft_limit: SoftLimit | None = Field(description="The Soft Limit check.")
     first_capture: FirstCapture | None = Field(description="The archived first capture, or null.")
     chart: Chart | None = Field(description="The chart series.")
+    conditions: RunConditions | None = Field(
+        default=None, description="How the run was made (absent in records of an older certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions",)
 
 
 class AuditCapture(_Frozen):
@@ -750,6 +779,9 @@ class Record(_Frozen):
     customer: str = Field(description="The customer.")
     card: CardInfo = Field(description="The certified card.")
     phase1: Phase1 = Field(description="SOP Phase 1 outcomes.")
+    test_system: TestSystem | None = Field(
+        default=None, description="The test bench (absent in records of an older certgen; null "
+                                  "when card.yaml does not describe it).")
     grade: Grade = Field(description="The grade and its reasoning.")
     tiers: tuple[Tier, ...] = Field(description="Resolution tiers, by pixel count then text.")
     runs: tuple[Run, ...] = Field(description="Runs in card.yaml order.")
@@ -866,6 +898,8 @@ class RunInput:
     chart: Chart | None = None
     first_capture_metrics: RunMetrics | None = None
     """The archived first capture's figures, scored like a recorded capture (or None)."""
+    conditions: RunConditions | None = None
+    """How the run was made, as card.yaml states it."""
 
 
 def run_metrics(metrics: ComputedMetrics) -> RunMetrics:
@@ -957,6 +991,7 @@ def build_record(
     draft: bool,
     software: CurrentSoftware | None = None,
     issuer: Issuer | None = None,
+    test_system: TestSystem | None = None,
 ) -> Record:
     """The complete record of one certificate (the fleet section computed from its runs).
 
@@ -983,7 +1018,7 @@ def build_record(
             soft_limit=None if soft is None else _soft_limit(soft),
             first_capture=None if first is None or first.file is None
             else _first_capture(first, first.file, run.first_capture_metrics),
-            chart=run.chart,
+            chart=run.chart, conditions=run.conditions,
         ))
     first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(
@@ -1027,6 +1062,7 @@ def build_record(
         customer=customer,
         card=card,
         phase1=phase1,
+        test_system=test_system,
         grade=Grade.model_validate_json(json.dumps(verdict.grade.as_json(), allow_nan=False)),
         tiers=tuple(_tier(t) for t in verdict.tiers),
         runs=tuple(run_objs),
@@ -1072,6 +1108,8 @@ def record_json(record: Record) -> dict[str, JsonValue]:
         del data["software"]
     if "issuer" not in record.model_fields_set:
         del data["issuer"]
+    if "test_system" not in record.model_fields_set:
+        del data["test_system"]
     rules = data["rules"]
     assert isinstance(rules, dict)
     for key in ("file", "sha256"):

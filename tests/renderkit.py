@@ -72,10 +72,14 @@ def bundle_words(record: dict[str, Any]) -> set[str]:
                                    "not_run_reason")]
         capture = run.get("capture") or {}
         texts += [capture.get("file"), capture.get("group"), *capture.get("groups_left_out", ()),
+                  capture.get("tool"), capture.get("tool_version"),
                   (run.get("first_capture") or {}).get("file")]
+        conditions = run.get("conditions") or {}
+        texts += [conditions.get("game_version"), conditions.get("technician")]
         soft = run.get("soft_limit") or {}
         texts += [soft.get("justification"), soft.get("vrm_reexamination")]
     texts += [f["file"] for f in record["audit"]["first_captures"]]
+    texts += [v for v in (record.get("test_system") or {}).values() if isinstance(v, str)]
     grade_cap = (record.get("grade") or {}).get("cap") or {}
     texts += [grade_cap.get("reason")]
     found: set[str] = set()
