@@ -28,17 +28,8 @@ PREFIX = "Game.exe,7124,0x000001D5E3F2A070,DXGI,0,0,"
 def _captures(path: pathlib.Path) -> tuple[object, object] | None:
     """(fast capture, csv-module capture) of a file, or None when the fast path declines."""
     data = path.read_bytes()
-    head = data[:65536]
-    layout = presentmon._layout(head, path.name, capframex=False)
-    try:
-        rows = presentmon._fast(data, layout)
-    except presentmon._Suspect:
-        return None
-    hints = presentmon._hints(layout, head)
-    vector = presentmon._capture(rows, layout, path.name, None, hints)
-    slow = presentmon._capture(presentmon._slow(data, path.name, layout), layout, path.name,
-                               None, hints)
-    return vector, slow
+    fast = presentmon.fast_path(data, path.name)
+    return None if fast is None else (fast, presentmon.exact_path(data, path.name))
 
 
 def _assert_same(vector: object, slow: object) -> None:

@@ -69,14 +69,8 @@ def frameview_log(groups: list[tuple[str, int, str, list[tuple[str, float]]]]) -
 
 def paths(data: bytes, name: str) -> dict[str, Capture | None]:
     """The capture each path reads (None where a path declines the file)."""
-    head = data[:65536]
-    layout = presentmon._layout(head, name, capframex=False)
-    hints = presentmon._hints(layout, head)
-    return {
-        "polars": presentmon._capture(presentmon._fast(data, layout), layout, name, None, hints),
-        "csv": presentmon._capture(presentmon._slow(data, name, layout), layout, name, None,
-                                   hints),
-    }
+    fast, slow = presentmon.read_each_path(data, name)
+    return {"polars": fast, "csv": slow}
 
 
 def same(a: Capture, b: Capture) -> bool:

@@ -37,13 +37,8 @@ def log(groups: list[tuple[str, str, str, int]], *, interleave: bool = True) -> 
 
 def every_path(data: bytes, process: str | None = None) -> Capture:
     """The capture of each path that takes the file; they must all be the same."""
-    head = data[:65536]
-    layout = presentmon._layout(head, "pm.csv", capframex=False)
-    hints = presentmon._hints(layout, head)
-    found = [presentmon._fast(data, layout),
-             presentmon._slow(data, "pm.csv", layout)]
-    captures = [presentmon._capture(rows, layout, "pm.csv", process, hints)
-                for rows in found if rows is not None]
+    fast, slow = presentmon.read_each_path(data, "pm.csv", process=process)
+    captures = [c for c in (fast, slow) if c is not None]
     [public] = read_capture(data, name="pm.csv", process=process)
     captures.append(public)
     for other in captures[1:]:

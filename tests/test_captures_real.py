@@ -33,13 +33,9 @@ def test_real_capture_figures(name: str, snapshot, monkeypatch: pytest.MonkeyPat
 def test_fast_and_slow_paths_agree(name: str) -> None:
     """polars and the csv module read the same frames, groups and counts from every file."""
     path = REAL / name
-    data = path.read_bytes()
-    head = data[:65536]
-    layout = presentmon._layout(head, name, capframex=name.startswith("CapFrameX"))
-    fast = presentmon._capture(presentmon._fast(data, layout), layout, name, None,
-                               presentmon._hints(layout, head))
-    slow = presentmon._capture(presentmon._slow(data, name, layout), layout, name, None,
-                               presentmon._hints(layout, head))
+    fast, slow = presentmon.read_each_path(path.read_bytes(), name,
+                                           capframex=name.startswith("CapFrameX"))
+    assert fast is not None  # every real file stays on the fast path
     assert np.array_equal(fast.frame_times_ms, slow.frame_times_ms)
     fields = [f.name for f in dataclasses.fields(fast) if f.name != "frame_times_ms"]
     assert [getattr(fast, f) for f in fields] == [getattr(slow, f) for f in fields]

@@ -208,6 +208,38 @@ def read_presentmon(
     return _capture(rows, layout, name, process, _hints(layout, head))
 
 
+def fast_path(
+    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+) -> Capture | None:
+    """The capture as the fast path reads it, or None when it declines the file (then the exact
+    path decides). With exact_path, the seam the tests use to compare the two."""
+    head = data[:65536]
+    layout = _layout(head, name, capframex=capframex)
+    try:
+        rows = _fast(data, layout)
+    except _Suspect:
+        return None
+    return _capture(rows, layout, name, process, _hints(layout, head))
+
+
+def exact_path(
+    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+) -> Capture:
+    """The capture as the csv module reads it, every row and cell (or its exact error)."""
+    head = data[:65536]
+    layout = _layout(head, name, capframex=capframex)
+    return _capture(_slow(data, name, layout), layout, name, process, _hints(layout, head))
+
+
+def read_each_path(
+    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+) -> tuple[Capture | None, Capture]:
+    """(fast_path, exact_path) of one file: read_presentmon uses the first when there is one,
+    so the two must be equal; the tests check it on real, generated and fuzzed files."""
+    return (fast_path(data, name, capframex=capframex, process=process),
+            exact_path(data, name, capframex=capframex, process=process))
+
+
 class _Suspect(Exception):
     """The fast path saw something only the slow path can judge exactly."""
 
