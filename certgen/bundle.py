@@ -278,8 +278,12 @@ def _locate_in_folder(root: Path) -> Any:
             raise PydanticCustomError("path_escape", "resolves outside the bundle (a symlink out)")
         if not target.exists():
             raise PydanticCustomError("path_missing", "file not found in the bundle")
-        if not resolved.is_file():
+        if resolved.is_dir():
             raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+        if not resolved.is_file():
+            raise PydanticCustomError(
+                "path_not_file", "expected a file, got a FIFO, device or socket"
+            )
 
     return locate
 
@@ -537,9 +541,14 @@ def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
 
 
 def _read_folder_file(root: Path, name: str, source: str) -> bytes:
+    from certgen.captures.common import open_regular
+
     try:
-        with open(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts), "rb") as handle:
+        fd = open_regular(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts))
+        with os.fdopen(fd, "rb") as handle:
             return handle.read()
+    except ValueError as exc:  # a FIFO or device, refused before any read
+        raise BundleErrors([f"{source}: {name}: is {exc}, expected a file"]) from None
     except OSError as exc:
         raise BundleErrors([f"{source}: {name}: cannot read the file ({exc.strerror})"]) from None
 
@@ -648,8 +657,14 @@ def _load_zip(path: Path, source: str, limits: ZipLimits, *, card_only: bool = F
     names are read (nothing is extracted to disk)."""
     if not path.exists():
         raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
+    from certgen.captures.common import open_regular
+
     try:
-        handle = open(path, "rb")  # one open: the zip check and every entry read share it
+        # One open: the zip check and every entry read share it. A FIFO or device is refused
+        # before any read (it would block, or never end: /dev/zero).
+        handle = os.fdopen(open_regular(path), "rb")
+    except ValueError as exc:
+        raise BundleErrors([f"{source}: is {exc}, expected a bundle folder or a .zip"]) from None
     except OSError as exc:
         raise BundleErrors([f"{source}: cannot read the bundle ({exc.strerror})"]) from None
     with handle:
@@ -709,6 +724,8 @@ def read_card(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) 
         card_path = p / CARD_FILE
         if not card_path.is_file():
             raise BundleErrors([f"{source}: no {CARD_FILE} in the bundle"])
+        if not card_path.resolve().is_relative_to(p.resolve()):
+            raise BundleErrors([f"{CARD_FILE}: resolves outside the bundle (a symlink out)"])
         return parse_card(_read_folder_file(p, CARD_FILE, source), locate=_locate_in_folder(p))
     return _load_zip(p, source, limits or ZipLimits(), card_only=True).card
 

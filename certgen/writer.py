@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from certgen import jsonload
 from certgen.errors import OutputError
 
 MANIFEST_NAME = "manifest.json"
@@ -168,7 +169,7 @@ class Writer:
 def _listed_paths(manifest: Path) -> tuple[str, ...]:
     """The `files[].path` strings of a manifest file (empty when unreadable or malformed)."""
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data = jsonload.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ()
     files = data.get("files") if isinstance(data, dict) else None
@@ -184,7 +185,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     """The manifest of a finished output folder, or None (absent or unreadable)."""
     path = folder / MANIFEST_NAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonload.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
