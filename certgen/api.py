@@ -179,9 +179,11 @@ def render_certificate(
         render_certificate_html,
         render_certificate_pdf,
     )
+    from certgen.build.certificate import check_verify_base
     from certgen.render.i18n import check_language
 
     check_language(lang)
+    check_verify_base(verify_base)
     data = dump_record(record)
     sha = hashlib.sha256(data).hexdigest()
     html = render_certificate_html(record, lang, record_sha256=sha,

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -39,13 +41,17 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from certgen.captures.common import shorten
 from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
 
 CARD_FILE = "card.yaml"
+MAX_CARD_BYTES = 1 << 20
+"""Largest card.yaml (1 MiB; a real one is a few KB)."""
 LANGUAGES = ("en", "ru", "pt")
 UPSCALERS = ("none", "DLSS", "FSR", "XeSS")
 GRADES = ("PLATINUM", "GOLD", "SILVER")
 
+# Used with fullmatch: `$` alone would accept a trailing newline ("ID-1\n").
 _RESOLUTION_RE = re.compile(r"^([1-9][0-9]{1,5})x([1-9][0-9]{1,5})$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -60,7 +66,75 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-Text = Annotated[str, Field(min_length=1)]
+TEXT_LIMITS: dict[str, int] = {
+    "justification": 5000,
+    "vrm_reexamination": 1000,
+    "vrm_rail_resistance": 1000,
+    "not_run": 1000,
+    "reason": 1000,
+}
+"""Longest text (in characters) of each prose field of card.yaml; refused, never clipped."""
+
+NAME_LIMIT = 200
+"""Longest text of every other (one-line, name-like) field: customer, card, run titles, …"""
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional controls: they reorder what a reader sees ("EVIL\u202egnp.exe")."""
+
+
+def _invisible(char: str) -> bool:
+    """Whitespace, control and format (zero-width) characters: none counts as written."""
+    return char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def check_text(value: str, field: str) -> str:
+    """The rules of every card.yaml text (docs/limits.md), or a PydanticCustomError:
+    no bidi controls; no control characters (a tab or line break only in prose fields); at most
+    the field's length limit; something visible once whitespace, control and zero-width
+    characters are trimmed; a justification must still show text after sanitising."""
+    limit = TEXT_LIMITS.get(field, NAME_LIMIT)
+    if len(value) > limit:
+        raise PydanticCustomError(
+            "text_too_long", "expected at most {limit} characters, got {length}",
+            {"limit": limit, "length": len(value)},
+        )
+    bidi = next((c for c in value if c in _BIDI), None)
+    if bidi is not None:
+        raise PydanticCustomError(
+            "text_bidi", "bidirectional control U+{code} is not allowed (it reorders the text)",
+            {"code": f"{ord(bidi):04X}"},
+        )
+    allowed = "\t\n\r" if field in TEXT_LIMITS else ""
+    control = next((c for c in value
+                    if unicodedata.category(c) == "Cc" and c not in allowed), None)
+    if control is not None:
+        raise PydanticCustomError(
+            "text_control", "control character U+{code} is not allowed",
+            {"code": f"{ord(control):04X}"},
+        )
+    if all(_invisible(c) for c in value):
+        raise PydanticCustomError(
+            "text_blank", "expected a text with visible characters (whitespace, control and "
+            "zero-width characters do not count)",
+        )
+    if field == "justification":
+        from certgen.markup import sanitise_markdown, visible_text
+
+        if not visible_text(sanitise_markdown(value)):
+            raise PydanticCustomError(
+                "text_sanitised_empty",
+                "expected a justification with visible text once sanitised (it would print "
+                "as nothing)",
+            )
+    return value
+
+
+def _check_text(value: str, info: ValidationInfo) -> str:
+    return check_text(value, info.field_name or "")
+
+
+Text = Annotated[str, Field(min_length=1), AfterValidator(_check_text)]
+"""A card.yaml text: non-empty, visible, no bidi or control characters, length-limited."""
 
 
 class Certificate(_Strict):
@@ -87,7 +161,7 @@ class Certificate(_Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not _CERT_ID_RE.match(value):
+        if not _CERT_ID_RE.fullmatch(value):
             raise PydanticCustomError(
                 "certificate_id",
                 "expected letters, digits, '.', '_' or '-' (it names the output folder)",
@@ -158,7 +232,7 @@ class FirstCapture(_Strict):
     @field_validator("sha256")
     @classmethod
     def _sha(cls, value: str) -> str:
-        if not _SHA256_RE.match(value):
+        if not _SHA256_RE.fullmatch(value):
             raise PydanticCustomError("sha256", "expected 64 lowercase hex digits")
         return value
 
@@ -197,7 +271,7 @@ class Run(_Strict):
     @field_validator("resolution", mode="before")
     @classmethod
     def _resolution(cls, value: Any) -> Any:
-        if not isinstance(value, str) or not _RESOLUTION_RE.match(value):
+        if not isinstance(value, str) or not _RESOLUTION_RE.fullmatch(value):
             raise PydanticCustomError("resolution", "expected WIDTHxHEIGHT")
         return value
 
@@ -358,7 +432,8 @@ def _show(value: Any) -> str:
         return "a list"
     if isinstance(value, date):
         return repr(value.isoformat())
-    return repr(str(value)) if not isinstance(value, str) else repr(value)
+    # Shortened: a 20 MB customer name must not become a 20 MB message.
+    return shorten(repr(str(value)) if not isinstance(value, str) else repr(value), 200)
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -532,6 +607,9 @@ def validate_card(
 
 def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
     """card.yaml bytes -> CardFile (UTF-8, a BOM allowed; strict schema; duplicate keys refused)."""
+    if len(data) > MAX_CARD_BYTES:
+        raise BundleErrors([f"{CARD_FILE}: {len(data)} bytes, more than the limit of "
+                            f"{MAX_CARD_BYTES}"])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

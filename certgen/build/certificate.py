@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certgen import __version__
-from certgen.errors import BundleError, RenderError
+from certgen.captures.common import shorten
+from certgen.errors import BundleError, CertgenError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
@@ -177,6 +179,7 @@ def build_bundle(
     from certgen.render.certificate import DEFAULT_VERIFY_BASE
     from certgen.writer import Writer, read_manifest, verify_manifest
 
+    check_verify_base(verify_base)
     base = verify_base or DEFAULT_VERIFY_BASE
     loaded = load_bundle(bundle)
     fleet_path = None if fleet is None else Path(fleet)
@@ -233,20 +236,20 @@ def build_many(
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1); results in the given order.
 
-    A CertgenError of one bundle does not stop the others; it is returned in its place, the same
-    error (class and fields) from a worker process as from this one. Anything else is a bug and
-    propagates.
+    An error of one bundle does not stop the others: every bundle is attempted, and the error
+    is returned in its place, the same error (class and fields) from a worker process as from
+    this one. That includes an unexpected exception (a bug): the caller reports every bundle,
+    then re-raises it with its traceback.
     `progress(n)` is called as bundles finish (the CLI's progress bar).
     """
-    from certgen.errors import CertgenError
-
+    check_verify_base(verify_base)
     kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base)
     results: dict[int, BuildResult | Exception] = {}
     if jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):
             try:
                 results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
-            except CertgenError as exc:
+            except Exception as exc:  # noqa: BLE001 - reported in its place (docstring)
                 results[i] = exc
             if progress is not None:
                 progress(1)
@@ -262,10 +265,14 @@ def build_many(
         # Largest bundles first (longest-processing-time order): the last bundle to finish is
         # then a small one, so no worker idles long at the end while another still works.
         order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
-        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context,
+                                 initializer=end_with_parent) as pool:
             futures = {pool.submit(_build_safe, bundles[i], out_dir, kwargs): i for i in order}
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
+                try:
+                    results[futures[future]] = future.result()
+                except Exception as exc:  # noqa: BLE001 - a bug or a dead worker, reported
+                    results[futures[future]] = exc
                 if progress is not None:
                     progress(1)
     return [(bundles[i], results[i]) for i in range(len(bundles))]
@@ -278,10 +285,63 @@ def bundle_cost(bundle: str | os.PathLike[str]) -> int:
     path = Path(bundle)
     try:
         if path.is_dir():
-            return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+            # lstat only, links never followed: a link out or a loop costs nothing here.
+            total = 0
+            for folder, _dirs, files in os.walk(path):
+                for name in files:
+                    info = os.lstat(os.path.join(folder, name))
+                    total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+            return total
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def end_with_parent() -> None:
+    """Pool worker initializer: on Linux, ask the kernel to end this worker when its parent
+    dies (prctl PR_SET_PDEATHSIG), so killing a build never leaves workers running.
+
+    The parent of a forkserver worker is the fork server, which itself ends when the build
+    process that started it is gone (its socket closes), so the chain reaches the workers.
+    Elsewhere this does nothing.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def check_verify_base(url: str | None) -> None:
+    """Refuse a verification base that is not an absolute http(s) URL (it goes into a link and a
+    QR code: `javascript:` or a relative path must never be printed there)."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url) if url.isprintable() and " " not in url else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise CertgenError(
+            f"expected an http:// or https:// URL, got {shorten(url)!r}", field="--verify-base"
+        )
+    if len(url) > MAX_VERIFY_BASE:
+        raise CertgenError(
+            f"expected at most {MAX_VERIFY_BASE} characters, got {len(url)}", field="--verify-base"
+        )
+
+
+MAX_VERIFY_BASE = 200
+"""Longest verification base URL (it is printed under the QR code)."""
 
 
 def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResult | Exception:

@@ -19,6 +19,9 @@ HEAD_BYTES = 65536
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
+MAX_CAPTURE_BYTES = 1 << 30
+"""Largest capture file read (1 GiB, as for a zip entry: about 20 million PresentMon rows)."""
+
 
 def open_regular(path: pathlib.Path) -> int:
     """An O_RDONLY descriptor of a regular file, refusing FIFOs, devices and sockets before any
@@ -72,6 +75,12 @@ def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
     try:
         with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_CAPTURE_BYTES:
+                raise CaptureFormatError(
+                    f"{size} bytes, more than the limit of {MAX_CAPTURE_BYTES} for a capture",
+                    file=name,
+                )
             return handle.read()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
