@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SITE    := site
 
-.PHONY: demo test bench venv clean lint chromium
+.PHONY: demo test fuzz bench venv clean lint chromium
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest -n auto -q
+
+# The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n auto -q tests/test_fuzz.py
 
 # The real-browser test needs Debian's chromium; install it once, before the parallel workers
 # start (two workers must not race for the dpkg lock). Without root the test says it did not run.

@@ -173,13 +173,13 @@ def render_certificate(
     `languages` are the sibling languages built beside it (for the language switcher);
     `verify_base` is the base of the verification URL in the QR code. Nothing touches the disk.
     """
+    from certgen.build.certificate import check_verify_base
     from certgen.record import dump_record
     from certgen.render.certificate import (
         DEFAULT_VERIFY_BASE,
         render_certificate_html,
         render_certificate_pdf,
     )
-    from certgen.build.certificate import check_verify_base
     from certgen.render.i18n import check_language
 
     check_language(lang)

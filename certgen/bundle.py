@@ -698,6 +698,11 @@ def check_zip(archive: zipfile.ZipFile, source: str, limits: ZipLimits) -> list[
                 f"more than the limit of {limits.max_entry_bytes}"
             )
         total += info.file_size
+    folders = {key[:i] for key in seen for i in range(len(key)) if key[i] == "/"}
+    for info in infos:
+        key = info.filename.replace("\\", "/").rstrip("/")
+        if not info.is_dir() and key in folders:
+            problems.append(f"{source}: entry {info.filename!r} is both a file and a folder")
     if total > limits.max_total_bytes:
         problems.append(
             f"{source}: {total} bytes uncompressed, more than the limit of {limits.max_total_bytes}"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 MAX_SHOWN_PATH = 160
 """Longest file name a message prints whole; a longer one keeps its start and its end."""
 

@@ -43,7 +43,7 @@ class _Loader(yaml.SafeLoader):
             if self._depth > MAX_DEPTH:
                 raise yaml.composer.ComposerError(
                     None, None, f"nested deeper than {MAX_DEPTH} levels",
-                    self.peek_event().start_mark,
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
                 )
             return super().compose_node(parent, index)
         finally:
@@ -103,7 +103,7 @@ def load_yaml(text: str) -> tuple[Any, list[DuplicateKey]]:
         # A raw NUL or other control character: its str() spans lines; give it a Mark instead.
         line = text.count("\n", 0, exc.position)
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1)
-        mark = yaml.Mark("<input>", exc.position, line, column, None, None)
+        mark = yaml.Mark("<input>", exc.position, line, column, None, None)  # type: ignore[arg-type]
         character = exc.character if isinstance(exc.character, int) else ord(exc.character)
         raise yaml.MarkedYAMLError(
             None, None, f"unacceptable character #x{character:04x}: {exc.reason}", mark

@@ -249,7 +249,7 @@ def build_many(
         for i, bundle in enumerate(bundles):
             try:
                 results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
-            except Exception as exc:  # noqa: BLE001 - reported in its place (docstring)
+            except Exception as exc:
                 results[i] = exc
             if progress is not None:
                 progress(1)
@@ -271,7 +271,7 @@ def build_many(
             for future in as_completed(futures):
                 try:
                     results[futures[future]] = future.result()
-                except Exception as exc:  # noqa: BLE001 - a bug or a dead worker, reported
+                except Exception as exc:
                     results[futures[future]] = exc
                 if progress is not None:
                     progress(1)

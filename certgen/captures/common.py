@@ -11,6 +11,7 @@ import math
 import os
 import pathlib
 import stat
+import unicodedata
 
 from certgen.errors import CaptureFormatError
 
@@ -159,3 +160,17 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
 def shorten(text: str, limit: int = 60) -> str:
     """Text cut to `limit` characters for a message ('…' marks the cut)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escape_invisible(text: str) -> str:
+    """Text as a message or document shows a name read from a capture: bidi controls, control
+    and zero-width (format) characters written as `\\u202e`, so "EVIL\\u202egnp.exe" cannot
+    display as "EVILexe.png". Names are shown escaped, never refused: the capture is still the
+    lab's own measurement, and `process` in card.yaml matches the raw name."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
+        else:
+            out.append(char)
+    return "".join(out)

@@ -17,6 +17,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
+from certgen.markup import sanitise_markdown as sanitise_markdown  # re-exported (moved)
 from certgen.record import (
     Chart,
     FirstCaptureSha256Mismatch,
@@ -36,8 +37,6 @@ DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
 
 TEMPLATE = "certificate.html.j2"
-
-from certgen.markup import sanitise_markdown as sanitise_markdown  # re-exported (moved)
 
 
 def verify_url(base: str, certificate_id: str, record_sha256: str) -> str:
