@@ -165,8 +165,8 @@ class Writer:
         self._removed: list[str] = []
         try:
             self._lock_fd = _lock(self.root, lock_timeout)
-            self._remove_leftover_temps()
             self._previous = self._keep_previous()
+            self._remove_leftover_temps()
         except OSError as exc:
             self.close()
             if isinstance(exc, OutputError):
@@ -196,11 +196,19 @@ class Writer:
         return previous
 
     def _remove_leftover_temps(self) -> None:
-        """Remove temp files a killed writer left (only names with TEMP_PREFIX, only files)."""
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(folder, d)))
-            for name in sorted(files):
-                path = Path(folder, name)
+        """Remove temp files a killed writer left: names with TEMP_PREFIX, in the folder and in
+        the subfolders the previous manifests list (never a walk of a whole output tree a user
+        may have pointed --out at), never through a symlink."""
+        folders = {PurePosixPath(p).parent for p in self._previous} | {PurePosixPath(".")}
+        for rel in sorted(folders, key=str):
+            try:
+                folder = self._confine(self.root, f"{rel}/x").parent if str(rel) != "." else self.root
+            except OutputError:
+                continue
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            for path in sorted(folder.iterdir()):
+                name = path.name
                 if name.startswith(TEMP_PREFIX) and name.endswith(".tmp") and not path.is_symlink():
                     path.unlink()
 

@@ -466,7 +466,7 @@ def test_pool_workers_ask_to_end_with_their_parent() -> None:
 
 def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(tmp_path: Path) -> None:
     first = Writer(tmp_path)
-    for name in ("record.json", "certificate.ru.pdf", "certificate.en.pdf"):
+    for name in ("record.json", "certificate.ru.pdf", "certificate.en.pdf", "charts/a.svg"):
         first.write(name, b"1")
     first.finish()
     killed = Writer(tmp_path)  # a rebuild killed before its manifest
@@ -474,13 +474,14 @@ def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(tmp_p
     killed.close()
     assert not (tmp_path / "manifest.json").exists() and (tmp_path / PREVIOUS_NAME).exists()
     (tmp_path / f"{TEMP_PREFIX}record.json.abc.tmp").write_bytes(b"half")  # kill -9 mid-write
+    (tmp_path / "charts" / f"{TEMP_PREFIX}a.svg.abc.tmp").write_bytes(b"half")
     again = Writer(tmp_path)
     again.write("record.json", b"3")
     again.write("certificate.en.pdf", b"3")
     again.finish()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "certificate.en.pdf", "manifest.json", "record.json"]
-    assert again.removed() == ["certificate.ru.pdf"]
+    assert again.removed() == ["certificate.ru.pdf", "charts/a.svg"]
 
 
 def test_a_second_build_into_one_folder_waits_then_refuses(
