@@ -507,8 +507,8 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE) -> lis
             text = f"{_EXPECT[kind]}, got {_show(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{_show(err['input'])}: {err['msg']}"
-        elif kind == "capture_or_not_run":
-            text = err["msg"]
+        elif kind in ("capture_or_not_run", "text_too_long"):
+            text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {_show(err['input'])}"
         line = f"{file}: {where}: {text}" if where else f"{file}: {text}"

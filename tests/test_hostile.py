@@ -158,9 +158,7 @@ def test_control_characters_are_refused_in_names() -> None:
 
 def test_length_limits_refuse_never_clip() -> None:
     message = _refusal(_card_text(customer="x" * 201))
-    assert message.startswith("card.yaml: customer: expected at most 200 characters, got 201, "
-                              "got 'xxxx")
-    assert len(message) < 300  # the value is shortened in the message
+    assert message == "card.yaml: customer: expected at most 200 characters, got 201"
     run = run_entry(capture="captures/run0.csv",
                     soft_limit={"justification": "[" * 20_000, "vrm_reexamination": "pass"})
     data = yaml.safe_dump(card([run]), sort_keys=False).encode()
@@ -459,6 +457,35 @@ def test_pool_workers_ask_to_end_with_their_parent() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == str(int(signal.SIGKILL))
+
+
+_POOL_SCRIPT = """
+import multiprocessing, os, signal, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from certgen.build.certificate import end_with_parent
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("forkserver")
+    pool = ProcessPoolExecutor(max_workers=2, mp_context=context, initializer=end_with_parent)
+    pids = {pool.submit(os.getpid).result() for _ in range(8)}
+    for _ in range(2):
+        pool.submit(time.sleep, 60)
+    print(" ".join(map(str, sorted(pids))), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the build process dies; its workers must follow
+"""
+
+
+def test_killing_the_build_process_ends_its_pool_workers(tmp_path: Path) -> None:
+    script = tmp_path / "pool.py"
+    script.write_text(_POOL_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]
 
 
 # --- stale files and concurrent builds ----------------------------------------------------------

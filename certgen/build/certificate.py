@@ -301,9 +301,11 @@ def end_with_parent() -> None:
     """Pool worker initializer: on Linux, ask the kernel to end this worker when its parent
     dies (prctl PR_SET_PDEATHSIG), so killing a build never leaves workers running.
 
-    The parent of a forkserver worker is the fork server, which itself ends when the build
-    process that started it is gone (its socket closes), so the chain reaches the workers.
-    Elsewhere this does nothing.
+    The parent of a forkserver worker is the fork server, which ends when the build process
+    that started it is gone: it waits for EOF on its "alive" pipe. Every forkserver child is
+    handed a copy of that pipe's write end, so while workers live the server would never see
+    EOF and they would never be signalled: the worker closes its copy here (it starts no
+    processes of its own). Elsewhere this does nothing.
     """
     import sys
 
@@ -318,6 +320,16 @@ def end_with_parent() -> None:
         libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):
         return
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        try:
+            os.close(alive)
+        except OSError:
+            pass
+        setattr(server, "_forkserver_alive_fd", None)
     if os.getppid() == 1:  # the parent died before prctl took effect
         os._exit(1)
 
