@@ -329,7 +329,7 @@ def end_with_parent() -> None:
             os.close(alive)
         except OSError:
             pass
-        setattr(server, "_forkserver_alive_fd", None)
+        server._forkserver_alive_fd = None
     if os.getppid() == 1:  # the parent died before prctl took effect
         os._exit(1)
 
