@@ -537,3 +537,19 @@ def test_the_lock_is_per_folder_and_released_by_a_dead_process(tmp_path: Path) -
     writer = Writer(tmp_path, "X", lock_timeout=1)  # the kernel released the dead one's lock
     writer.finish()
     Writer(tmp_path, "Y", lock_timeout=1).finish()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("99999999999999999999999", "expected at most 253402300799 (9999-12-31), got "
+                                "'99999999999999999999999'"),
+    ("9" * 5000, "expected at most 253402300799 (9999-12-31), got '" + "9" * 40 + "'"),
+    ("\u00b2", "expected whole seconds since 1970-01-01, got '\u00b2'"),
+])
+def test_source_date_epoch_out_of_range_is_one_line(value: str, message: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from certgen.builddate import BuildDateError, source_date_epoch
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
+    with pytest.raises(BuildDateError) as info:
+        source_date_epoch()
+    assert str(info.value) == f"SOURCE_DATE_EPOCH: {message}"
