@@ -1,5 +1,6 @@
 """Structure-aware fuzzing of every input surface: a real capture, a card.yaml, a bundle zip, a
-series file, a frame-stats or CapFrameX JSON file and a record.json, each mutated the way a
+series file, a frame-stats, CapFrameX JSON, MangoHud or benchmark CSV file, a record.json and a
+whole generated bundle through the pipeline, each mutated the way a
 hostile or unlucky lab would. Every outcome must be a success or a CertgenError whose message
 is one line per problem and names the file, line or field: any other exception is a bug, and
 hypothesis shrinks it to a minimal input.
@@ -25,7 +26,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from realdata import FILES, REAL
-from strategies import capframex_json_texts, cards, presentmon_texts
+from strategies import (
+    bundles,
+    capframex_json_texts,
+    cards,
+    mangohud_texts,
+    presentmon_texts,
+    write_bundle,
+)
 
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
@@ -55,8 +63,9 @@ HOSTILE_TOKENS = [
 ]
 
 
-def expect_clean(action: Callable[[], Any], name: str) -> None:
-    """Run `action`: a success, or a CertgenError of one line per problem naming where."""
+def expect_clean(action: Callable[[], Any], name: str, *also: str) -> None:
+    """Run `action`: a success, or a CertgenError of one line per problem naming where (its
+    file or field, or `name` or one of `also` in its text)."""
     try:
         action()
     except BundleErrors as exc:
@@ -67,7 +76,8 @@ def expect_clean(action: Callable[[], Any], name: str) -> None:
         text = str(exc)
         assert "\n" not in text, text[:500]
         assert len(text) < 2000, text[:200]
-        assert exc.file is not None or exc.field is not None or name in text, text
+        assert (exc.file is not None or exc.field is not None
+                or any(n in text for n in (name, *also))), text
 
 
 @st.composite
@@ -113,7 +123,11 @@ def test_mutated_real_captures_read_or_refuse_in_one_line(data: st.DataObject) -
 @given(st.data())
 def test_mutated_generated_captures_read_or_refuse_in_one_line(data: st.DataObject) -> None:
     text = data.draw(st.one_of(presentmon_texts().map(lambda t: t[0]),
-                               capframex_json_texts().map(lambda t: t[0])))
+                               capframex_json_texts().map(lambda t: t[0]),
+                               mangohud_texts().map(lambda t: t[0]),
+                               st.just("side,kind,name,value\nbefore,frame,,16.6\n"
+                                       "before,frame,,17.1\nafter,frame,,15.2\n"
+                                       "after,metric,avg_fps,65.7\n")))
     blob = data.draw(mutated(text.encode("utf-8")))
     expect_clean(lambda: _measure(blob, "run.csv"), "run.csv")
 
@@ -238,3 +252,19 @@ def test_mutated_record_json_loads_or_refuses(data: st.DataObject) -> None:
     blob = _gold_record()
     blob = data.draw(mutated(blob[:30_000]))
     expect_clean(lambda: load_record(blob, source="record.json"), "record.json")
+
+
+@settings(FUZZ, max_examples=max(5, BUDGET // 2))
+@given(st.data())
+def test_mutated_whole_bundles_give_a_record_or_one_line(data: st.DataObject) -> None:
+    """A generated bundle with one file (card.yaml or a capture) mutated, through the whole
+    pipeline to the record."""
+    from certgen.pipeline import record_from_bundle
+
+    card, files = data.draw(bundles())
+    with tempfile.TemporaryDirectory() as folder:
+        root = write_bundle(Path(folder) / "b", (card, files))
+        target = root / data.draw(st.sampled_from(["card.yaml", *sorted(files)]))
+        target.write_bytes(data.draw(mutated(target.read_bytes())))
+        expect_clean(lambda: record_from_bundle(load_bundle(root)), str(root), CARD_FILE,
+                     *files)

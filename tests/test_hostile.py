@@ -553,3 +553,15 @@ def test_source_date_epoch_out_of_range_is_one_line(value: str, message: str,
     with pytest.raises(BuildDateError) as info:
         source_date_epoch()
     assert str(info.value) == f"SOURCE_DATE_EPOCH: {message}"
+
+
+def test_long_values_in_a_benchmark_csv_are_shortened_or_refused() -> None:
+    """Found by the fuzz suite: a 5000-character cell was printed whole in the refusal."""
+    long_kind = b"side,kind,name,value\nbefore," + b"9" * 5000 + b",,16.6\n"
+    with pytest.raises(CaptureFormatError) as info:
+        read_capture(long_kind, name="b.csv")
+    assert str(info.value) == f"b.csv:2: kind: expected frame or metric, got '{'9' * 59}…'"
+    long_side = b"side,kind,name,value\n" + b"s" * 101 + b",frame,,16.6\n"
+    with pytest.raises(CaptureFormatError) as side_info:
+        read_capture(long_side, name="b.csv")
+    assert str(side_info.value) == "b.csv:2: side: expected at most 100 characters, got 101"

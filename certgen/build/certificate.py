@@ -322,9 +322,9 @@ def end_with_parent() -> None:
         return
     from multiprocessing import forkserver
 
-    server = getattr(forkserver, "_forkserver", None)
+    server: Any = getattr(forkserver, "_forkserver", None)
     alive = getattr(server, "_forkserver_alive_fd", None)
-    if isinstance(alive, int):
+    if server is not None and isinstance(alive, int):
         try:
             os.close(alive)
         except OSError:

@@ -148,11 +148,11 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
         value = float(text)
     except ValueError:
         raise CaptureFormatError(
-            f"expected a number, got {token!r}", file=name, line=line, field=field
+            f"expected a number, got {shorten(token)!r}", file=name, line=line, field=field
         ) from None
     if not math.isfinite(value):
         raise CaptureFormatError(
-            f"expected a finite number, got {token!r}", file=name, line=line, field=field
+            f"expected a finite number, got {shorten(token)!r}", file=name, line=line, field=field
         )
     return value
 
