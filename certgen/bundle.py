@@ -393,7 +393,8 @@ def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
         raise BundleErrors([f"{CARD_FILE}{line}: invalid YAML: {problem}"]) from None
     except yaml.YAMLError as exc:
         raise BundleErrors([f"{CARD_FILE}: invalid YAML: {exc}"]) from None
-    return data, [f"{CARD_FILE}:{d.line}: duplicate key {d.key!r} (first at line {d.first_line})"
+    return data, [f"{CARD_FILE}:{d.line}: duplicate key {shorten(d.key)!r} (first at line "
+                  f"{d.first_line})"
                   for d in duplicates]
 
 
@@ -442,7 +443,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + shorten(str(part))  # a key may be 100 KB long
     return out
 
 

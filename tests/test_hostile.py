@@ -565,3 +565,17 @@ def test_long_values_in_a_benchmark_csv_are_shortened_or_refused() -> None:
     with pytest.raises(CaptureFormatError) as side_info:
         read_capture(long_side, name="b.csv")
     assert str(side_info.value) == "b.csv:2: side: expected at most 100 characters, got 101"
+
+
+def test_long_keys_and_values_in_yaml_inputs_are_shortened(tmp_path: Path) -> None:
+    """Found by the fuzz suite: a 6000-character series version was printed whole."""
+    from certgen.build.report import read_series_file
+
+    path = tmp_path / "series.yaml"
+    path.write_text("series: " + "x" * 6000 + "\n")
+    with pytest.raises(CompareError) as info:
+        read_series_file(path)
+    assert str(info.value) == (
+        f"{path}: series: expected 1 (the format version), got '{'x' * 58}…")
+    message = _refusal(("? " + "k" * 6000 + "\n: 1\n").encode() + _card_text())
+    assert f"card.yaml: {'k' * 59}…: unknown key" in message

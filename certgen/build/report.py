@@ -29,6 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from certgen.captures.common import shorten
 from certgen.errors import CompareError
 from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
 
@@ -197,16 +198,16 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
                            line=None if line is None else line + 1) from exc
     if duplicates:
         first = duplicates[0]
-        raise CompareError(f"not valid YAML: duplicate key {first.key!r}", file=shown,
+        raise CompareError(f"not valid YAML: duplicate key {shorten(first.key)!r}", file=shown,
                            line=first.line)
     if not isinstance(data, dict):
         raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
-    unknown = sorted(set(map(str, data)) - {"series", "order", "pairs", "pilot"})
+    unknown = sorted(shorten(k) for k in set(map(str, data)) - {"series", "order", "pairs", "pilot"})
     if unknown:
         raise CompareError("unknown key (expected series, order, pairs, pilot)", file=shown,
                            field=unknown[0])
     if data.get("series") != 1:
-        raise CompareError(f"expected 1 (the format version), got {data.get('series')!r}",
+        raise CompareError(f"expected 1 (the format version), got {shorten(repr(data.get('series')))}",
                            file=shown, field="series")
     base = path.parent
     pairs_raw = data.get("pairs")
