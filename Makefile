@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test bench venv clean lint chromium lock dist
+.PHONY: demo test fuzz bench venv clean lint chromium lock dist
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -48,6 +48,10 @@ demo: $(STAMP)
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest -n auto -q
+
+# The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n auto -q tests/test_fuzz.py
 
 # The real-browser test needs Debian's chromium; install it once, before the parallel workers
 # start (two workers must not race for the dpkg lock). Without root the test says it did not run.

@@ -179,6 +179,7 @@ def render_certificate(
     `verify_base` is the base of the verification URL in the QR code (default: the issuer's).
     Nothing touches the disk.
     """
+    from certgen.build.certificate import check_verify_base
     from certgen.record import dump_record
     from certgen.render.certificate import (
         DEFAULT_VERIFY_BASE,
@@ -188,6 +189,7 @@ def render_certificate(
     from certgen.render.i18n import check_language
 
     check_language(lang)
+    check_verify_base(verify_base)
     data = dump_record(record)
     sha = hashlib.sha256(data).hexdigest()
     base = verify_base or (record.issuer.verification_base if record.issuer is not None

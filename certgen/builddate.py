@@ -14,7 +14,15 @@ def source_date_epoch() -> dt.datetime | None:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if not epoch:
         return None
-    if not epoch.isdigit():
+    # ASCII digits only ('²' is a digit to str.isdigit), and at most the end of year 9999.
+    if not (epoch.isascii() and epoch.isdigit()):
         raise BuildDateError(
-            f"SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got {epoch!r}")
+            f"SOURCE_DATE_EPOCH: expected whole seconds since 1970-01-01, got {epoch[:40]!r}")
+    if len(epoch) > 12 or int(epoch) > MAX_EPOCH:
+        raise BuildDateError(
+            f"SOURCE_DATE_EPOCH: expected at most {MAX_EPOCH} (9999-12-31), got {epoch[:40]!r}")
     return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+
+
+MAX_EPOCH = 253_402_300_799
+"""9999-12-31T23:59:59Z: the last second a date can show."""

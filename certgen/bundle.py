@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -39,13 +41,17 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from certgen.captures.common import shorten
 from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
 
 CARD_FILE = "card.yaml"
+MAX_CARD_BYTES = 1 << 20
+"""Largest card.yaml (1 MiB; a real one is a few KB)."""
 LANGUAGES = ("en", "ru", "pt")
 UPSCALERS = ("none", "DLSS", "FSR", "XeSS")
 GRADES = ("PLATINUM", "GOLD", "SILVER")
 
+# Used with fullmatch: `$` alone would accept a trailing newline ("ID-1\n").
 _RESOLUTION_RE = re.compile(r"^([1-9][0-9]{1,5})x([1-9][0-9]{1,5})$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -60,7 +66,75 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-Text = Annotated[str, Field(min_length=1)]
+TEXT_LIMITS: dict[str, int] = {
+    "justification": 5000,
+    "vrm_reexamination": 1000,
+    "vrm_rail_resistance": 1000,
+    "not_run": 1000,
+    "reason": 1000,
+}
+"""Longest text (in characters) of each prose field of card.yaml; refused, never clipped."""
+
+NAME_LIMIT = 200
+"""Longest text of every other (one-line, name-like) field: customer, card, run titles, …"""
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional controls: they reorder what a reader sees ("EVIL\u202egnp.exe")."""
+
+
+def _invisible(char: str) -> bool:
+    """Whitespace, control and format (zero-width) characters: none counts as written."""
+    return char.isspace() or unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def check_text(value: str, field: str) -> str:
+    """The rules of every card.yaml text (docs/limits.md), or a PydanticCustomError:
+    no bidi controls; no control characters (a tab or line break only in prose fields); at most
+    the field's length limit; something visible once whitespace, control and zero-width
+    characters are trimmed; a justification must still show text after sanitising."""
+    limit = TEXT_LIMITS.get(field, NAME_LIMIT)
+    if len(value) > limit:
+        raise PydanticCustomError(
+            "text_too_long", "expected at most {limit} characters, got {length}",
+            {"limit": limit, "length": len(value)},
+        )
+    bidi = next((c for c in value if c in _BIDI), None)
+    if bidi is not None:
+        raise PydanticCustomError(
+            "text_bidi", "bidirectional control U+{code} is not allowed (it reorders the text)",
+            {"code": f"{ord(bidi):04X}"},
+        )
+    allowed = "\t\n\r" if field in TEXT_LIMITS else ""
+    control = next((c for c in value
+                    if unicodedata.category(c) == "Cc" and c not in allowed), None)
+    if control is not None:
+        raise PydanticCustomError(
+            "text_control", "control character U+{code} is not allowed",
+            {"code": f"{ord(control):04X}"},
+        )
+    if all(_invisible(c) for c in value):
+        raise PydanticCustomError(
+            "text_blank", "expected a text with visible characters (whitespace, control and "
+            "zero-width characters do not count)",
+        )
+    if field == "justification":
+        from certgen.markup import sanitise_markdown, visible_text
+
+        if not visible_text(sanitise_markdown(value)):
+            raise PydanticCustomError(
+                "text_sanitised_empty",
+                "expected a justification with visible text once sanitised (it would print "
+                "as nothing)",
+            )
+    return value
+
+
+def _check_text(value: str, info: ValidationInfo) -> str:
+    return check_text(value, info.field_name or "")
+
+
+Text = Annotated[str, Field(min_length=1), AfterValidator(_check_text)]
+"""A card.yaml text: non-empty, visible, no bidi or control characters, length-limited."""
 
 
 class Certificate(_Strict):
@@ -87,7 +161,7 @@ class Certificate(_Strict):
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not _CERT_ID_RE.match(value):
+        if not _CERT_ID_RE.fullmatch(value):
             raise PydanticCustomError(
                 "certificate_id",
                 "expected letters, digits, '.', '_' or '-' (it names the output folder)",
@@ -158,7 +232,7 @@ class FirstCapture(_Strict):
     @field_validator("sha256")
     @classmethod
     def _sha(cls, value: str) -> str:
-        if not _SHA256_RE.match(value):
+        if not _SHA256_RE.fullmatch(value):
             raise PydanticCustomError("sha256", "expected 64 lowercase hex digits")
         return value
 
@@ -212,7 +286,7 @@ class Run(_Strict):
     @field_validator("resolution", mode="before")
     @classmethod
     def _resolution(cls, value: Any) -> Any:
-        if not isinstance(value, str) or not _RESOLUTION_RE.match(value):
+        if not isinstance(value, str) or not _RESOLUTION_RE.fullmatch(value):
             raise PydanticCustomError("resolution", "expected WIDTHxHEIGHT")
         return value
 
@@ -294,8 +368,12 @@ def _locate_in_folder(root: Path) -> Any:
             raise PydanticCustomError("path_escape", "resolves outside the bundle (a symlink out)")
         if not target.exists():
             raise PydanticCustomError("path_missing", "file not found in the bundle")
-        if not resolved.is_file():
+        if resolved.is_dir():
             raise PydanticCustomError("path_not_file", "expected a file, got a folder")
+        if not resolved.is_file():
+            raise PydanticCustomError(
+                "path_not_file", "expected a file, got a FIFO, device or socket"
+            )
 
     return locate
 
@@ -331,7 +409,8 @@ def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
         raise BundleErrors([f"{CARD_FILE}{line}: invalid YAML: {problem}"]) from None
     except yaml.YAMLError as exc:
         raise BundleErrors([f"{CARD_FILE}: invalid YAML: {exc}"]) from None
-    return data, [f"{CARD_FILE}:{d.line}: duplicate key {d.key!r} (first at line {d.first_line})"
+    return data, [f"{CARD_FILE}:{d.line}: duplicate key {shorten(d.key)!r} (first at line "
+                  f"{d.first_line})"
                   for d in duplicates]
 
 
@@ -370,7 +449,8 @@ def _show(value: Any) -> str:
         return "a list"
     if isinstance(value, date):
         return repr(value.isoformat())
-    return repr(str(value)) if not isinstance(value, str) else repr(value)
+    # Shortened: a 20 MB customer name must not become a 20 MB message.
+    return shorten(repr(str(value)) if not isinstance(value, str) else repr(value), 200)
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -379,7 +459,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + shorten(str(part))  # a key may be 100 KB long
     return out
 
 
@@ -447,8 +527,8 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
             text = f"{_EXPECT[kind]}, got {_show(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{_show(err['input'])}: {err['msg']}"
-        elif kind == "capture_or_not_run":
-            text = err["msg"]
+        elif kind in ("capture_or_not_run", "text_too_long"):
+            text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {_show(err['input'])}"
         line = f"{file}: {where}: {text}" if where else f"{file}: {text}"
@@ -547,6 +627,9 @@ def validate_card(
 
 def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
     """card.yaml bytes -> CardFile (UTF-8, a BOM allowed; strict schema; duplicate keys refused)."""
+    if len(data) > MAX_CARD_BYTES:
+        raise BundleErrors([f"{CARD_FILE}: {len(data)} bytes, more than the limit of "
+                            f"{MAX_CARD_BYTES}"])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -556,9 +639,14 @@ def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
 
 
 def _read_folder_file(root: Path, name: str, source: str) -> bytes:
+    from certgen.captures.common import open_regular
+
     try:
-        with open(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts), "rb") as handle:
+        fd = open_regular(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts))
+        with os.fdopen(fd, "rb") as handle:
             return handle.read()
+    except ValueError as exc:  # a FIFO or device, refused before any read
+        raise BundleErrors([f"{source}: {name}: is {exc}, expected a file"]) from None
     except OSError as exc:
         raise BundleErrors([f"{source}: {name}: cannot read the file ({exc.strerror})"]) from None
 
@@ -630,6 +718,11 @@ def check_zip(archive: zipfile.ZipFile, source: str, limits: ZipLimits) -> list[
                 f"more than the limit of {limits.max_entry_bytes}"
             )
         total += info.file_size
+    folders = {key[:i] for key in seen for i in range(len(key)) if key[i] == "/"}
+    for info in infos:
+        key = info.filename.replace("\\", "/").rstrip("/")
+        if not info.is_dir() and key in folders:
+            problems.append(f"{source}: entry {info.filename!r} is both a file and a folder")
     if total > limits.max_total_bytes:
         problems.append(
             f"{source}: {total} bytes uncompressed, more than the limit of {limits.max_total_bytes}"
@@ -667,8 +760,14 @@ def _load_zip(path: Path, source: str, limits: ZipLimits, *, card_only: bool = F
     names are read (nothing is extracted to disk)."""
     if not path.exists():
         raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
+    from certgen.captures.common import open_regular
+
     try:
-        handle = open(path, "rb")  # one open: the zip check and every entry read share it
+        # One open: the zip check and every entry read share it. A FIFO or device is refused
+        # before any read (it would block, or never end: /dev/zero).
+        handle = os.fdopen(open_regular(path), "rb")
+    except ValueError as exc:
+        raise BundleErrors([f"{source}: is {exc}, expected a bundle folder or a .zip"]) from None
     except OSError as exc:
         raise BundleErrors([f"{source}: cannot read the bundle ({exc.strerror})"]) from None
     with handle:
@@ -728,6 +827,8 @@ def read_card(path: str | os.PathLike[str], *, limits: ZipLimits | None = None) 
         card_path = p / CARD_FILE
         if not card_path.is_file():
             raise BundleErrors([f"{source}: no {CARD_FILE} in the bundle"])
+        if not card_path.resolve().is_relative_to(p.resolve()):
+            raise BundleErrors([f"{CARD_FILE}: resolves outside the bundle (a symlink out)"])
         return parse_card(_read_folder_file(p, CARD_FILE, source), locate=_locate_in_folder(p))
     return _load_zip(p, source, limits or ZipLimits(), card_only=True).card
 

@@ -13,6 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+MAX_SHOWN_PATH = 160
+"""Longest file name a message prints whole; a longer one keeps its start and its end."""
+
+
+def shorten_path(path: str) -> str:
+    """A path as a message shows it: whole up to MAX_SHOWN_PATH characters, else its first 40
+    and last 100 around '…' (a 4 KB path must not fill the terminal; its end names the file)."""
+    if len(path) <= MAX_SHOWN_PATH:
+        return path
+    return path[:40] + "…" + path[-100:]
+
 
 def _restore(cls: type[CertgenError], args: tuple[Any, ...]) -> CertgenError:
     """An unpickled CertgenError before its fields are restored (see CertgenError.__reduce__)."""
@@ -41,7 +52,7 @@ class CertgenError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.file is not None:
-            where = self.file
+            where = shorten_path(self.file)
             if self.line is not None:
                 where += f":{self.line}"
             where += ": "

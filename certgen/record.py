@@ -1134,7 +1134,9 @@ def load_record(data: bytes, *, source: str = "record.json") -> Record:
     `record.json: runs[0].metrics.avg_fps: expected a number or null, got "x"`.
     """
     try:
-        raw = json.loads(data.decode("utf-8"))
+        from certgen.jsonload import loads
+
+        raw = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RecordError(f"not a JSON record: {exc}", file=source) from None
     if not isinstance(raw, dict):

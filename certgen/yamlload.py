@@ -22,10 +22,51 @@ class DuplicateKey:
     first_line: int
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists a YAML input may have (docs/limits.md)."""
+
+MAX_INT_DIGITS = 100
+"""Most digits a YAML integer may have (Python refuses more than 4300 with a ValueError)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that records duplicate mapping keys instead of keeping the last silently."""
+    """SafeLoader that records duplicate mapping keys instead of keeping the last silently,
+    and refuses deep nesting, huge integers and impossible dates as a MarkedYAMLError."""
 
     duplicates: list[DuplicateKey]
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Compose one node, refusing nesting deeper than MAX_DEPTH (a RecursionError else)."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    digits = sum(ch.isdigit() for ch in str(node.value))
+    if digits > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of more than {MAX_INT_DIGITS} digits", node.start_mark
+        )
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
+def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError) as exc:
+        # 2026-02-30 matches YAML's date pattern; the calendar refuses it (ValueError).
+        raise yaml.constructor.ConstructorError(
+            None, None, f"not a calendar date: {node.value!r} ({exc})", node.start_mark
+        ) from None
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -50,11 +91,23 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = Fal
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 
 def load_yaml(text: str) -> tuple[Any, list[DuplicateKey]]:
     """YAML text -> (data, every duplicate key). A syntax error raises yaml.YAMLError as is."""
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # the reader checks every character here
+    except yaml.reader.ReaderError as exc:
+        # A raw NUL or other control character: its str() spans lines; give it a Mark instead.
+        line = text.count("\n", 0, exc.position)
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1)
+        mark = yaml.Mark("<input>", exc.position, line, column, None, None)  # type: ignore[arg-type]
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise yaml.MarkedYAMLError(
+            None, None, f"unacceptable character #x{character:04x}: {exc.reason}", mark
+        ) from None
     loader.duplicates = []
     try:
         data = loader.get_single_data()

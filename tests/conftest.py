@@ -2,7 +2,8 @@
 
 Hypothesis: no per-example deadline. The property tests check behaviour, never speed (speed is
 measured in bench/), and on a loaded 2-core CI machine running the suite in parallel a slow
-example is load, not a defect. `HYPOTHESIS_PROFILE=long` draws ten times more examples.
+example is load, not a defect. `HYPOTHESIS_PROFILE=long` draws ten times more examples; `HYPOTHESIS_PROFILE=fuzz` (`make fuzz`)
+gives tests/test_fuzz.py 3000 examples per target.
 """
 
 from __future__ import annotations
@@ -13,4 +14,6 @@ from hypothesis import settings
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("long", deadline=None, max_examples=1000)
+# `make fuzz`: tests/test_fuzz.py at its long budget (the suite runs it at 20 per target).
+settings.register_profile("fuzz", deadline=None, max_examples=3000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certgen import __version__
-from certgen.errors import BundleError, RenderError
+from certgen.captures.common import shorten
+from certgen.errors import BundleError, CertgenError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
@@ -179,6 +181,7 @@ def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draf
     from certgen.lab import NO_LAB_MESSAGE, LabError, check_issuable_base
     from certgen.render.certificate import DEFAULT_VERIFY_BASE
 
+    check_verify_base(verify_base)
     if lab is None and not draft:
         raise LabError([NO_LAB_MESSAGE])
     base = verify_base or (lab.lab.verification_base if lab is not None else DEFAULT_VERIFY_BASE)
@@ -263,12 +266,12 @@ def build_many(
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1); results in the given order.
 
-    A CertgenError of one bundle does not stop the others; it is returned in its place, the same
-    error (class and fields) from a worker process as from this one. Anything else is a bug and
-    propagates.
+    An error of one bundle does not stop the others: every bundle is attempted, and the error
+    is returned in its place, the same error (class and fields) from a worker process as from
+    this one. That includes an unexpected exception (a bug): the caller reports every bundle,
+    then re-raises it with its traceback.
     `progress(n)` is called as bundles finish (the CLI's progress bar).
     """
-    from certgen.errors import CertgenError
 
     # The lab profile and the verification base are the same for every bundle: refused once.
     resolve_verify_base(verify_base, lab, draft=draft)
@@ -278,7 +281,7 @@ def build_many(
         for i, bundle in enumerate(bundles):
             try:
                 results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
-            except CertgenError as exc:
+            except Exception as exc:
                 results[i] = exc
             if progress is not None:
                 progress(1)
@@ -294,10 +297,14 @@ def build_many(
         # Largest bundles first (longest-processing-time order): the last bundle to finish is
         # then a small one, so no worker idles long at the end while another still works.
         order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
-        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(bundles)), mp_context=context,
+                                 initializer=end_with_parent) as pool:
             futures = {pool.submit(_build_safe, bundles[i], out_dir, kwargs): i for i in order}
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
+                try:
+                    results[futures[future]] = future.result()
+                except Exception as exc:
+                    results[futures[future]] = exc
                 if progress is not None:
                     progress(1)
     return [(bundles[i], results[i]) for i in range(len(bundles))]
@@ -310,10 +317,75 @@ def bundle_cost(bundle: str | os.PathLike[str]) -> int:
     path = Path(bundle)
     try:
         if path.is_dir():
-            return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+            # lstat only, links never followed: a link out or a loop costs nothing here.
+            total = 0
+            for folder, _dirs, files in os.walk(path):
+                for name in files:
+                    info = os.lstat(os.path.join(folder, name))
+                    total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+            return total
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def end_with_parent() -> None:
+    """Pool worker initializer: on Linux, ask the kernel to end this worker when its parent
+    dies (prctl PR_SET_PDEATHSIG), so killing a build never leaves workers running.
+
+    The parent of a forkserver worker is the fork server, which ends when the build process
+    that started it is gone: it waits for EOF on its "alive" pipe. Every forkserver child is
+    handed a copy of that pipe's write end, so while workers live the server would never see
+    EOF and they would never be signalled: the worker closes its copy here (it starts no
+    processes of its own). Elsewhere this does nothing.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    from multiprocessing import forkserver
+
+    server: Any = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if server is not None and isinstance(alive, int):
+        try:
+            os.close(alive)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = None
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def check_verify_base(url: str | None) -> None:
+    """Refuse a verification base that is not an absolute http(s) URL (it goes into a link and a
+    QR code: `javascript:` or a relative path must never be printed there)."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url) if url.isprintable() and " " not in url else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise CertgenError(
+            f"expected an http:// or https:// URL, got {shorten(url)!r}", field="--verify-base"
+        )
+    if len(url) > MAX_VERIFY_BASE:
+        raise CertgenError(
+            f"expected at most {MAX_VERIFY_BASE} characters, got {len(url)}", field="--verify-base"
+        )
+
+
+MAX_VERIFY_BASE = 200
+"""Longest verification base URL (it is printed under the QR code)."""
 
 
 def _build_safe(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResult | Exception:

@@ -24,10 +24,12 @@ Without a pilot the smallest detectable effect is unknown and no change is repor
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from certgen.captures.common import shorten
 from certgen.errors import CompareError
 from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
 
@@ -147,13 +149,43 @@ def _rules() -> dict[str, Any]:
 # --------------------------------------------------------------------------- series
 
 
+def _inside(base: Path, raw: str, shown: str, field: str) -> Path:
+    """A capture path of a series file, confined to the series file's folder: relative, no
+    `..`, no NUL, and resolving (symlinks included) inside it; else a CompareError. The path
+    itself is never printed whole (it may be long) and nothing outside is ever opened."""
+    from pathlib import PurePosixPath
+
+    posix = PurePosixPath(raw.replace("\\", "/"))
+    if "\x00" in raw or posix.is_absolute() or raw[1:3] == ":/" or raw[1:3] == ":\\":
+        raise CompareError("expected a relative path inside the series file's folder",
+                           file=shown, field=field)
+    if ".." in posix.parts:
+        raise CompareError("expected a path inside the series file's folder without '..'",
+                           file=shown, field=field)
+    target = base.joinpath(*posix.parts)
+    try:
+        inside = target.resolve().is_relative_to(base.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside:
+        raise CompareError("resolves outside the series file's folder (a symlink out?)",
+                           file=shown, field=field)
+    return target
+
+
 def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None]:
     """Pairs, pilot and order of a series file (see the module docstring); strict."""
     import yaml
 
     shown = str(path)
+    from certgen.captures.common import open_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        with os.fdopen(open_regular(path), "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except ValueError as exc:  # a FIFO or device (refused before reading), or not UTF-8
+        what = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"is {exc}"
+        raise CompareError(f"cannot read the series file ({what})", file=shown) from None
     except OSError as exc:
         raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
     from certgen.yamlload import load_yaml
@@ -166,16 +198,16 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
                            line=None if line is None else line + 1) from exc
     if duplicates:
         first = duplicates[0]
-        raise CompareError(f"not valid YAML: duplicate key {first.key!r}", file=shown,
+        raise CompareError(f"not valid YAML: duplicate key {shorten(first.key)!r}", file=shown,
                            line=first.line)
     if not isinstance(data, dict):
         raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
-    unknown = sorted(set(map(str, data)) - {"series", "order", "pairs", "pilot"})
+    unknown = sorted(shorten(k) for k in set(map(str, data)) - {"series", "order", "pairs", "pilot"})
     if unknown:
         raise CompareError("unknown key (expected series, order, pairs, pilot)", file=shown,
                            field=unknown[0])
     if data.get("series") != 1:
-        raise CompareError(f"expected 1 (the format version), got {data.get('series')!r}",
+        raise CompareError(f"expected 1 (the format version), got {shorten(repr(data.get('series')))}",
                            file=shown, field="series")
     base = path.parent
     pairs_raw = data.get("pairs")
@@ -187,13 +219,14 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
             isinstance(entry[k], str) and entry[k] for k in ("before", "after")
         ):
             raise CompareError("expected {before: PATH, after: PATH}", file=shown, field=f"pairs[{i}]")
-        pairs.append((base / entry["before"], base / entry["after"]))
+        pairs.append((_inside(base, entry["before"], shown, f"pairs[{i}].before"),
+                      _inside(base, entry["after"], shown, f"pairs[{i}].after")))
     pilot = None
     if "pilot" in data:
         pilot_raw = data["pilot"]
         if not isinstance(pilot_raw, list) or not all(isinstance(p, str) and p for p in pilot_raw):
             raise CompareError("expected a list of capture paths", file=shown, field="pilot")
-        pilot = [base / p for p in pilot_raw]
+        pilot = [_inside(base, p, shown, f"pilot[{j}]") for j, p in enumerate(pilot_raw)]
     order = data.get("order")
     if order is not None and not isinstance(order, str):
         raise CompareError("expected a text such as ABBA", file=shown, field="order")

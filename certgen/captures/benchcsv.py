@@ -14,12 +14,14 @@ import io
 
 import numpy as np
 
-from certgen.captures.common import decode, parse_number
+from certgen.captures.common import decode, parse_number, shorten
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 
 HEADER = ["side", "kind", "name", "value"]
 KINDS = ("frame", "metric")
+MAX_NAME = 100
+"""Longest side or metric name (both are printed as labels and in warnings)."""
 
 
 def recompute(frames: np.ndarray) -> dict[str, float | int | None]:
@@ -82,8 +84,16 @@ def read_bench_csv(data: bytes, name: str) -> list[Capture]:
                                      field="side")
         if kind not in KINDS:
             raise CaptureFormatError(
-                f"expected frame or metric, got {kind!r}", file=name, line=line, field="kind"
+                f"expected frame or metric, got {shorten(kind)!r}", file=name, line=line,
+                field="kind",
             )
+        for field, text in (("side", side), ("name", metric)):
+            # Side and metric names are printed (labels, warnings): bounded like card texts.
+            if len(text) > MAX_NAME:
+                raise CaptureFormatError(
+                    f"expected at most {MAX_NAME} characters, got {len(text)}", file=name,
+                    line=line, field=field,
+                )
         frames.setdefault(side, [])
         metrics.setdefault(side, {})
         if kind == "frame":

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from certgen import jsonload
 from certgen.captures.common import decode
 from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
@@ -49,7 +50,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
     """Every run of a CapFrameX JSON session as its own Capture (run_index from 0)."""
     text = decode(data, name)
     try:
-        doc = json.loads(text)
+        doc = jsonload.loads(text)
     except json.JSONDecodeError as exc:
         raise CaptureFormatError(
             f"not valid JSON: {exc.msg} (column {exc.colno})", file=name, line=exc.lineno

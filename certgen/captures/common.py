@@ -6,8 +6,12 @@ user named it, and the line where there is one.
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import pathlib
+import stat
+import unicodedata
 
 from certgen.errors import CaptureFormatError
 
@@ -16,20 +20,69 @@ HEAD_BYTES = 65536
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
+MAX_CAPTURE_BYTES = 1 << 30
+"""Largest capture file read (1 GiB, as for a zip entry: about 20 million PresentMon rows)."""
+
+
+def open_regular(path: pathlib.Path) -> int:
+    """An O_RDONLY descriptor of a regular file, refusing FIFOs, devices and sockets before any
+    read (opened non-blocking, so a FIFO cannot hang the open; then checked with fstat).
+
+    Raises OSError as os.open does, and IsADirectoryError / a ValueError naming the kind for
+    what is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode):
+            raise ValueError(special_kind(mode))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def special_kind(mode: int) -> str:
+    """What a non-regular file is, as a refusal names it."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
 
 def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
     """A whole capture file's bytes, read with one open (its SHA-256 and every reader use them).
 
-    Refused here, with the file named as the user named it: a missing file, a directory and an
-    unreadable file; `check_head` then refuses what cannot be a text capture.
+    Refused here, with the file named as the user named it: a missing file, a directory, a
+    FIFO or device (before anything is read from it: it could block or never end), a name
+    too long, a symlink loop and an unreadable file; `check_head` then refuses what cannot be
+    a text capture.
     """
-    if path.is_dir():
-        raise CaptureFormatError("is a directory, expected a capture file", file=name)
     try:
-        with path.open("rb") as handle:
-            return handle.read()
+        fd = open_regular(path)
+    except IsADirectoryError:
+        raise CaptureFormatError("is a directory, expected a capture file", file=name) from None
     except FileNotFoundError:
         raise CaptureFormatError("no such file", file=name) from None
+    except ValueError as exc:
+        raise CaptureFormatError(f"is {exc}, expected a capture file", file=name) from None
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_CAPTURE_BYTES:
+                raise CaptureFormatError(
+                    f"{size} bytes, more than the limit of {MAX_CAPTURE_BYTES} for a capture",
+                    file=name,
+                )
+            return handle.read()
     except OSError as exc:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
 
@@ -95,11 +148,11 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
         value = float(text)
     except ValueError:
         raise CaptureFormatError(
-            f"expected a number, got {token!r}", file=name, line=line, field=field
+            f"expected a number, got {shorten(token)!r}", file=name, line=line, field=field
         ) from None
     if not math.isfinite(value):
         raise CaptureFormatError(
-            f"expected a finite number, got {token!r}", file=name, line=line, field=field
+            f"expected a finite number, got {shorten(token)!r}", file=name, line=line, field=field
         )
     return value
 
@@ -107,3 +160,17 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
 def shorten(text: str, limit: int = 60) -> str:
     """Text cut to `limit` characters for a message ('…' marks the cut)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escape_invisible(text: str) -> str:
+    """Text as a message or document shows a name read from a capture: bidi controls, control
+    and zero-width (format) characters written as `\\u202e`, so "EVIL\\u202egnp.exe" cannot
+    display as "EVILexe.png". Names are shown escaped, never refused: the capture is still the
+    lab's own measurement, and `process` in card.yaml matches the raw name."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
+            out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
+        else:
+            out.append(char)
+    return "".join(out)

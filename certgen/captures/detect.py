@@ -22,6 +22,8 @@ from __future__ import annotations
 import csv
 import pathlib
 
+import numpy as np
+
 from certgen.captures.common import check_head, first_line, read_capture_bytes, shorten
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
@@ -132,6 +134,42 @@ def read_capture(
     ignored.
     """
     check_format(format, name)
+    try:
+        captures = _dispatch(data, name, format, process)
+    except csv.Error as exc:
+        # e.g. a field over the csv module's 128 KiB limit: no capture has one.
+        raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
+    for capture in captures:
+        check_frame_times(capture, name)
+    return captures
+
+
+MAX_FRAME_TIME_MS = 1e7
+"""Largest frame time (and largest negative one) a capture may hold: 10,000 s, far beyond any
+stall. Larger values overflow the SOP arithmetic (1e308 ms sums to infinity)."""
+
+MIN_FRAME_TIME_MS = 1e-6
+"""Smallest positive frame time (1 ns): below it 1000 / t overflows (denormals such as 5e-324)."""
+
+
+def check_frame_times(capture: Capture, name: str) -> None:
+    """Refuse a capture holding a frame time outside the documented range (docs/limits.md),
+    naming the first such frame (1-based, in the capture's order) and its column."""
+    times = capture.frame_times_ms
+    size = np.abs(times)
+    bad = np.flatnonzero((size > MAX_FRAME_TIME_MS) | ((times > 0) & (times < MIN_FRAME_TIME_MS)))
+    if bad.size:
+        first = int(bad[0])
+        where = f"{capture.label}: " if capture.label else ""
+        raise CaptureFormatError(
+            f"{where}frame {first + 1}: frame time {float(times[first])!r} ms is outside the "
+            f"range certgen accepts ({MIN_FRAME_TIME_MS:g} to {MAX_FRAME_TIME_MS:g} ms)",
+            file=name, field=capture.interval_column,
+        )
+
+
+def _dispatch(data: bytes, name: str, format: str | None, process: str | None
+              ) -> list[Capture]:
     head = check_head(data, name)
     fmt = format or detect_format(head, name)
     if process is not None and fmt not in GROUPED_FORMATS:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from certgen import jsonload
 from certgen.captures.common import decode, shorten
 from certgen.captures.model import Capture, IncompleteReason
 from certgen.errors import CaptureFormatError
@@ -43,7 +44,7 @@ SETTLE_FACTOR = 2.0
 
 def _object(line: str, name: str, number: int) -> dict[str, Any]:
     try:
-        value = json.loads(line)
+        value = jsonload.loads(line)
     except json.JSONDecodeError:
         value = None
     if not isinstance(value, dict):
@@ -133,7 +134,7 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
             continue
         if cut_short and number == len(lines):
             try:
-                json.loads(line)
+                jsonload.loads(line)
             except json.JSONDecodeError:
                 break  # a half-written last line of a killed process
         obj = _object(line, name, number)

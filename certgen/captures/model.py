@@ -20,7 +20,10 @@ class Group:
 
     def label(self) -> str:
         """How messages name the group; an empty Application shows as `(no name)`."""
-        shown = self.application or "(no name)"
+        from certgen.captures.common import escape_invisible
+
+        # Escaped: a process name is untrusted text (bidi overrides reorder what is printed).
+        shown = escape_invisible(self.application) or "(no name)"
         return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
 
 

@@ -71,11 +71,12 @@ def command(
     verify_base: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
-    from certgen.build.certificate import build_many, check_unique_ids
+    from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
     from certgen.errors import CertgenError
     from certgen.lab import load_lab
 
     langs = _languages(lang)
+    check_verify_base(verify_base)
     lab = None if lab_file is None else load_lab(lab_file)
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
@@ -86,13 +87,22 @@ def command(
             results = build_many(list(bundles), out_dir, progress=bar.update, **kwargs)  # type: ignore[arg-type]
     else:
         results = build_many(list(bundles), out_dir, **kwargs)  # type: ignore[arg-type]
-    failures = [(bundle, r) for bundle, r in results if isinstance(r, Exception)]
+    failures = [(bundle, r) for bundle, r in results if isinstance(r, CertgenError)]
+    bugs = [r for _bundle, r in results
+            if isinstance(r, Exception) and not isinstance(r, CertgenError)]
     for _bundle, result in results:
         if isinstance(result, Exception):
             continue
         state = "built" if result.rebuilt else "unchanged"
         click.echo(f"{state} {result.certificate_id} ({', '.join(result.languages)}) -> "
                    f"{result.folder}")
+    if bugs:
+        for bundle, result in results:
+            if isinstance(result, CertgenError):
+                click.echo(f"certgen: {bundle}: {result}", err=True)
+            elif isinstance(result, Exception):
+                click.echo(f"certgen: {bundle}: not built (an internal error, below)", err=True)
+        raise bugs[0]  # a bug keeps its traceback, after every bundle was reported
     if len(failures) == 1 and len(bundles) == 1:
         raise failures[0][1]
     if failures:

@@ -17,6 +17,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
+from certgen.markup import sanitise_markdown as sanitise_markdown  # re-exported (moved)
 from certgen.record import (
     CaptureUsedTwice,
     Chart,
@@ -41,30 +42,6 @@ DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
 
 TEMPLATE = "certificate.html.j2"
-
-_ALLOWED_TAGS = {"p", "br", "em", "strong", "code", "ul", "ol", "li", "blockquote", "a"}
-_ALLOWED_SCHEMES = {"http", "https", "mailto"}
-
-
-def sanitise_markdown(text: str | None) -> str:
-    """Markdown → HTML → nh3: text formatting and http(s)/mailto links only, nothing else."""
-    if not text:
-        return ""
-    import markdown
-    import nh3
-
-    rendered = markdown.markdown(text, extensions=[], output_format="html")
-    return str(
-        nh3.clean(
-            rendered,
-            tags=_ALLOWED_TAGS,
-            clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
-            attributes={"a": {"href"}},
-            url_schemes=_ALLOWED_SCHEMES,
-            link_rel="noopener noreferrer nofollow",
-            strip_comments=True,
-        )
-    )
 
 
 def verify_url(base: str, certificate_id: str, record_sha256: str) -> str:
