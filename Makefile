@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SITE    := site
 
-.PHONY: demo test bench venv clean lint chromium
+.PHONY: demo test bench venv clean lint chromium postgresql
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,7 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium postgresql
 	$(BIN)/python -m pytest -n auto -q
 
 # The real-browser test needs Debian's chromium; install it once, before the parallel workers
@@ -33,6 +33,12 @@ test: $(STAMP) chromium
 chromium:
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The PostgreSQL fleet tests start their own server from Debian's postgresql binaries; install them
+# once before the workers start, as for chromium. Without root the tests say they did not run.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

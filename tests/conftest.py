@@ -8,9 +8,38 @@ example is load, not a defect. `HYPOTHESIS_PROFILE=long` draws ten times more ex
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("long", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# --- the fleet on both backends ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[str]:
+    """A PostgreSQL server for this test process (tests/pgserver.py); its admin URL."""
+    from pgserver import postgres_server
+
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fleet_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty fleet on each backend: an SQLite file path, or a PostgreSQL database URL."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "fleet.sqlite")
+        return
+    from pgserver import drop_database, fresh_database
+
+    admin = request.getfixturevalue("postgres_admin")
+    url = fresh_database(admin)
+    yield url
+    drop_database(admin, url)

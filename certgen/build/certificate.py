@@ -6,8 +6,9 @@ language in memory, then hand the bytes to the writer (atomic, confined, manifes
 The bundle is read once (`load_bundle`: card.yaml and the files it names); the same bytes give
 the cache key and the record. The cache: `inputs_key` hashes everything an output depends on —
 card.yaml and every file it names (name and SHA-256; files it does not name are never read),
-the rules files, templates/, locales/, the certgen version, the fleet database's content when
-one is used, the languages, the draft flag and the verification base. The manifest of a finished folder records that key; when the key is unchanged and every
+the rules files, templates/, locales/, the certgen version, when a fleet is used the fleet
+content of the bundle's own cohorts (FleetStore.cohort_digest: adding a run to another cohort
+does not rebuild this certificate), the languages, the draft flag and the verification base. The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +28,7 @@ from certgen.errors import BundleError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
+    from certgen.fleet import FleetStore
     from certgen.record import Record
 
 RECORD_NAME = "record.json"
@@ -96,17 +99,25 @@ def inputs_key(
     languages: Sequence[str] | None,
     draft: bool,
     verify_base: str,
-    fleet: Path | None,
+    fleet: Path | str | None,
+    store: FleetStore | None = None,
 ) -> str:
-    """The content hash that decides whether a bundle must be rebuilt (see module doc)."""
+    """The content hash that decides whether a bundle must be rebuilt (see module doc).
+
+    With a fleet, only its content for the bundle's cohorts enters (from `store` when open).
+    Consequence: `fleet.fleet_runs` (the fleet's size, printed on the certificate) is the size
+    when the certificate was last rebuilt; runs added to other cohorts do not refresh it.
+    """
     digest = hashlib.sha256(static_inputs_digest())
     digest.update(f"bundle={bundle.content_sha256()}\0".encode())
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
     if fleet is not None:
+        from certgen.pipeline import bundle_cohorts
+
         digest.update(b"fleet\0")
-        if fleet.is_file():
-            digest.update(hashlib.sha256(fleet.read_bytes()).digest())
+        if store is not None:
+            digest.update(store.cohort_digest(bundle_cohorts(bundle)).encode())
     return digest.hexdigest()
 
 
@@ -179,27 +190,26 @@ def build_bundle(
 
     base = verify_base or DEFAULT_VERIFY_BASE
     loaded = load_bundle(bundle)
-    fleet_path = None if fleet is None else Path(fleet)
-    key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
-                     fleet=fleet_path)
-    out = Path(out_dir)
-    if use_cache:
-        cert_id = str(loaded.card.certificate.id)
-        _check_folder_name(cert_id)
-        folder = out / cert_id
-        manifest = read_manifest(folder)
-        if (manifest is not None and manifest.get("inputs_sha256") == key
-                and verify_manifest(folder, manifest)):
-            return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
-                               str(folder), False, str(manifest.get("record_sha256", "")))
+    with ExitStack() as stack:
+        store = None
+        if fleet is not None:
+            from certgen.fleet import FleetStore
 
-    if fleet_path is not None:
-        from certgen.fleet import FleetStore
-
-        with FleetStore.open(fleet_path, create=False) as store:
-            record = record_from_bundle(loaded, fleet=store, draft=draft)
-    else:
-        record = record_from_bundle(loaded, draft=draft)
+            # A str keeps a postgresql:// URL whole (a Path would fold its `//`).
+            store = stack.enter_context(FleetStore.open(os.fspath(fleet), create=False))
+        key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
+                         fleet=None if fleet is None else os.fspath(fleet), store=store)
+        out = Path(out_dir)
+        if use_cache:
+            cert_id = str(loaded.card.certificate.id)
+            _check_folder_name(cert_id)
+            folder = out / cert_id
+            manifest = read_manifest(folder)
+            if (manifest is not None and manifest.get("inputs_sha256") == key
+                    and verify_manifest(folder, manifest)):
+                return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
+                                   str(folder), False, str(manifest.get("record_sha256", "")))
+        record = record_from_bundle(loaded, fleet=store, draft=draft)
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
