@@ -240,8 +240,10 @@ def build_many(
     verify_base: str | None,
     jobs: int,
     progress: Any = None,
+    scheduler: str | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
-    """Build several bundles (a process pool when jobs > 1); results in the given order.
+    """Build several bundles (a process pool when jobs > 1, a Dask cluster when `scheduler` is
+    given: certgen.build.cluster); results in the given order.
 
     A CertgenError of one bundle does not stop the others; it is returned in its place, the same
     error (class and fields) from a worker process as from this one. Anything else is a bug and
@@ -252,7 +254,13 @@ def build_many(
 
     kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base)
     results: dict[int, BuildResult | Exception] = {}
-    if jobs <= 1 or len(bundles) <= 1:
+    if scheduler:
+        from certgen.build.cluster import build_on_cluster
+
+        order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
+        results = build_on_cluster(bundles, out_dir, kwargs, scheduler, order=order,
+                                   progress=progress)
+    elif jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):
             try:
                 results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
