@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -192,9 +193,12 @@ def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSIO
 # Aggregates maintained on write
 
 
-def _row_digest(row: FleetRun) -> int:
+_metric_values: Final = operator.attrgetter(*METRIC_NAMES)
+
+
+def _row_digest(row: FleetRun, values: tuple[float | None, ...]) -> int:
     """What a row contributes to its cohort's digest: everything ranking reads of it."""
-    text = repr((row.certificate_id, row.run_index, *(row.metric(m) for m in METRIC_NAMES)))
+    text = repr((row.certificate_id, row.run_index, *values))
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest(), "big")
 
 
@@ -209,10 +213,10 @@ class _Delta:
 
     def add(self, row: FleetRun, sign: int) -> None:
         key = row.cohort.key()
+        values = _metric_values(row)
         self.runs[key] = self.runs.get(key, 0) + sign
-        self.digest[key] = (self.digest.get(key, 0) + sign * _row_digest(row)) % DIGEST_MOD
-        for name in METRIC_NAMES:
-            value = row.metric(name)
+        self.digest[key] = (self.digest.get(key, 0) + sign * _row_digest(row, values)) % DIGEST_MOD
+        for name, value in zip(METRIC_NAMES, values):
             if value is None:
                 continue
             acc = self.stats.get((key, name))
@@ -469,6 +473,10 @@ class FleetStore:
         added = skipped = 0
         delta = _Delta()
         batch: list[tuple[FleetRun, int]] = []
+        if self.backend == "sqlite":
+            # A 64 MB page cache (not the 2 MB default) for the index updates of a large import:
+            # a fixed bound, whatever the file's size.
+            self._conn.execute("PRAGMA cache_size = -65536")
         self._begin_write()
         try:
             self._execute("CREATE TEMP TABLE import_seen (certificate_id TEXT NOT NULL, "
@@ -637,9 +645,11 @@ class FleetStore:
                     "SELECT metric, n, sum_x, sum_xx FROM cohort_stats WHERE cohort_key = ?",
                     (key,)).fetchall()
             }
-            own = self._execute(
-                f"SELECT {', '.join(METRIC_NAMES)} FROM runs "
-                "WHERE certificate_id = ? AND cohort_key = ?", (certificate_id, key)).fetchall()
+            # By certificate only (its unique index; a few rows), the cohort filtered here: with
+            # the cohort in the WHERE clause a planner may walk the cohort's index instead.
+            own = [r[1:] for r in self._execute(
+                f"SELECT cohort_key, {', '.join(METRIC_NAMES)} FROM runs "
+                "WHERE certificate_id = ?", (certificate_id,)).fetchall() if r[0] == key]
             for m, value in wanted:
                 n, sx, sxx = stats.get(m.name, (0, 0, 0))
                 mine = [float(r[METRIC_NAMES.index(m.name)]) for r in own
@@ -747,8 +757,7 @@ def _to_sql(row: FleetRun) -> tuple[Any, ...]:
     c = row.cohort
     return (row.certificate_id, row.run_index, row.issued, row.card_model, row.card_serial,
             c.title, c.resolution, c.preset, int(c.ray_tracing), c.upscaler, c.upscaler_mode,
-            int(c.frame_generation), *(row.metric(m) for m in METRIC_NAMES), row.source,
-            c.key())
+            int(c.frame_generation), *_metric_values(row), row.source, c.key())
 
 
 def _from_sql(r: Sequence[Any]) -> FleetRun:
