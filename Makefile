@@ -43,6 +43,7 @@ postgresql:
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_scale.py
 
 lint: $(STAMP)
 	$(BIN)/pip install --quiet ruff mypy

@@ -118,6 +118,11 @@ def inputs_key(
         digest.update(b"fleet\0")
         if store is not None:
             digest.update(store.cohort_digest(bundle_cohorts(bundle)).encode())
+        else:
+            from certgen.fleet import FleetStore
+
+            with FleetStore.open(os.fspath(fleet), create=False) as opened:
+                digest.update(opened.cohort_digest(bundle_cohorts(bundle)).encode())
     return digest.hexdigest()
 
 
