@@ -28,11 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from certgen import __version__
-from certgen.errors import CertgenError
-
-
-class ClusterError(CertgenError, RuntimeError):
-    """The Dask cluster cannot run this build (unreachable, misconfigured workers)."""
+from certgen.errors import ClusterError
 
 
 def _absolute(location: str | None) -> str | None:
