@@ -1,4 +1,4 @@
-"""The fleet store (certgen/fleet.py): cohorts, ranking, idempotent adds, JSONL, migrations.
+"""The fleet store (certgen/fleet/): cohorts, ranking, idempotent adds, JSONL, migrations.
 
 Every store test runs on both backends (a real SQLite file in tmp_path, a real PostgreSQL database). Ranking conventions under test (see the
 module docstring of certgen.fleet): n counts the run itself plus the other certificates' runs of
