@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test fuzz bench venv clean lint chromium lock dist
+.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,7 +46,7 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium postgresql
 	$(BIN)/python -m pytest -n auto -q
 
 # The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
@@ -59,9 +59,16 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The PostgreSQL fleet tests start their own server from Debian's postgresql binaries; install them
+# once before the workers start, as for chromium. Without root the tests say they did not run.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_scale.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check certgen tests bench

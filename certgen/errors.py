@@ -151,6 +151,10 @@ class FleetImportError(FleetError):
         super().__init__(message)
 
 
+class ClusterError(CertgenError, RuntimeError):
+    """The Dask cluster cannot run this build (unreachable, misconfigured workers)."""
+
+
 class CompareError(CertgenError, ValueError):
     """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
 

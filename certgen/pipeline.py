@@ -46,7 +46,7 @@ from certgen.record import (
 from certgen.rules import GradeCap, RunFacts, decide
 from certgen.sop import Rules, load_rules
 
-__all__ = ["RANKED_METRICS", "Fleet", "check_record", "make_record", "provisional_ranks",
+__all__ = ["RANKED_METRICS", "Fleet", "bundle_cohorts", "check_record", "make_record", "provisional_ranks",
            "record_from_bundle"]
 
 
@@ -77,6 +77,12 @@ def provisional_ranks(metrics: RunMetrics) -> Ranks:
     """Ranks with no fleet: provisional, n = 1 (the run itself, as certgen.fleet counts it)."""
     rank = Rank(percentile=None, n=1, cohort_mean=None, z=None)
     return Ranks(**{name: rank for name in RANKED_METRICS if getattr(metrics, name) is not None})
+
+
+def bundle_cohorts(bundle: LoadedBundle) -> list[tuple[str, str, str, bool, str, str | None, bool]]:
+    """The cohort key of every run card.yaml declares (what the bundle's ranks can depend on);
+    read from card.yaml alone, no capture is parsed."""
+    return [_config(run).key() for run in bundle.card.runs]
 
 
 def _config(run: Run) -> RunConfig:

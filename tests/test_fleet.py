@@ -1,6 +1,6 @@
-"""The fleet store (certgen/fleet.py): cohorts, ranking, idempotent adds, JSONL, migrations.
+"""The fleet store (certgen/fleet/): cohorts, ranking, idempotent adds, JSONL, migrations.
 
-Every store test uses a real SQLite file in tmp_path. Ranking conventions under test (see the
+Every store test runs on both backends (a real SQLite file in tmp_path, a real PostgreSQL database). Ranking conventions under test (see the
 module docstring of certgen.fleet): n counts the run itself plus the other certificates' runs of
 its cohort; percentile = share of those other runs it strictly beats; ties are not wins.
 """
@@ -95,8 +95,9 @@ def fill(store: FleetStore, cohort: Cohort, gap_values: list[float], prefix: str
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> FleetStore:
-    s = FleetStore.open(tmp_path / "fleet.sqlite")
+def store(fleet_location: str) -> FleetStore:
+    """A fresh fleet on each backend (SQLite file, PostgreSQL database): same results."""
+    s = FleetStore.open(fleet_location)
     yield s
     s.close()
 

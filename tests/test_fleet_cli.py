@@ -58,12 +58,13 @@ def write_record(folder: Path, rec: Record) -> Path:
 
 
 @pytest.fixture
-def fleet_db(tmp_path: Path) -> Path:
-    return tmp_path / "fleet.sqlite"
+def fleet_db(fleet_location: str) -> str:
+    """A fresh fleet on each backend: an SQLite file path or a PostgreSQL URL."""
+    return fleet_location
 
 
 def test_add_records_is_idempotent(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                   fleet_db: Path) -> None:
+                                   fleet_db: str) -> None:
     a = write_record(tmp_path, record("A-1", [(CP, 0.1), (AW, 0.2), (CP, None)]))
     b = write_record(tmp_path, record("B-1", [(CP, 0.15)]))
     code, out, err = certgen(capsys, "fleet", "add", "--fleet", str(fleet_db), str(a), str(b))
@@ -80,7 +81,7 @@ def test_add_records_is_idempotent(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def test_add_a_build_output_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                   fleet_db: Path) -> None:
+                                   fleet_db: str) -> None:
     out_dir = tmp_path / "out" / "A-1"
     out_dir.mkdir(parents=True)
     (out_dir / "record.json").write_bytes(dump_record(record("A-1", [(CP, 0.1)])))
@@ -89,7 +90,7 @@ def test_add_a_build_output_folder(capsys: pytest.CaptureFixture[str], tmp_path:
 
 
 def test_add_refusals_exit_1_and_keep_the_good_inputs(capsys: pytest.CaptureFixture[str],
-                                                      tmp_path: Path, fleet_db: Path) -> None:
+                                                      tmp_path: Path, fleet_db: str) -> None:
     good = write_record(tmp_path, record("G-1", [(CP, 0.1)]))
     draft = write_record(tmp_path, record("D-1", [(CP, 0.1)], issuable=False))
     missing = tmp_path / "nowhere.json"
@@ -108,7 +109,7 @@ def test_add_refusals_exit_1_and_keep_the_good_inputs(capsys: pytest.CaptureFixt
 
 
 def test_a_record_with_a_wrong_field_is_refused_naming_the_file_and_field(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, fleet_db: Path) -> None:
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, fleet_db: str) -> None:
     good = write_record(tmp_path, record("G-1", [(CP, 0.1)]))
     data = record_json(short_record("B-1", [(CP, 0.1)]))
     data["runs"][0]["metrics"]["stutter"] = "high"
@@ -125,7 +126,7 @@ def test_a_record_with_a_wrong_field_is_refused_naming_the_file_and_field(
 
 
 def test_add_without_inputs_is_a_usage_error(capsys: pytest.CaptureFixture[str],
-                                             fleet_db: Path) -> None:
+                                             fleet_db: str) -> None:
     code, _, err = certgen(capsys, "fleet", "add", "--fleet", str(fleet_db))
     assert code == 2 and "Missing argument 'BUNDLE_OR_RECORD...'" in err
 
@@ -140,7 +141,7 @@ def test_fleet_path_from_environment(capsys: pytest.CaptureFixture[str], tmp_pat
 
 
 def test_export_import_round_trip_via_cli(capsys: pytest.CaptureFixture[str],
-                                          tmp_path: Path, fleet_db: Path) -> None:
+                                          tmp_path: Path, fleet_db: str) -> None:
     paths = [write_record(tmp_path, record(f"C-{i:02d}", [(CP, 0.01 * i), (AW, 0.02 * i)]))
              for i in range(12)]
     assert certgen(capsys, "fleet", "add", "--fleet", str(fleet_db), *map(str, paths))[0] == 0
@@ -162,7 +163,7 @@ def test_export_import_round_trip_via_cli(capsys: pytest.CaptureFixture[str],
 
 
 def test_import_error_names_the_line_and_field(capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path, fleet_db: Path) -> None:
+                                               tmp_path: Path, fleet_db: str) -> None:
     rec = write_record(tmp_path, record("A-1", [(CP, 0.1)]))
     certgen(capsys, "fleet", "add", "--fleet", str(fleet_db), str(rec))
     good = certgen(capsys, "fleet", "export", "--fleet", str(fleet_db))[1]
@@ -188,7 +189,7 @@ def test_export_of_a_missing_fleet_is_refused(capsys: pytest.CaptureFixture[str]
 
 
 def test_cohorts_table_and_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                fleet_db: Path) -> None:
+                                fleet_db: str) -> None:
     paths = [write_record(tmp_path, record(f"C-{i:02d}", [(CP, 0.1)] + ([(AW, 0.2)] if i < 3
                                                                         else [])))
              for i in range(5)]

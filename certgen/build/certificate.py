@@ -7,9 +7,10 @@ The bundle is read once (`load_bundle`: card.yaml and the files it names); the s
 the cache key and the record. The cache: `inputs_key` hashes everything an output depends on —
 card.yaml and every file it names (name and SHA-256; files it does not name are never read),
 the rules files (packaged and on CERTGEN_RULES_PATH), templates/, locales/, the certgen
-version and software stack, the fleet database's content when one is used, the lab profile's
-content, the languages, the draft flag and the verification base. A build that is not a draft
-needs a lab profile (certgen.lab). The manifest of a finished folder records that key; when the key is unchanged and every
+version and software stack, the lab profile's content, when a fleet is used the fleet content of
+the bundle's own cohorts (FleetStore.cohort_digest: adding a run to another cohort does not
+rebuild this certificate), the languages, the draft flag and the verification base. A build
+that is not a draft needs a lab profile (certgen.lab). The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
@@ -19,6 +20,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +32,7 @@ from certgen.errors import BundleError, CertgenError, RenderError
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
+    from certgen.fleet import FleetStore
     from certgen.lab import LabProfile
     from certgen.record import Record
 
@@ -108,19 +111,32 @@ def inputs_key(
     languages: Sequence[str] | None,
     draft: bool,
     verify_base: str,
-    fleet: Path | None,
+    fleet: Path | str | None,
+    store: FleetStore | None = None,
     lab: LabProfile | None = None,
 ) -> str:
-    """The content hash that decides whether a bundle must be rebuilt (see module doc)."""
+    """The content hash that decides whether a bundle must be rebuilt (see module doc).
+
+    With a fleet, only its content for the bundle's cohorts enters (from `store` when open).
+    Consequence: `fleet.fleet_runs` (the fleet's size, printed on the certificate) is the size
+    when the certificate was last rebuilt; runs added to other cohorts do not refresh it.
+    """
     digest = hashlib.sha256(static_inputs_digest())
     digest.update(f"lab={'-' if lab is None else lab.sha256}\0".encode())
     digest.update(f"bundle={bundle.content_sha256()}\0".encode())
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
     if fleet is not None:
+        from certgen.pipeline import bundle_cohorts
+
         digest.update(b"fleet\0")
-        if fleet.is_file():
-            digest.update(hashlib.sha256(fleet.read_bytes()).digest())
+        if store is not None:
+            digest.update(store.cohort_digest(bundle_cohorts(bundle)).encode())
+        else:
+            from certgen.fleet import FleetStore
+
+            with FleetStore.open(os.fspath(fleet), create=False) as opened:
+                digest.update(opened.cohort_digest(bundle_cohorts(bundle)).encode())
     return digest.hexdigest()
 
 
@@ -211,27 +227,27 @@ def build_bundle(
 
     base = resolve_verify_base(verify_base, lab, draft=draft)
     loaded = load_bundle(bundle)
-    fleet_path = None if fleet is None else Path(fleet)
-    key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
-                     fleet=fleet_path, lab=lab)
-    out = Path(out_dir)
-    if use_cache:
-        cert_id = str(loaded.card.certificate.id)
-        _check_folder_name(cert_id)
-        folder = out / cert_id
-        manifest = read_manifest(folder)
-        if (manifest is not None and manifest.get("inputs_sha256") == key
-                and verify_manifest(folder, manifest)):
-            return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
-                               str(folder), False, str(manifest.get("record_sha256", "")))
+    with ExitStack() as stack:
+        store = None
+        if fleet is not None:
+            from certgen.fleet import FleetStore
 
-    if fleet_path is not None:
-        from certgen.fleet import FleetStore
-
-        with FleetStore.open(fleet_path, create=False) as store:
-            record = record_from_bundle(loaded, fleet=store, draft=draft, lab=lab)
-    else:
-        record = record_from_bundle(loaded, draft=draft, lab=lab)
+            # A str keeps a postgresql:// URL whole (a Path would fold its `//`).
+            store = stack.enter_context(FleetStore.open(os.fspath(fleet), create=False))
+        key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
+                         fleet=None if fleet is None else os.fspath(fleet), store=store,
+                         lab=lab)
+        out = Path(out_dir)
+        if use_cache:
+            cert_id = str(loaded.card.certificate.id)
+            _check_folder_name(cert_id)
+            folder = out / cert_id
+            manifest = read_manifest(folder)
+            if (manifest is not None and manifest.get("inputs_sha256") == key
+                    and verify_manifest(folder, manifest)):
+                return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
+                                   str(folder), False, str(manifest.get("record_sha256", "")))
+        record = record_from_bundle(loaded, fleet=store, draft=draft, lab=lab)
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
@@ -263,8 +279,10 @@ def build_many(
     jobs: int,
     progress: Any = None,
     lab: LabProfile | None = None,
+    scheduler: str | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
-    """Build several bundles (a process pool when jobs > 1); results in the given order.
+    """Build several bundles (a process pool when jobs > 1, a Dask cluster when `scheduler` is
+    given: certgen.build.cluster); results in the given order.
 
     An error of one bundle does not stop the others: every bundle is attempted, and the error
     is returned in its place, the same error (class and fields) from a worker process as from
@@ -277,7 +295,13 @@ def build_many(
     resolve_verify_base(verify_base, lab, draft=draft)
     kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab)
     results: dict[int, BuildResult | Exception] = {}
-    if jobs <= 1 or len(bundles) <= 1:
+    if scheduler:
+        from certgen.build.cluster import build_on_cluster
+
+        order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
+        results = build_on_cluster(bundles, out_dir, kwargs, scheduler, order=order,
+                                   progress=progress)
+    elif jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):
             try:
                 results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]

@@ -2,7 +2,8 @@
 
 Per bundle: DIR/<certificate id>/record.json, certificate.<lang>.html and .pdf, manifest.json
 (written last). Languages default to card.yaml's `languages`. Several bundles build in a
-process pool (--jobs, default: the number of cores) with a progress bar on a terminal; a
+process pool (--jobs, default: the number of cores), or on a Dask cluster with --scheduler
+ADDRESS or $CERTGEN_SCHEDULER (docs/cluster.md), with a progress bar on a terminal; a
 bundle whose inputs did not change since its last build is not rebuilt (content-hash cache,
 see certgen/build/certificate.py). A rebuild removes the documents the previous build of that
 folder listed and this one no longer makes (fewer languages, say). Each HTML document links
@@ -60,6 +61,10 @@ def _languages(value: str | None) -> list[str] | None:
 @click.option("--verify-base", default=None,
               help="Base URL of the verification link and QR code (default: the lab "
                    "profile's verification_base).")
+@click.option("--scheduler", default=None, envvar="CERTGEN_SCHEDULER", metavar="ADDRESS",
+              help="Build on a Dask cluster (tcp://host:8786; default: $CERTGEN_SCHEDULER). "
+                   "Bundles, --out and an SQLite fleet must be on a path every worker shares; "
+                   "see docs/cluster.md. Needs the dask extra.")
 def command(
     bundles: tuple[str, ...],
     out_dir: str,
@@ -69,6 +74,7 @@ def command(
     jobs: int | None,
     lab_file: str | None,
     verify_base: str | None,
+    scheduler: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
     from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
@@ -81,7 +87,7 @@ def command(
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
     kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
-                  jobs=workers, lab=lab)
+                  jobs=workers, lab=lab, scheduler=scheduler or None)
     if sys.stderr.isatty() and len(bundles) > 1:
         with click.progressbar(length=len(bundles), label="building", file=sys.stderr) as bar:
             results = build_many(list(bundles), out_dir, progress=bar.update, **kwargs)  # type: ignore[arg-type]

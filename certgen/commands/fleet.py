@@ -5,13 +5,12 @@ The fleet file is `--fleet PATH`, else $CERTGEN_FLEET, else ./fleet.sqlite (cert
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -21,7 +20,8 @@ if TYPE_CHECKING:
     from certgen.record import Record
 
 FLEET_HELP = (
-    "Fleet database (SQLite). Default: $CERTGEN_FLEET, else fleet.sqlite in the current folder."
+    "Fleet database: an SQLite file, or a postgresql:// URL (the postgres extra). "
+    "Default: $CERTGEN_FLEET, else fleet.sqlite in the current folder."
 )
 
 
@@ -124,21 +124,29 @@ def _runs(n: int) -> str:
               help="Overwrite runs already in the fleet whose figures differ.")
 @click.argument("file", metavar="FILE.jsonl", type=click.Path(allow_dash=True))
 def import_(fleet: str | None, replace: bool, file: str) -> None:
-    """Import a JSON Lines export (every line is checked first; an error imports nothing)."""
+    """Import a JSON Lines export (every line is checked; an error imports nothing).
+
+    The file is streamed: memory does not grow with its size.
+    """
     from certgen.fleet import FleetStore, fleet_path
 
-    if file == "-":
-        text, name = sys.stdin.read(), "<stdin>"
-    else:
-        try:
-            text = Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise FleetError(f"cannot read: {exc}", file=file) from None
-        name = file
-    with FleetStore.open(fleet_path(fleet)) as store:
-        added, skipped = store.import_jsonl(io.StringIO(text), name=name, replace=replace)
-        click.echo(f"{store.path}: {_runs(added)} imported, {skipped} already present; "
-                   f"{_runs(store.run_count())} in {len(store.cohorts())} cohorts")
+    with ExitStack() as stack:
+        if file == "-":
+            stream: IO[str] = sys.stdin
+            name = "<stdin>"
+        else:
+            try:
+                stream = stack.enter_context(open(file, encoding="utf-8"))
+            except OSError as exc:
+                raise FleetError(f"cannot read: {exc}", file=file) from None
+            name = file
+        with FleetStore.open(fleet_path(fleet)) as store:
+            try:
+                added, skipped = store.import_jsonl(stream, name=name, replace=replace)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise FleetError(f"cannot read: {exc}", file=name) from None
+            click.echo(f"{store.path}: {_runs(added)} imported, {skipped} already present; "
+                       f"{_runs(store.run_count())} in {len(store.cohorts())} cohorts")
 
 
 @command.command(name="export", short_help="Export every run as JSON Lines.")
@@ -146,26 +154,42 @@ def import_(fleet: str | None, replace: bool, file: str) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file (atomically) instead of standard output.")
 def export(fleet: str | None, output: Path | None) -> None:
-    """Export every run as JSON Lines, ordered by certificate id then run index."""
-    buffer = io.StringIO()
+    """Export every run as JSON Lines, ordered by certificate id then run index (streamed)."""
     with _open(fleet, create=False) as store:
-        count = store.export_jsonl(buffer)
-    data = buffer.getvalue()
-    if output is None:
-        click.echo(data, nl=False)
-        return
-    _write_atomic(output, data.encode("utf-8"))
+        if output is None:
+            store.export_jsonl(sys.stdout)
+            sys.stdout.flush()
+            return
+        count = _export_atomic(store, output)
     click.echo(f"{output}: {_runs(count)} exported", err=True)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """certgen.writer.atomic_write, with a failure as a FleetError naming the file."""
-    from certgen.writer import atomic_write
+def _export_atomic(store: Any, path: Path) -> int:
+    """Stream the export into a temp file beside `path`, fsync, then os.replace (atomic); a
+    failure is a FleetError naming the file and leaves no partial file."""
+    import os
+    import tempfile
 
     try:
-        atomic_write(path, data)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            count = int(store.export_jsonl(fh))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise FleetError(f"cannot write: {exc.strerror}", file=str(path)) from None
+        raise
+    return count
 
 
 @command.command(name="cohorts", short_help="Cohort sizes, largest first.")

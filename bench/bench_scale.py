@@ -1,0 +1,181 @@
+"""Scale benchmarks, as ratios measured in one run (python bench/bench_scale.py [options]).
+
+1. rank a 20-run certificate against a fleet of --rows runs (6 cohorts) with FleetStore.ranks_for,
+   against the bare indexed SQL counts it cannot avoid (one COUNT per run and metric) on the same
+   file (target ≤ 2×);
+2. `certgen fleet import` of --rows rows (a child process, so its peak memory is its own) against
+   a bare `executemany` of the same rows into the same schema in one transaction (target ≤ 2×),
+   and the import's peak memory (target < 200 MB);
+3. --bundles bundles built on a Dask LocalCluster of 2 worker processes against 1 (target ≥ 1.8×;
+   needs 2 free cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from certgen.fleet import METRIC_NAMES, RANKED_METRICS, Cohort, FleetStore  # noqa: E402
+from certgen.fleet.store import _COLUMNS, _to_sql  # noqa: E402
+
+COHORTS = [Cohort(f"Game {i}", "2560x1440", "Ultra", i % 2 == 1, "none", None, False)
+           for i in range(6)]
+
+
+def _line(i: int, rng: random.Random) -> dict[str, object]:
+    c = COHORTS[i % 6]
+    g, s = round(rng.uniform(0.02, 0.3), 4), round(rng.uniform(0.05, 0.5), 4)
+    fps = round(rng.uniform(40, 240), 1)
+    return {"certificate_id": f"B-{i:08d}", "run_index": 0, "issued": "2026-01-01",
+            "card_model": "Bench card", "card_serial": f"S-{i}", **c._asdict(),
+            "avg_fps": fps, "low_1pct_fps": round(fps * (1 - g), 1),
+            "low_0_1pct_fps": round(fps * (1 - g) * (1 - s), 1), "consistency_gap": g,
+            "stutter": s, "fluidity_score": round(100 * (1 - 0.7 * g - 0.3 * s), 2),
+            "source": "bench"}
+
+
+def write_jsonl(path: Path, rows: int) -> None:
+    rng = random.Random(1)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(rows):
+            fh.write(json.dumps(_line(i, rng), separators=(",", ":")) + "\n")
+
+
+def bench_import(tmp: Path, jsonl: Path, rows: int) -> tuple[float, float, float, Path]:
+    db = tmp / "fleet.sqlite"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "certgen", "fleet", "import", "--fleet", str(db),
+                    str(jsonl)], check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    ours = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    # The peer: the same rows, already as tuples, executemany'd into the same schema.
+    from certgen.fleet.store import FleetRun, _row_from_mapping
+
+    bare_db = tmp / "bare.sqlite"
+    FleetStore.open(bare_db).close()
+    rng = random.Random(1)
+    tuples = []
+    for i in range(rows):
+        run: FleetRun = _row_from_mapping(_line(i, rng))
+        tuples.append(_to_sql(run))
+    conn = sqlite3.connect(bare_db, isolation_level=None)
+    conn.execute("PRAGMA cache_size = -65536")  # the same page cache as the importer: fair peer
+    start = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(f"INSERT INTO runs ({', '.join(_COLUMNS)}) "
+                     f"VALUES ({', '.join('?' * len(_COLUMNS))})", tuples)
+    conn.execute("COMMIT")
+    bare = time.perf_counter() - start
+    conn.close()
+    return ours, bare, peak_mb, db
+
+
+def bench_rank(db: Path, repeats: int = 5) -> tuple[float, float]:
+    rng = random.Random(2)
+    runs = [(COHORTS[i % 6], _line(10**9 + i, rng)) for i in range(20)]
+    ours, bare = [], []
+    with FleetStore.open(db, create=False) as store:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for cohort, line in runs:
+                store.ranks_for(cohort, line, "BENCH-CERT", min_cohort=30)
+            ours.append(time.perf_counter() - start)
+    conn = sqlite3.connect(db)
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for cohort, line in runs:
+            for m in RANKED_METRICS:
+                op = ">" if m.lower_is_better else "<"
+                conn.execute(f"SELECT COUNT(*) FROM runs WHERE cohort_key = ? AND {m.name} {op} ?",
+                             (cohort.key(), line[m.name])).fetchone()
+        bare.append(time.perf_counter() - start)
+    conn.close()
+    assert len(METRIC_NAMES) == 6
+    return min(ours), min(bare)
+
+
+def _bundles(tmp: Path, count: int) -> list[str]:
+    import yaml
+
+    examples = sorted(p for p in (ROOT / "examples").iterdir() if (p / "card.yaml").is_file())
+    out = []
+    for i in range(count):
+        src = examples[i % len(examples)]
+        dst = tmp / f"bundle{i:03d}"
+        shutil.copytree(src, dst)
+        text = (dst / "card.yaml").read_text(encoding="utf-8")
+        old = str(yaml.safe_load(text)["certificate"]["id"])
+        (dst / "card.yaml").write_text(text.replace(old, f"SCALE-{i:04d}", 1), encoding="utf-8")
+        out.append(str(dst))
+    return out
+
+
+def bench_cluster(tmp: Path, count: int) -> tuple[float, float]:
+    from distributed import LocalCluster
+
+    bundles = _bundles(tmp, count)
+    times = {}
+    for workers in (1, 2):
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          host="127.0.0.1", dashboard_address=":0") as cluster:
+            out = tmp / f"out{workers}"
+            # Warm the workers (imports, fonts) so both runs measure builds, not start-up.
+            warm = tmp / f"warm{workers}"
+            subprocess.run([sys.executable, "-m", "certgen", "build", bundles[0], "--out",
+                            str(warm), "--lang", "en", "--scheduler",
+                            cluster.scheduler_address], check=True, capture_output=True)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "certgen", "build", *bundles, "--out",
+                            str(out), "--lang", "en", "--scheduler", cluster.scheduler_address],
+                           check=True, capture_output=True)
+            times[workers] = time.perf_counter() - start
+    return times[1], times[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="fleet rows (default 1M)")
+    parser.add_argument("--bundles", type=int, default=200, help="bundles for the cluster")
+    parser.add_argument("--skip-cluster", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONPATH", str(ROOT))
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="certgen-scale-") as tmp_name:
+        tmp = Path(tmp_name)
+        jsonl = tmp / "fleet.jsonl"
+        write_jsonl(jsonl, args.rows)
+        ours, bare, peak, db = bench_import(tmp, jsonl, args.rows)
+        lines.append((f"fleet import {args.rows:,} rows", ours, "bare executemany", bare,
+                      ours / bare, "≤ 2×", ours / bare <= 2))
+        lines.append(("fleet import peak memory (MB)", peak, "-", 200.0, peak / 200,
+                      "< 200 MB", peak < 200))
+        r_ours, r_bare = bench_rank(db)
+        lines.append((f"rank 20 runs vs {args.rows:,}", r_ours, "bare indexed counts", r_bare,
+                      r_ours / r_bare, "≤ 2×", r_ours / r_bare <= 2))
+        if not args.skip_cluster:
+            one, two = bench_cluster(tmp, args.bundles)
+            lines.append((f"build {args.bundles} bundles, 2 workers", two, "1 worker", one,
+                          one / two, "≥ 1.8× faster", one / two >= 1.8))
+    print(f"{'benchmark':<34} {'ours':>9} {'peer':<20} {'peer value':>10} {'ratio':>7} "
+          f"{'target':<14} result")
+    for name, value, peer, peer_value, ratio, target, ok in lines:
+        print(f"{name:<34} {value:>9.3f} {peer:<20} {peer_value:>10.3f} {ratio:>6.2f}× "
+              f"{target:<14} {'ok' if ok else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Certificate builds on a Dask cluster (`certgen build … --scheduler ADDRESS`).
+
+The same per-bundle build (certgen.build.certificate.build_bundle) runs as one task per bundle on
+dask.distributed workers; results come back in the given order with the same failure reporting
+as the local process pool (a CertgenError of one bundle is returned in its place, anything else
+propagates). docs/cluster.md shows how to start a scheduler and workers.
+
+What the cluster must share with this machine (checked or carried here, documented there):
+- paths: bundles, the output folder and an SQLite fleet are passed as absolute paths, so every
+  worker must see them at the same place (a shared file system); a PostgreSQL fleet is a URL;
+- the build date: SOURCE_DATE_EPOCH of this process is carried to each task, so a worker's own
+  environment cannot change a document's date;
+- one thread per worker process: PDF rendering sets process-wide environment variables
+  (SOURCE_DATE_EPOCH, FONTCONFIG_FILE), so a worker with more threads is refused up front;
+- the same certgen on every worker (its version is checked against this one).
+The writer's guarantees hold across machines because each bundle is written by one task into its
+own folder (temp file, fsync, rename, manifest last, folder lock), as in a local build.
+
+dask.distributed is the optional extra `dask`; it is imported only here, only with --scheduler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from certgen import __version__
+from certgen.errors import ClusterError
+
+
+def _absolute(location: str | None) -> str | None:
+    if location is None:
+        return None
+    from certgen.fleet import is_server_url
+
+    return location if is_server_url(location) else os.path.abspath(location)
+
+
+def _worker_version() -> str:
+    return __version__
+
+
+def _build_task(bundle: str, out_dir: str, kwargs: dict[str, Any],
+                epoch: str | None) -> Any:
+    """One bundle on a worker, with this client's SOURCE_DATE_EPOCH (one thread per worker)."""
+    from certgen.build.certificate import _build_safe
+
+    if epoch is None:
+        os.environ.pop("SOURCE_DATE_EPOCH", None)
+    else:
+        os.environ["SOURCE_DATE_EPOCH"] = epoch
+    return _build_safe(bundle, out_dir, kwargs)
+
+
+def build_on_cluster(
+    bundles: Sequence[str],
+    out_dir: str,
+    kwargs: dict[str, Any],
+    scheduler: str,
+    *,
+    order: Sequence[int],
+    progress: Callable[[int], object] | None = None,
+) -> dict[int, Any]:
+    """Build bundles[i] for i in `order` (submission order) on the cluster; {i: result}."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ClusterError("--scheduler needs dask.distributed; install certgen[dask]") from None
+    try:
+        # distributed leaves Client and as_completed unannotated.
+        client = Client(scheduler, timeout="30s")  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    with client:
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        if not workers:
+            raise ClusterError(f"the Dask scheduler at {scheduler} has no workers")
+        threaded = sorted(w for w, info in workers.items() if int(info.get("nthreads", 1)) != 1)
+        if threaded:
+            raise ClusterError(
+                f"Dask workers must run one thread each (dask worker --nthreads 1): "
+                f"{', '.join(threaded)} {'has' if len(threaded) == 1 else 'have'} more")
+        versions = client.run(_worker_version)
+        other = sorted(w for w, v in versions.items() if v != __version__)
+        if other:
+            raise ClusterError(f"workers {', '.join(other)} run another certgen version "
+                               f"(this one is {__version__})")
+        remote = {**kwargs, "fleet": _absolute(kwargs.get("fleet"))}
+        epoch = os.environ.get("SOURCE_DATE_EPOCH")
+        out_abs = os.path.abspath(out_dir)
+        futures = {
+            client.submit(_build_task, os.path.abspath(bundles[i]), out_abs, remote, epoch,
+                          pure=False, key=f"certgen-build-{i}-{os.getpid()}-{id(bundles)}"): i
+            for i in order
+        }
+        results: dict[int, Any] = {}
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            i = futures[future]
+            results[i] = _as_local(future.result(), bundles[i], out_dir)
+            if progress is not None:
+                progress(1)
+    return results
+
+
+def _as_local(result: Any, bundle: str, out_dir: str) -> Any:
+    """A worker's BuildResult with the bundle and folder as a local build names them."""
+    if isinstance(result, Exception):
+        return result
+    # As build_bundle names it here: the writer's resolved folder, or the cached folder as given.
+    base = Path(out_dir).resolve() if result.rebuilt else Path(out_dir)
+    return dataclasses.replace(result, bundle=str(bundle),
+                               folder=str(base / result.certificate_id))

@@ -1,0 +1,492 @@
+"""The fleet's records and pure ranking: cohorts, rows and their JSON Lines form, ranks.
+
+The decisions are documented in certgen/fleet/__init__.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from certgen.errors import FleetError
+from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
+from certgen.metrics import round_half_away
+from certgen.record import FleetSection, Record
+from certgen.record import Run as RecordRun
+
+DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
+"""The fleet file used when neither --fleet nor CERTGEN_FLEET is given (current directory)."""
+
+FLEET_ENV: Final = "CERTGEN_FLEET"
+
+
+class Metric(NamedTuple):
+    """One ranked metric: its record key, whether lower wins, and its printed precision."""
+
+    name: str
+    lower_is_better: bool
+    mean_decimals: int
+
+
+RANKED_METRICS: Final[tuple[Metric, ...]] = (
+    Metric("fluidity_score", False, 2),
+    Metric("consistency_gap", True, 4),
+    Metric("stutter", True, 4),
+    Metric("avg_fps", False, 2),
+    Metric("low_1pct_fps", False, 2),
+    Metric("low_0_1pct_fps", False, 2),
+)
+"""The metrics every recorded run is ranked on, in the order of `runs[].ranks`."""
+
+METRIC_NAMES: Final = tuple(m.name for m in RANKED_METRICS)
+
+
+class Cohort(NamedTuple):
+    """The configuration key: runs are ranked only against runs with an identical one."""
+
+    title: str
+    resolution: str
+    preset: str
+    ray_tracing: bool
+    upscaler: str
+    upscaler_mode: str | None
+    frame_generation: bool
+
+    def key(self) -> str:
+        """An unambiguous text key (a JSON array), stored and indexed in the database."""
+        return _cohort_key(tuple(self))
+
+    def label(self) -> str:
+        """One readable line: `Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none …`."""
+        mode = f" {self.upscaler_mode}" if self.upscaler_mode else ""
+        return (
+            f"{self.title} · {self.resolution} · {self.preset} · "
+            f"RT {'on' if self.ray_tracing else 'off'} · upscaler {self.upscaler}{mode} · "
+            f"FG {'on' if self.frame_generation else 'off'}"
+        )
+
+
+POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+"""A --fleet value starting with one of these is a PostgreSQL server, not a file."""
+
+
+def is_server_url(location: str | os.PathLike[str]) -> bool:
+    """True when the fleet location is a PostgreSQL URL (postgresql://…)."""
+    return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
+
+
+@lru_cache(maxsize=4096)
+def _cohort_key(fields: tuple[Any, ...]) -> str:
+    # Cached: an import computes the key of every row, and a fleet has few cohorts.
+    return json.dumps(list(fields), ensure_ascii=False, separators=(",", ":"))
+
+
+def fleet_path(option: str | os.PathLike[str] | None = None) -> Path | str:
+    """--fleet if given, else $CERTGEN_FLEET, else ./fleet.sqlite.
+
+    A file is returned as a Path; a PostgreSQL URL as the string itself (a Path would fold its
+    `//`)."""
+    value: str | os.PathLike[str] | None = option or os.environ.get(FLEET_ENV) or None
+    if value is None:
+        return Path(DEFAULT_FLEET_FILE)
+    if is_server_url(value):
+        return str(value)
+    return Path(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking (pure)
+
+
+@dataclass(frozen=True)
+class Rank:
+    """A run's standing in its cohort for one metric (`runs[].ranks.<metric>` in record.json).
+
+    percentile: share of the other cohort runs it strictly beats, higher is better (null below
+    the minimum); n: cohort size including the run; cohort_mean, z: over those n values.
+    """
+
+    percentile: float | None
+    n: int
+    cohort_mean: float | None
+    z: float | None
+
+    @property
+    def published(self) -> bool:
+        """True when the cohort reached the minimum and the percentile is shown."""
+        return self.percentile is not None
+
+    def as_json(self) -> dict[str, float | int | None]:
+        """The pinned shape {percentile, n, cohort_mean, z}."""
+        return {"percentile": self.percentile, "n": self.n, "cohort_mean": self.cohort_mean,
+                "z": self.z}
+
+
+def rank_value(
+    value: float,
+    others: Sequence[float],
+    *,
+    lower_is_better: bool,
+    min_cohort: int,
+    mean_decimals: int = 4,
+) -> Rank:
+    """Rank one value against the other runs of its cohort (see the module docstring)."""
+    n = len(others) + 1
+    if n < min_cohort or not others:
+        return Rank(percentile=None, n=n, cohort_mean=None, z=None)
+    if lower_is_better:
+        beaten = sum(1 for o in others if value < o)
+    else:
+        beaten = sum(1 for o in others if value > o)
+    percentile = round_half_away(100.0 * beaten / len(others), 1)
+    values = [value, *others]
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / n)
+    # A spread below float noise is a zero spread: every value is the same figure.
+    z = None if sd <= 1e-12 * max(1.0, abs(mean)) else round_half_away((value - mean) / sd, 2)
+    return Rank(percentile=percentile, n=n, cohort_mean=round_half_away(mean, mean_decimals), z=z)
+
+
+SUM_SCALE: Final = 1074
+"""Every finite double is an integer multiple of 2**-1074: exact sums are kept as integers in
+that unit (and squares in 2**-2148), so they add and subtract without any rounding."""
+
+
+def exact_scaled(value: float) -> int:
+    """`value` as an exact integer multiple of 2**-SUM_SCALE."""
+    num, den = value.as_integer_ratio()
+    return num << (SUM_SCALE - den.bit_length() + 1)
+
+
+def exact_scaled_square(value: float) -> int:
+    """`value**2` as an exact integer multiple of 2**-(2*SUM_SCALE)."""
+    num, den = value.as_integer_ratio()
+    return (num * num) << (2 * (SUM_SCALE - den.bit_length() + 1))
+
+
+@dataclass(frozen=True)
+class CohortSums:
+    """Exact aggregates of one metric over the other runs of a cohort (what SQL keeps).
+
+    n: how many values; beaten: how many of them the ranked value strictly beats; sum_x: their
+    exact sum in units of 2**-SUM_SCALE; sum_xx: their exact sum of squares in 2**-2*SUM_SCALE.
+    """
+
+    n: int
+    beaten: int
+    sum_x: int
+    sum_xx: int
+
+
+def rank_from_sums(
+    value: float, others: CohortSums, *, min_cohort: int, mean_decimals: int = 4
+) -> Rank:
+    """`rank_value` from aggregates instead of the values themselves (identical figures).
+
+    The mean is the same float as rank_value's: math.fsum is the correctly rounded sum, and so
+    is an exact integer sum divided by 2**SUM_SCALE (Python's int division rounds correctly).
+    The spread is computed from the exact sum of squared deviations, sum_xx - 2*m*sum_x + n*m**2
+    (m the float mean), rounded once; rank_value rounds each squared deviation before summing,
+    so the two standard deviations can differ in the last bits of a double, far below the two
+    printed decimals of z.
+    """
+    n = others.n + 1
+    if n < min_cohort or others.n == 0:
+        return Rank(percentile=None, n=n, cohort_mean=None, z=None)
+    percentile = round_half_away(100.0 * others.beaten / others.n, 1)
+    total = others.sum_x + exact_scaled(value)
+    mean = (total / (1 << SUM_SCALE)) / n
+    m = exact_scaled(mean)
+    squares = others.sum_xx + exact_scaled_square(value)
+    spread = squares - 2 * m * total + n * m * m
+    sd = math.sqrt(max(spread, 0) / (1 << (2 * SUM_SCALE)) / n)
+    # A spread below float noise is a zero spread: every value is the same figure.
+    z = None if sd <= 1e-12 * max(1.0, abs(mean)) else round_half_away((value - mean) / sd, 2)
+    return Rank(percentile=percentile, n=n, cohort_mean=round_half_away(mean, mean_decimals), z=z)
+
+
+def rank_run(
+    metrics: Mapping[str, Any],
+    cohort_values: Mapping[str, Sequence[float]],
+    *,
+    min_cohort: int,
+) -> dict[str, Rank]:
+    """Rank every metric the run has a value for; a null metric gets no entry (never 0)."""
+    out: dict[str, Rank] = {}
+    for m in RANKED_METRICS:
+        value = metrics.get(m.name)
+        if value is None:
+            continue
+        out[m.name] = rank_value(
+            float(value),
+            cohort_values.get(m.name, ()),
+            lower_is_better=m.lower_is_better,
+            min_cohort=min_cohort,
+            mean_decimals=m.mean_decimals,
+        )
+    return out
+
+
+def fleet_section(runs: Iterable[RecordRun], *, fleet_runs: int | None = None) -> FleetSection:
+    """The certificate's fleet section from its record runs (docs/spec/rules.md, Certificate means).
+
+    mean_consistency_gap / mean_stutter: means over the recorded runs with a value (4 decimals);
+    median_percentile: median of the published per-run fluidity_score percentiles (1 decimal),
+    null when none is published; cohort_mean: always null (runs of different cohorts are not
+    pooled, the document prints "—"); ranked_runs / provisional_runs: runs whose fluidity_score
+    rank is published / provisional; fleet_runs: the fleet's size when known.
+    """
+    gaps: list[float] = []
+    stutters: list[float] = []
+    percentiles: list[float] = []
+    ranked = provisional = 0
+    for run in runs:
+        if run.status != "recorded":
+            continue
+        metrics = run.metrics
+        if metrics is not None and metrics.consistency_gap is not None:
+            gaps.append(metrics.consistency_gap)
+        if metrics is not None and metrics.stutter is not None:
+            stutters.append(metrics.stutter)
+        rank = None if run.ranks is None else run.ranks.fluidity_score
+        if rank is None:
+            continue
+        if rank.percentile is not None:
+            ranked += 1
+            percentiles.append(rank.percentile)
+        else:
+            provisional += 1
+
+    def mean4(values: list[float]) -> float | None:
+        return round_half_away(math.fsum(values) / len(values), 4) if values else None
+
+    return FleetSection(
+        mean_consistency_gap=mean4(gaps),
+        mean_stutter=mean4(stutters),
+        median_percentile=(
+            round_half_away(float(statistics.median(percentiles)), 1) if percentiles else None
+        ),
+        cohort_mean=None,
+        ranked_runs=ranked,
+        provisional_runs=provisional,
+        fleet_runs=fleet_runs,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows and their JSON Lines form
+
+
+@dataclass(frozen=True)
+class FleetRun:
+    """One fleet row: a recorded run of a certified card. Metrics are None when absent."""
+
+    certificate_id: str
+    run_index: int
+    issued: str | None
+    card_model: str
+    card_serial: str
+    cohort: Cohort
+    avg_fps: float | None
+    low_1pct_fps: float | None
+    low_0_1pct_fps: float | None
+    consistency_gap: float | None
+    stutter: float | None
+    fluidity_score: float | None
+    source: str
+
+    def metric(self, name: str) -> float | None:
+        value: float | None = getattr(self, name)
+        return value
+
+    def same_content(self, other: FleetRun) -> bool:
+        """Equal in everything but `source` (a re-dumped record of the same certificate)."""
+        return self._content() == other._content()
+
+    def _content(self) -> tuple[Any, ...]:
+        return (self.certificate_id, self.run_index, self.issued, self.card_model,
+                self.card_serial, self.cohort, *(self.metric(m) for m in METRIC_NAMES))
+
+    def as_json(self) -> dict[str, Any]:
+        """The export line's object, keys in a fixed order (JSONL_FIELDS)."""
+        c = self.cohort
+        return {
+            "certificate_id": self.certificate_id, "run_index": self.run_index,
+            "issued": self.issued, "card_model": self.card_model, "card_serial": self.card_serial,
+            "title": c.title, "resolution": c.resolution, "preset": c.preset,
+            "ray_tracing": c.ray_tracing, "upscaler": c.upscaler, "upscaler_mode": c.upscaler_mode,
+            "frame_generation": c.frame_generation,
+            **{m: self.metric(m) for m in METRIC_NAMES},
+            "source": self.source,
+        }
+
+
+JSONL_FIELDS: Final = (
+    "certificate_id", "run_index", "issued", "card_model", "card_serial",
+    *Cohort._fields, *METRIC_NAMES, "source",
+)
+"""Every line of an export holds exactly these keys, in this order."""
+
+
+def _dump_line(run: FleetRun) -> str:
+    return json.dumps(run.as_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every (field, problem) of one fleet row object; empty when it is valid."""
+    errors: list[tuple[str, str]] = []
+    for key in obj:
+        if key not in JSONL_FIELDS:
+            errors.append((key, "unknown field"))
+    missing = [key for key in JSONL_FIELDS if key not in obj]
+    if missing:
+        errors.append((", ".join(missing), "missing"))
+
+    def text(key: str, *, nullable: bool = False) -> None:
+        if key not in obj:
+            return
+        v = obj[key]
+        if v is None and nullable:
+            return
+        if not isinstance(v, str) or not v.strip():
+            want = "a non-empty string" + (" or null" if nullable else "")
+            errors.append((key, f"expected {want}, got {_describe(v)}"))
+
+    for key in ("certificate_id", "card_model", "card_serial", "title", "resolution", "preset",
+                "upscaler", "source"):
+        text(key)
+    text("issued", nullable=True)
+    text("upscaler_mode", nullable=True)
+    for key in ("ray_tracing", "frame_generation"):
+        if key in obj and not isinstance(obj[key], bool):
+            errors.append((key, f"expected true or false, got {_describe(obj[key])}"))
+    if "run_index" in obj:
+        v = obj["run_index"]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            errors.append(("run_index", f"expected an integer >= 0, got {_describe(v)}"))
+    for name in METRIC_NAMES:
+        v = obj.get(name)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            errors.append((name, f"expected a number or null, got {_describe(v)}"))
+    return errors
+
+
+def parse_line(obj: Any, where: str) -> tuple[FleetRun | None, list[str]]:
+    """Validate one decoded JSONL object; return the row or every error (`where: field: …`)."""
+    if not isinstance(obj, dict):
+        return None, [f"{where}: expected a JSON object, got {_describe(obj)}"]
+    if _plainly_valid(obj):
+        return _row_from_mapping(obj), []
+    errors = field_errors(obj)
+    if errors:
+        return None, [f"{where}: {field}: {problem}" for field, problem in errors]
+    return _row_from_mapping(obj), []
+
+
+_FIELD_SET: Final = frozenset(JSONL_FIELDS)
+_TEXT_FIELDS: Final = ("certificate_id", "card_model", "card_serial", "title", "resolution",
+                       "preset", "upscaler", "source")
+
+
+def _plainly_valid(obj: dict[str, Any]) -> bool:
+    """A fast check that a row has no error (the common case of a large import); False sends it
+    to field_errors, which finds and words every error. Never True for a row field_errors
+    would refuse."""
+    if obj.keys() != _FIELD_SET:
+        return False
+    for key in _TEXT_FIELDS:
+        v = obj[key]
+        if type(v) is not str or not v.strip():
+            return False
+    for key in ("issued", "upscaler_mode"):
+        v = obj[key]
+        if v is not None and (type(v) is not str or not v.strip()):
+            return False
+    if type(obj["ray_tracing"]) is not bool or type(obj["frame_generation"]) is not bool:
+        return False
+    index = obj["run_index"]
+    if type(index) is not int or index < 0:
+        return False
+    for name in METRIC_NAMES:
+        v = obj[name]
+        if v is None:
+            continue
+        if (type(v) is not float and type(v) is not int) or not math.isfinite(v):
+            return False
+    return True
+
+
+def _row_from_mapping(obj: Mapping[str, Any]) -> FleetRun:
+    def num(key: str) -> float | None:
+        v = obj[key]
+        return None if v is None else float(v)
+
+    return FleetRun(
+        certificate_id=obj["certificate_id"], run_index=int(obj["run_index"]),
+        issued=obj["issued"], card_model=obj["card_model"], card_serial=obj["card_serial"],
+        cohort=Cohort(obj["title"], obj["resolution"], obj["preset"], bool(obj["ray_tracing"]),
+                      obj["upscaler"], obj["upscaler_mode"], bool(obj["frame_generation"])),
+        avg_fps=num("avg_fps"), low_1pct_fps=num("low_1pct_fps"),
+        low_0_1pct_fps=num("low_0_1pct_fps"), consistency_gap=num("consistency_gap"),
+        stutter=num("stutter"), fluidity_score=num("fluidity_score"), source=obj["source"],
+    )
+
+
+def runs_from_record(record: Record, *, source: str, where: str = "record.json") -> list[FleetRun]:
+    """The fleet rows of a certificate record: its recorded runs (not-run runs never enter).
+
+    Refuses a record that is not issuable (a draft or a refused certificate is not certified)
+    and names the first field a fleet row cannot hold (an empty text, a negative index).
+    """
+    cert_id = record.certificate.id
+    if not cert_id.strip():
+        raise FleetError(f"expected a non-empty string, got {_describe(cert_id)}", file=where,
+                         field="certificate.id")
+    if not record.status.issuable or record.status.draft:
+        raise FleetError(f"certificate {cert_id} is not issuable (a draft or refused "
+                         "certificate); only issued certificates enter the fleet", file=where)
+    out: list[FleetRun] = []
+    for pos, run in enumerate(record.runs):
+        if run.status != "recorded":
+            continue
+        path = f"runs[{pos}]"
+        metrics = run.metrics
+        obj: dict[str, object] = {
+            "certificate_id": cert_id, "run_index": run.index,
+            "issued": record.certificate.issued,
+            "card_model": record.card.model, "card_serial": record.card.serial,
+            **{k: getattr(run, k) for k in Cohort._fields},
+            **{m: None if metrics is None else getattr(metrics, m) for m in METRIC_NAMES},
+            "source": source,
+        }
+        errors = field_errors(obj)
+        if errors:
+            # Name the field by its path in the record, not by its fleet column.
+            field, problem = errors[0]
+            record_path = {"run_index": f"{path}.index", "issued": "certificate.issued",
+                           "card_model": "card.model", "card_serial": "card.serial",
+                           **{m: f"{path}.metrics.{m}" for m in METRIC_NAMES}}
+            raise FleetError(problem, file=where, field=record_path.get(field, f"{path}.{field}"))
+        out.append(_row_from_mapping(obj))
+    return out
+
+
+def record_source(data: bytes) -> str:
+    """The `source` of rows added from a record: the SHA-256 of its written bytes."""
+    return "record:sha256:" + hashlib.sha256(data).hexdigest()
+
+

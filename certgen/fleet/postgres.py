@@ -1,0 +1,167 @@
+"""The fleet on a PostgreSQL server (`--fleet postgresql://…`): a shared fleet for several benches.
+
+Same tables, same schema versions (the steps below mirror certgen.fleet.store.MIGRATIONS one for
+one, in PostgreSQL's dialect), same idempotent add, import/export and figures as the SQLite file.
+Differences that matter:
+- the schema version is the one row of `certgen_schema` (SQLite keeps it in PRAGMA user_version);
+- metrics are DOUBLE PRECISION (PostgreSQL's REAL is single precision) and text columns use the
+  "C" collation, so ordering and comparisons are byte order, as in SQLite;
+- every write transaction (and a migration) first takes one transaction-level advisory lock:
+  writers from any number of processes or machines are serialised as SQLite's BEGIN IMMEDIATE
+  serialises them, and the per-cohort aggregates never lose an update.
+
+psycopg (version 3) is the optional extra `postgres`; it is imported only when a URL is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from certgen.errors import FleetError
+from certgen.fleet.model import METRIC_NAMES
+from certgen.fleet.store import MIGRATIONS as SQLITE_MIGRATIONS
+from certgen.fleet.store import _as_cohort, _fill_aggregates
+
+LOCK_ID: Final = 0x63657274_67656E  # "certgen": the advisory lock every writer takes
+
+_TEXT = 'TEXT COLLATE "C"'
+
+
+def _rekey_cohorts(conn: Any) -> None:
+    """Fill `cohort_key` from the cohort columns with Cohort.key() (as the SQLite step 2)."""
+    rows = conn.execute("SELECT certificate_id, run_index, title, resolution, preset, "
+                        "ray_tracing, upscaler, upscaler_mode, frame_generation "
+                        "FROM runs").fetchall()
+    for cert, index, *fields in rows:
+        conn.execute("UPDATE runs SET cohort_key = %s WHERE certificate_id = %s "
+                     "AND run_index = %s", (_as_cohort(fields).key(), cert, index))
+
+
+def _fill_aggregates_pg(conn: Any) -> None:
+    _fill_aggregates(conn, "%s")
+
+
+MIGRATIONS: Final[tuple[tuple[Any, ...], ...]] = (
+    (f"""
+    CREATE TABLE runs (
+        certificate_id   {_TEXT} NOT NULL,
+        run_index        INTEGER NOT NULL,
+        card_model       {_TEXT} NOT NULL,
+        card_serial      {_TEXT} NOT NULL,
+        title            {_TEXT} NOT NULL,
+        resolution       {_TEXT} NOT NULL,
+        preset           {_TEXT} NOT NULL,
+        ray_tracing      INTEGER NOT NULL CHECK (ray_tracing IN (0, 1)),
+        upscaler         {_TEXT} NOT NULL,
+        upscaler_mode    {_TEXT},
+        frame_generation INTEGER NOT NULL CHECK (frame_generation IN (0, 1)),
+        avg_fps          DOUBLE PRECISION,
+        low_1pct_fps     DOUBLE PRECISION,
+        low_0_1pct_fps   DOUBLE PRECISION,
+        consistency_gap  DOUBLE PRECISION,
+        stutter          DOUBLE PRECISION,
+        fluidity_score   DOUBLE PRECISION,
+        UNIQUE (certificate_id, run_index)
+    )
+    """,),
+    (
+        f"ALTER TABLE runs ADD COLUMN issued {_TEXT}",
+        f"ALTER TABLE runs ADD COLUMN source {_TEXT} NOT NULL DEFAULT 'unknown'",
+        f"ALTER TABLE runs ADD COLUMN cohort_key {_TEXT} NOT NULL DEFAULT ''",
+        _rekey_cohorts,
+        "CREATE INDEX runs_by_cohort ON runs (cohort_key)",
+    ),
+    (
+        *(f"CREATE INDEX runs_by_cohort_{m} ON runs (cohort_key, {m})" for m in METRIC_NAMES),
+        "DROP INDEX runs_by_cohort",
+        f"""
+        CREATE TABLE cohort_stats (
+            cohort_key {_TEXT} NOT NULL,
+            metric     {_TEXT} NOT NULL,
+            n          BIGINT  NOT NULL,
+            sum_x      TEXT    NOT NULL,
+            sum_xx     TEXT    NOT NULL,
+            PRIMARY KEY (cohort_key, metric)
+        )
+        """,
+        f"""
+        CREATE TABLE cohorts (
+            cohort_key {_TEXT} NOT NULL PRIMARY KEY,
+            runs       BIGINT  NOT NULL,
+            digest     TEXT    NOT NULL
+        )
+        """,
+        _fill_aggregates_pg,
+    ),
+)
+"""The PostgreSQL form of each schema step (same count and meaning as the SQLite steps)."""
+
+assert len(MIGRATIONS) == len(SQLITE_MIGRATIONS), "the two backends have the same versions"
+
+
+def redact(url: str) -> str:
+    """The URL without its password: what messages and `store.path` show."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ""
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def begin_write(conn: Any) -> None:
+    """Start a write transaction holding the fleet's advisory lock (released at its end)."""
+    conn.execute("BEGIN")
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+
+
+def connect(url: str, *, target: int | None = None) -> tuple[Any, str]:
+    """An autocommit connection to the fleet server, migrated; and the URL to show."""
+    shown = redact(url)
+    try:
+        import psycopg
+    except ImportError:
+        raise FleetError("a postgresql:// fleet needs psycopg; install certgen[postgres]",
+                         file=shown) from None
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FleetError(f"cannot connect to the fleet server: {text}", file=shown) from None
+    try:
+        migrate(conn, where=shown, target=len(MIGRATIONS) if target is None else target)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, shown
+
+
+def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS)) -> int:
+    """Apply the missing steps up to `target` under the advisory lock; return the version found."""
+    begin_write(conn)
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS certgen_schema (version INTEGER NOT NULL)")
+        found_row = conn.execute("SELECT version FROM certgen_schema").fetchone()
+        if found_row is None:
+            conn.execute("INSERT INTO certgen_schema (version) VALUES (0)")
+            found = 0
+        else:
+            found = int(found_row[0])
+        if found > len(MIGRATIONS):
+            raise FleetError(f"fleet schema version {found} is newer than this certgen "
+                             f"supports ({len(MIGRATIONS)}); upgrade certgen", file=where)
+        for version in range(found + 1, target + 1):
+            for step in MIGRATIONS[version - 1]:
+                if isinstance(step, str):
+                    conn.execute(step)
+                else:
+                    step(conn)
+            conn.execute("UPDATE certgen_schema SET version = %s", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found
