@@ -17,6 +17,15 @@ from certgen.fleet import Cohort, FleetRun, FleetStore
 distributed = pytest.importorskip("distributed", reason="the dask extra is part of the test extra")
 
 
+@pytest.fixture(autouse=True)
+def _sample_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every build here is issued by the examples' sample lab ($CERTGEN_LAB, inherited by the
+    scheduler's workers and by child processes)."""
+    monkeypatch.setenv("CERTGEN_LAB", str(Path(__file__).resolve().parent.parent / "examples"
+                                          / "lab.yaml"))
+
+
+
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -271,6 +271,9 @@ def _retitle(bundle: Path, cert_id: str, title: str) -> Path:
 def test_adding_a_run_rebuilds_only_the_certificates_of_its_cohort(fleet_location: str,
                                                                    tmp_path: Path) -> None:
     from certgen.build.certificate import build_bundle
+    from certgen.lab import load_lab
+
+    lab = load_lab(Path(__file__).resolve().parent.parent / "examples" / "lab.yaml")
 
     a = simple_bundle(tmp_path / "a", [(120.0, 108.0, 90.0)])
     b = _retitle(simple_bundle(tmp_path / "b", [(90.0, 80.0, 70.0)]), "TEST-0002", "Other game")
@@ -281,7 +284,8 @@ def test_adding_a_run_rebuilds_only_the_certificates_of_its_cohort(fleet_locatio
 
     def build() -> dict[str, bool]:
         return {r.certificate_id: r.rebuilt for r in
-                (build_bundle(x, out, languages=["en"], fleet=fleet_location) for x in (a, b))}
+                (build_bundle(x, out, languages=["en"], fleet=fleet_location, lab=lab)
+                 for x in (a, b))}
 
     assert build() == {"TEST-0001": True, "TEST-0002": True}
     assert build() == {"TEST-0001": False, "TEST-0002": False}
