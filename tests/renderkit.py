@@ -64,8 +64,11 @@ def words(text: str) -> set[str]:
 def bundle_words(record: dict[str, Any]) -> set[str]:
     """Words of the free text a lab or a capture wrote (shown as written, never translated),
     from the record's JSON form."""
+    # A Phase 1 outcome of pass/fail is translated by the certificate; any other is lab text.
+    outcomes = [v for v in record["phase1"].values()
+                if str(v).lower() not in ("pass", "passed", "fail", "failed")]
     texts = [record["customer"], *record["card"].values(), *record["certificate"].values(),
-             *record["phase1"].values(), record["rules_version"]]
+             *outcomes, record["rules_version"]]
     texts += [d.get("file") for d in record["status"].get("refusal_details", [])]
     for run in record["runs"]:
         texts += [run[k] for k in ("title", "resolution", "preset", "upscaler", "upscaler_mode",

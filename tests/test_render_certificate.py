@@ -8,13 +8,13 @@ import io
 import json
 import re
 from decimal import Decimal
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pypdf
 import pytest
 from babel.numbers import parse_decimal
+from renderkit import ENGLISH_ONLY, KEPT_IN_ENGLISH, bundle_words, visible_text, words
 
 from certgen.metrics import round_half_away
 from certgen.record import Record, dump_record, load_record
@@ -309,85 +309,25 @@ def test_phase1_outcome_words_are_translated(lang: str, word: str) -> None:
     assert "<dd>rail 3 at 7% over nominal</dd>" in html
 
 
-class _Text(HTMLParser):
-    """The words a reader sees: text nodes and aria-label/title, not styles."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.skip = 0
-        self.parts: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.skip += tag == "style"
-        self.parts.extend(v for k, v in attrs if k in ("aria-label", "title", "alt") and v)
-
-    def handle_endtag(self, tag: str) -> None:
-        self.skip -= tag == "style"
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.parts.append(data)
-
-
-KEPT_IN_ENGLISH = {"FPS", "Fluidity", "Score", "SHA-256", "SOP", "GPU", "VRM", "p99", "low",
-                   "record", "json", "certgen", "PLATINUM", "GOLD", "SILVER", "n", "sha256",
-                   "https", "certificates", "example", "org", "verify", "ray", "tracing",
-                   "upscaler", "Driver", "ms", "GB"}
-"""Latin words a ru/pt certificate may show: glossary terms kept in English (locales/glossary.yaml),
-units, the verification URL."""
-
-
-def _bundle_words(record: dict[str, Any]) -> set[str]:
-    """Words of the free text the lab wrote in card.yaml (shown as written, never translated)."""
-    texts = [record["customer"], *record["card"].values(), *record["certificate"].values(),
-             record["rules_version"]]
-    texts += [d.get("file") for d in record["status"].get("refusal_details", [])]
-    for run in record["runs"]:
-        texts += [run[k] for k in ("title", "resolution", "preset", "upscaler", "upscaler_mode",
-                                   "not_run_reason")]
-        texts += [(run.get("capture") or {}).get("file"), (run.get("first_capture") or {}).get("file")]
-        soft = run.get("soft_limit") or {}
-        texts += [soft.get("justification"), soft.get("vrm_reexamination")]
-    texts += [f["file"] for f in record["audit"]["first_captures"]]
-    words: set[str] = set()
-    for text in texts:
-        words |= _words(str(text or ""))
-    return words
-
-
-def _words(text: str) -> set[str]:
-    """Latin words of two letters or more; hashes (hex) and formula letters (F, g, s) are not words."""
-    found = set(re.findall(r"[A-Za-z][A-Za-z0-9-]*", text))
-    return {w for w in found if len(w) > 1 and not re.fullmatch(r"[0-9a-f]{16,}", w)}
-
-
 def _shown_words(lang: str, refused: bool) -> tuple[dict[str, Any], set[str]]:
     """The sample record (refused or not) and the Latin words its certificate shows in `lang`."""
     record = _sample()
     if refused:
         _refused(record)
     html, _ = _render(record, lang)
-    parser = _Text()
-    parser.feed(html)
-    return record, _words("\n".join(parser.parts))
+    return record, words(visible_text(html))
 
 
 @pytest.mark.parametrize("refused", [False, True])
 def test_a_russian_certificate_shows_no_english_beyond_the_glossary_and_the_bundle(refused: bool) -> None:
     record, words = _shown_words("ru", refused)
-    assert sorted(words - KEPT_IN_ENGLISH - _bundle_words(record)) == []
-
-
-ENGLISH_ONLY = {"the", "and", "of", "is", "are", "run", "runs", "stutter", "required", "needed",
-                "archived", "capture", "before", "issued", "incomplete", "pass", "passed", "fail",
-                "failed", "above", "below", "line", "re-run", "missing", "with", "without", "has",
-                "file", "declared", "mismatch", "reached", "yes", "not", "measured"}
+    assert sorted(words - KEPT_IN_ENGLISH - bundle_words(record)) == []
 
 
 @pytest.mark.parametrize("refused", [False, True])
 def test_a_portuguese_certificate_shows_no_english_sentence_words(refused: bool) -> None:
     record, words = _shown_words("pt", refused)
-    assert sorted((words & ENGLISH_ONLY) - _bundle_words(record)) == []
+    assert sorted((words & ENGLISH_ONLY) - bundle_words(record)) == []
 
 
 # --- languages built together: hreflang alternates and the switcher --------------------------
