@@ -17,7 +17,6 @@ import json
 import os
 import random
 import resource
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_build import SAMPLE_LAB, _bundles  # one way to copy the example bundles  # noqa: E402
 
 from certgen.fleet import METRIC_NAMES, RANKED_METRICS, Cohort, FleetStore  # noqa: E402
 from certgen.fleet.store import _COLUMNS, _to_sql  # noqa: E402
@@ -108,26 +109,10 @@ def bench_rank(db: Path, repeats: int = 5) -> tuple[float, float]:
     return min(ours), min(bare)
 
 
-def _bundles(tmp: Path, count: int) -> list[str]:
-    import yaml
-
-    examples = sorted(p for p in (ROOT / "examples").iterdir() if (p / "card.yaml").is_file())
-    out = []
-    for i in range(count):
-        src = examples[i % len(examples)]
-        dst = tmp / f"bundle{i:03d}"
-        shutil.copytree(src, dst)
-        text = (dst / "card.yaml").read_text(encoding="utf-8")
-        old = str(yaml.safe_load(text)["certificate"]["id"])
-        (dst / "card.yaml").write_text(text.replace(old, f"SCALE-{i:04d}", 1), encoding="utf-8")
-        out.append(str(dst))
-    return out
-
-
 def bench_cluster(tmp: Path, count: int) -> tuple[float, float]:
     from distributed import LocalCluster
 
-    bundles = _bundles(tmp, count)
+    bundles = _bundles(tmp, count, prefix="SCALE")
     times = {}
     for workers in (1, 2):
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -136,11 +121,12 @@ def bench_cluster(tmp: Path, count: int) -> tuple[float, float]:
             # Warm the workers (imports, fonts) so both runs measure builds, not start-up.
             warm = tmp / f"warm{workers}"
             subprocess.run([sys.executable, "-m", "certgen", "build", bundles[0], "--out",
-                            str(warm), "--lang", "en", "--scheduler",
+                            str(warm), "--lang", "en", "--lab", str(SAMPLE_LAB), "--scheduler",
                             cluster.scheduler_address], check=True, capture_output=True)
             start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "certgen", "build", *bundles, "--out",
-                            str(out), "--lang", "en", "--scheduler", cluster.scheduler_address],
+                            str(out), "--lang", "en", "--lab", str(SAMPLE_LAB), "--scheduler",
+                            cluster.scheduler_address],
                            check=True, capture_output=True)
             times[workers] = time.perf_counter() - start
     return times[1], times[2]
