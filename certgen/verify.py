@@ -129,14 +129,11 @@ class _Signatures:
     name: str | None = None
 
 
-def _load_trust(pem: bytes, source: str) -> list[Any]:
-    from asn1crypto import pem as asn1_pem
-    from asn1crypto import x509
+def _load_trust(data: bytes, source: str) -> list[Any]:
+    from pyhanko.keys import load_certs_from_pemder_data
 
-    blocks = [der for _t, _h, der in asn1_pem.unarmor(pem, multiple=True)] \
-        if asn1_pem.detect(pem) else [pem]
     try:
-        roots = [x509.Certificate.load(der) for der in blocks]
+        roots = list(load_certs_from_pemder_data(data))
         for root in roots:
             _ = root.subject  # parse now, so a bad file is refused here
     except ValueError:
@@ -163,7 +160,7 @@ def _signature_checks(pdf: bytes, trust: list[Any] | None, signatory: str | None
         out.checks.append(Check("signature", "fail", "the PDF is not signed"))
         return out
     out.signed = True
-    statuses = []
+    statuses: list[Any] = []
     for sig in embedded:
         context = ValidationContext(trust_roots=trust or [], allow_fetching=False,
                                     revocation_mode="soft-fail")
@@ -331,6 +328,7 @@ def _derivation(record: Any) -> list[str]:
 def _bundle_checks(record: Any, bundle: str) -> list[Check]:
     from certgen.bundle import load_bundle
     from certgen.pipeline import record_from_bundle
+    from certgen.record import RunMetrics
 
     root = Path(bundle)
     wrong = []
@@ -355,7 +353,7 @@ def _bundle_checks(record: Any, bundle: str) -> list[Check]:
     differ = []
     for run, fresh in zip(record.runs, again.runs):
         if run.metrics != fresh.metrics:
-            keys = [k for k in type(run.metrics or fresh.metrics).model_fields
+            keys = [k for k in RunMetrics.model_fields
                     if getattr(run.metrics, k, None) != getattr(fresh.metrics, k, None)]
             differ.append(f"run {run.index + 1} ({run.title} {run.resolution}): "
                           f"{', '.join(keys) or 'metrics'} recomputed differently")
@@ -384,13 +382,18 @@ def verify_pdf(
     import pypdf
 
     roots = None if trust is None else _load_trust(trust, trust_source)
+    # A damaged file is a failed check, not an error: the signature check says what changed.
+    unreadable = None
+    attachments: dict[str, list[bytes]] = {}
+    text, lang = "", "en"
     try:
         reader = pypdf.PdfReader(io.BytesIO(pdf))
         attachments = dict(reader.attachments)
-        lang = str(reader.trailer["/Root"].get("/Lang", "en"))
+        catalog: Any = reader.trailer["/Root"]
+        lang = str(catalog.get("/Lang", "en"))
         text = _pdf_text(reader)
     except Exception as exc:
-        raise CertgenError(f"not a readable PDF ({type(exc).__name__}: {exc})", file=source) from None
+        unreadable = f"the PDF cannot be read ({type(exc).__name__})"
 
     from certgen.record import RecordError, load_record
 
@@ -398,7 +401,9 @@ def verify_pdf(
     record_sha = None
     record_checks: list[Check] = []
     blobs = attachments.get("record.json") or []
-    if len(blobs) != 1:
+    if unreadable is not None:
+        record_checks.append(Check("record", "fail", unreadable))
+    elif len(blobs) != 1:
         record_checks.append(Check("record", "fail", "no record.json attached" if not blobs
                                    else "more than one record.json attached"))
     else:

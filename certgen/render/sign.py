@@ -4,7 +4,7 @@
 invisible signature field whose CMS signature (PAdES baseline B, SHA-256) covers the whole file.
 The original bytes stay as they were, so the PDF/A-3b conformance, the XMP metadata and the
 attached record.json are kept; pyHanko updates the modification date and producer in both the
-Info dictionary and the XMP packet, as PDF/A asks.
+Info dictionary and the XMP packet, as PDF/A asks (the producer becomes pyHanko's in both).
 
 Determinism (DESIGN rule 4): nothing comes from the clock or a random source.
 - The signing time (the CMS signingTime attribute and the new ModDate) is `when`, the
@@ -95,7 +95,7 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> by
     incremental update, dated `when`; the same arguments give the same bytes."""
     from pyhanko.pdf_utils import generic
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-    from pyhanko.pdf_utils.metadata.model import DocumentMetadata
+    from pyhanko.pdf_utils.metadata.model import VENDOR, DocumentMetadata
     from pyhanko.sign import fields, signers
 
     when = when.astimezone(dt.UTC) if when.tzinfo else when.replace(tzinfo=dt.UTC)
@@ -107,7 +107,7 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> by
                 value = when
             super().__setattr__(attr, value)
 
-    class DatedSigner(signers.PdfSigner):  # type: ignore[misc]
+    class DatedSigner(signers.PdfSigner):
         # The session's system_time is the CMS signingTime: the build date, not the clock.
         def init_signing_session(self, pdf_out: Any, existing_fields_only: bool = False) -> Any:
             session = super().init_signing_session(pdf_out, existing_fields_only)
@@ -116,6 +116,13 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> by
 
     writer = IncrementalPdfFileWriter(io.BytesIO(pdf))
     writer._meta = PinnedMetadata(last_modified=when)
+    # PDF/A wants the Info dictionary and the XMP packet to agree: pyHanko writes its own name
+    # as the XMP producer but appends it to the Info one, so the Info one is set to it too
+    # (the Creator still names certgen and the renderer stack).
+    info: Any = writer._info
+    if info is not None:
+        info.get_object()["/Producer"] = generic.TextStringObject(VENDOR)
+        writer.mark_update(info)
     # The /ID's second half names the revision: derived from the bytes signed, not the clock.
     writer._document_id = generic.ArrayObject([
         writer._document_id[0], generic.ByteStringObject(hashlib.sha256(pdf).digest()[:16])])
