@@ -25,9 +25,14 @@ import click
 def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | None,
             as_json: bool) -> None:
     """Check a certificate PDF: signature, record, printed figures, grade, captures."""
+    import logging
     from pathlib import Path
 
     from certgen.verify import load_revocations, verify_pdf
+
+    # pyHanko logs a failed path search with its traceback; the verdict line already says it.
+    for name in ("pyhanko", "pyhanko_certvalidator"):
+        logging.getLogger(name).disabled = True
 
     result = verify_pdf(
         Path(pdf).read_bytes(), source=pdf,
