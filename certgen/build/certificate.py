@@ -9,8 +9,10 @@ card.yaml and every file it names (name and SHA-256; files it does not name are 
 the rules files (packaged and on CERTGEN_RULES_PATH), templates/, locales/, the certgen
 version and software stack, the lab profile's content, when a fleet is used the fleet content of
 the bundle's own cohorts (FleetStore.cohort_digest: adding a run to another cohort does not
-rebuild this certificate), the languages, the draft flag and the verification base. A build
-that is not a draft needs a lab profile (certgen.lab). The manifest of a finished folder records that key; when the key is unchanged and every
+rebuild this certificate), the languages, the draft flag, the verification base and, for a
+signed build, the signing certificate's fingerprint (never the passphrase). A build
+that is not a draft needs a lab profile (certgen.lab); so does a signed one (`sign`: every PDF
+gets the lab's PAdES signature, certgen.render.sign, dated by the certificate's issue date). The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from certgen.fleet import FleetStore
     from certgen.lab import LabProfile
     from certgen.record import Record
+    from certgen.render.sign import SigningKey
 
 RECORD_NAME = "record.json"
 
@@ -114,6 +117,7 @@ def inputs_key(
     fleet: Path | str | None,
     store: FleetStore | None = None,
     lab: LabProfile | None = None,
+    sign: SigningKey | None = None,
 ) -> str:
     """The content hash that decides whether a bundle must be rebuilt (see module doc).
 
@@ -126,6 +130,7 @@ def inputs_key(
     digest.update(f"bundle={bundle.content_sha256()}\0".encode())
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
+    digest.update(f"sign={'-' if sign is None else sign.fingerprint}\0".encode())
     if fleet is not None:
         from certgen.pipeline import bundle_cohorts
 
@@ -169,11 +174,13 @@ def choose_languages(record: Record, requested: Sequence[str] | None) -> tuple[s
 
 
 def render_documents(
-    record: Record, languages: Iterable[str], *, verify_base: str
+    record: Record, languages: Iterable[str], *, verify_base: str, sign: SigningKey | None = None
 ) -> tuple[bytes, dict[str, bytes]]:
-    """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory."""
+    """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory; with
+    `sign`, every PDF signed for the record's issuer by its signatory, dated by its issue date."""
     from certgen.record import dump_record
     from certgen.render.certificate import (
+        build_date,
         html_file_name,
         render_certificate_html,
         render_certificate_pdf,
@@ -185,21 +192,36 @@ def render_documents(
     langs = tuple(languages)
     for lang in langs:
         html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base,
-                                       languages=langs)
+                                       languages=langs, signed=sign is not None)
         documents[html_file_name(lang)] = html.encode("utf-8")
-        documents[pdf_name(lang)] = render_certificate_pdf(html, record, record_bytes, lang)
+        pdf = render_certificate_pdf(html, record, record_bytes, lang)
+        if sign is not None:
+            from certgen.render.sign import sign_pdf
+
+            assert record.issuer is not None  # render_certificate_html refused it otherwise
+            pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name, when=build_date(record))
+        documents[pdf_name(lang)] = pdf
     return record_bytes, documents
 
 
-def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draft: bool) -> str:
+NO_LAB_TO_SIGN_MESSAGE = ("--sign: a signed certificate is signed in the name of the "
+                          "laboratory's signatory; give --lab FILE (or set $CERTGEN_LAB)")
+"""The refusal of a signed build without a lab profile (tests assert it word for word)."""
+
+
+def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draft: bool,
+                        signed: bool = False) -> str:
     """The verification base a build prints, checked: refuses a build that is not a draft
-    without a lab profile, and one pointing to a reserved example domain (certgen.lab)."""
+    without a lab profile (a signed one too), and one pointing to a reserved example domain
+    (certgen.lab)."""
     from certgen.lab import NO_LAB_MESSAGE, LabError, check_issuable_base
     from certgen.render.certificate import DEFAULT_VERIFY_BASE
 
     check_verify_base(verify_base)
     if lab is None and not draft:
         raise LabError([NO_LAB_MESSAGE])
+    if lab is None and signed:
+        raise LabError([NO_LAB_TO_SIGN_MESSAGE])
     base = verify_base or (lab.lab.verification_base if lab is not None else DEFAULT_VERIFY_BASE)
     check_issuable_base(base, lab, draft=draft, from_profile=verify_base is None)
     return base
@@ -215,17 +237,19 @@ def build_bundle(
     verify_base: str | None = None,
     use_cache: bool = True,
     lab: LabProfile | None = None,
+    sign: SigningKey | None = None,
 ) -> BuildResult:
     """Build one bundle into out_dir/<certificate id>/ unless its cached output is current.
 
     `lab` is the issuing laboratory (certgen.lab): required unless `draft`; its verification
-    base is the QR code's unless `verify_base` is given.
+    base is the QR code's unless `verify_base` is given. `sign`: the lab's key
+    (certgen.render.sign.signing_key); every PDF is then signed (needs `lab`).
     """
     from certgen.bundle import load_bundle
     from certgen.pipeline import record_from_bundle
     from certgen.writer import Writer, read_manifest, verify_manifest
 
-    base = resolve_verify_base(verify_base, lab, draft=draft)
+    base = resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
     loaded = load_bundle(bundle)
     with ExitStack() as stack:
         store = None
@@ -236,7 +260,7 @@ def build_bundle(
             store = stack.enter_context(FleetStore.open(os.fspath(fleet), create=False))
         key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
                          fleet=None if fleet is None else os.fspath(fleet), store=store,
-                         lab=lab)
+                         lab=lab, sign=sign)
         out = Path(out_dir)
         if use_cache:
             cert_id = str(loaded.card.certificate.id)
@@ -251,7 +275,7 @@ def build_bundle(
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
-    record_bytes, documents = render_documents(record, langs, verify_base=base)
+    record_bytes, documents = render_documents(record, langs, verify_base=base, sign=sign)
     record_sha = hashlib.sha256(record_bytes).hexdigest()
 
     writer = Writer(out, cert_id)
@@ -280,6 +304,7 @@ def build_many(
     progress: Any = None,
     lab: LabProfile | None = None,
     scheduler: str | None = None,
+    sign: SigningKey | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1, a Dask cluster when `scheduler` is
     given: certgen.build.cluster); results in the given order.
@@ -292,8 +317,9 @@ def build_many(
     """
 
     # The lab profile and the verification base are the same for every bundle: refused once.
-    resolve_verify_base(verify_base, lab, draft=draft)
-    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab)
+    resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
+    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab,
+                  sign=sign)
     results: dict[int, BuildResult | Exception] = {}
     if scheduler:
         from certgen.build.cluster import build_on_cluster

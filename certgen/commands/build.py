@@ -14,14 +14,23 @@ verification_base unless --verify-base says otherwise.
 The issuer: `--lab FILE` (or $CERTGEN_LAB) names the laboratory profile (certgen.lab). A build
 that is not --draft refuses without one, and refuses a verification base on a reserved example
 domain (a specimen lab, whose documents are all marked SPECIMEN, may use one).
+
+Signing: `--sign KEY.p12` signs every PDF for the lab (PAdES, certgen.render.sign; the `sign`
+extra). The passphrase comes from $CERTGEN_SIGN_PASSPHRASE or `--sign-passphrase-file FILE`
+(its first line), never from an argument, which other users could read in the process list.
+`certgen verify` checks a signed certificate (docs/verify.md).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from certgen.render.sign import SigningKey
 
 
 def _languages(value: str | None) -> list[str] | None:
@@ -65,6 +74,12 @@ def _languages(value: str | None) -> list[str] | None:
               help="Build on a Dask cluster (tcp://host:8786; default: $CERTGEN_SCHEDULER). "
                    "Bundles, --out and an SQLite fleet must be on a path every worker shares; "
                    "see docs/cluster.md. Needs the dask extra.")
+@click.option("--sign", "sign_file", type=click.Path(dir_okay=False), default=None,
+              metavar="KEY.p12",
+              help="Sign every PDF with the lab's key (PKCS#12; needs --lab and the sign "
+                   "extra). Passphrase: $CERTGEN_SIGN_PASSPHRASE or --sign-passphrase-file.")
+@click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
 def command(
     bundles: tuple[str, ...],
     out_dir: str,
@@ -75,6 +90,8 @@ def command(
     lab_file: str | None,
     verify_base: str | None,
     scheduler: str | None,
+    sign_file: str | None,
+    sign_passphrase_file: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
     from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
@@ -84,10 +101,13 @@ def command(
     langs = _languages(lang)
     check_verify_base(verify_base)
     lab = None if lab_file is None else load_lab(lab_file)
+    sign = None if sign_file is None else _signing_key(sign_file, sign_passphrase_file)
+    if sign is None and sign_passphrase_file is not None:
+        raise click.BadParameter("only used with --sign", param_hint="--sign-passphrase-file")
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
     kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
-                  jobs=workers, lab=lab, scheduler=scheduler or None)
+                  jobs=workers, lab=lab, scheduler=scheduler or None, sign=sign)
     if sys.stderr.isatty() and len(bundles) > 1:
         with click.progressbar(length=len(bundles), label="building", file=sys.stderr) as bar:
             results = build_many(list(bundles), out_dir, progress=bar.update, **kwargs)  # type: ignore[arg-type]
@@ -118,3 +138,31 @@ def command(
             where = "" if text.startswith(str(bundle)) else f"{bundle}: "
             click.echo(f"certgen: {where}{text}", err=True)
         raise CertgenError(f"{len(failures)} of {len(bundles)} bundles were not built")
+
+
+PASSPHRASE_ENV = "CERTGEN_SIGN_PASSPHRASE"
+"""The environment variable holding the passphrase of --sign's key."""
+
+
+def _signing_key(key_file: str, passphrase_file: str | None) -> SigningKey:
+    """Read --sign's PKCS#12 file and its passphrase (a file's first line, else the variable)."""
+    from pathlib import Path
+
+    from certgen.errors import CertgenError
+    from certgen.render.sign import require_sign_extra, signing_key
+
+    require_sign_extra()
+    if passphrase_file is not None:
+        try:
+            lines = Path(passphrase_file).read_bytes().splitlines()
+        except OSError as exc:
+            raise CertgenError(f"cannot read the passphrase ({exc.strerror})",
+                               file=passphrase_file) from None
+        passphrase = lines[0] if lines else b""
+    else:
+        passphrase = os.environ.get(PASSPHRASE_ENV, "").encode("utf-8")
+    try:
+        data = Path(key_file).read_bytes()
+    except OSError as exc:
+        raise CertgenError(f"cannot read the signing key ({exc.strerror})", file=key_file) from None
+    return signing_key(data, passphrase, source=key_file)

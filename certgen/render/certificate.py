@@ -151,8 +151,15 @@ def certificate_context(
     record_sha256: str,
     verify_base: str,
     languages: Iterable[str] | None = None,
+    signed: bool = False,
 ) -> dict[str, object]:
-    """What certificate.html.j2 reads: the record, plus prepared markup (see module doc)."""
+    """What certificate.html.j2 reads: the record, plus prepared markup (see module doc).
+
+    `signed`: the PDF is signed for the issuing lab (certgen.render.sign); the verification
+    block then names its signatory, otherwise it says the certificate is not signed.
+    """
+    if signed and record.issuer is None:
+        raise RenderError("a signed certificate needs an issuer: build it with a lab profile")
     from markupsafe import Markup
 
     status = record.status
@@ -190,6 +197,7 @@ def certificate_context(
         "charts": charts,
         "justifications": justifications,
         "record_sha256": record_sha256,
+        "signatory": record.issuer.signatory.name if signed and record.issuer else None,
         "verify_url": url,
         "qr_svg": Markup(qr_svg(url)),
         "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -203,17 +211,19 @@ def render_certificate_html(
     record_sha256: str,
     verify_base: str = DEFAULT_VERIFY_BASE,
     languages: Iterable[str] | None = None,
+    signed: bool = False,
 ) -> str:
     """The certificate of `record` in `lang` as one self-contained HTML document.
 
     `languages` are the languages built in the same run: the document declares them as
     hreflang alternates (certificate.<lang>.html beside it) and shows a language switcher on
     screen (hidden in print). None or a single language: no alternates, no switcher.
+    `signed`: the PDF made from it will be signed (the verification block says by whom).
     """
     from certgen.render.html import render_template
 
     context = certificate_context(record, lang, record_sha256=record_sha256,
-                                  verify_base=verify_base, languages=languages)
+                                  verify_base=verify_base, languages=languages, signed=signed)
     return render_template(TEMPLATE, context, lang)
 
 
