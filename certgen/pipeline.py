@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
+from certgen.framegen import compute_frame_diagnostics
 from certgen.lab import LabProfile
 from certgen.metrics import compute_metrics, round_half_away, weights_of
 from certgen.record import (
@@ -41,6 +42,7 @@ from certgen.record import (
     TestSystem,
     build_record,
     chart_series,
+    frame_diagnostics,
     run_metrics,
 )
 from certgen.rules import GradeCap, RunFacts, decide
@@ -159,6 +161,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
     chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
+    diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
         "sha256": capture_file.sha256,
@@ -203,6 +206,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
         chart=chart, first_capture_metrics=None if first_metrics is None
         else run_metrics(first_metrics), conditions=_conditions(run),
+        frame_diagnostics=frame_diagnostics(diagnostics),
     )
     return run_input, facts
 

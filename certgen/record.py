@@ -37,6 +37,7 @@ from pydantic_core import ErrorDetails
 
 from certgen import __version__
 from certgen.errors import CertgenError
+from certgen.framegen import FrameDiagnostics as ComputedFrameDiagnostics
 from certgen.metrics import RunMetrics as ComputedMetrics
 from certgen.metrics import round_half_away
 from certgen.rules import (
@@ -513,6 +514,57 @@ class RunMetrics(_Frozen):
     too_short: bool = Field(description="Capture shorter than the SOP asks.")
 
 
+class DiagnosticFigures(_Frozen):
+    """SOP arithmetic over another set of intervals (diagnostic, not graded)."""
+
+    frames: int = Field(description="Intervals counted (after dropping t <= 0).")
+    avg_fps: float | None = Field(description="Time-weighted average FPS, 1 dp.")
+    low_1pct_fps: float | None = Field(description="1% low FPS (slowest-k), 1 dp.")
+    low_0_1pct_fps: float | None = Field(description="0.1% low FPS (slowest-k), 1 dp.")
+    consistency_gap: float | None = Field(description="1 - 1% low / average, 4 dp.")
+    stutter: float | None = Field(description="1 - 0.1% low / 1% low, 4 dp.")
+
+
+class FrameTypeCount(_Frozen):
+    """Frames of one FrameType value."""
+
+    frame_type: str = Field(description='The type as the tool wrote it, e.g. "Application".')
+    frames: int = Field(description="Frames of that type.")
+
+
+class FrameGenerationDiagnostic(_Frozen):
+    """`runs[].frame_diagnostics.frame_generation`: what the FrameType column says."""
+
+    column: str = Field(description='The column read: "FrameType".')
+    frames: int = Field(description="Frames with a type (NA left out).")
+    generated_frames: int = Field(description='Frames of a type other than "Application".')
+    generated_share: float | None = Field(
+        description="generated_frames / frames, 4 dp; null without a typed frame.")
+    frame_types: tuple[FrameTypeCount, ...] = Field(description="Frames per type, by type.")
+    application: DiagnosticFigures | None = Field(
+        description="The figures over the application frames' present intervals; null "
+                    "without one.")
+
+
+class DisplayDiagnostic(_Frozen):
+    """`runs[].frame_diagnostics.display`: the figures over display-change intervals."""
+
+    column: str = Field(description="The column read, e.g. MsBetweenDisplayChange.")
+    not_displayed: int = Field(description="Frames with no display change (0 or NA), left out.")
+    figures: DiagnosticFigures | None = Field(
+        description="The figures over the positive intervals; null without one.")
+
+
+class FrameDiagnostics(_Frozen):
+    """`runs[].frame_diagnostics`: frame generation and display timing, diagnostic and never
+    graded (docs/spec/metrics.md); each null when the capture lacks its column."""
+
+    frame_generation: FrameGenerationDiagnostic | None = Field(
+        description="From FrameType; null without that column.")
+    display: DisplayDiagnostic | None = Field(
+        description="From the display-change column; null without one.")
+
+
 class Rank(_Frozen):
     """A run's standing in its cohort for one metric."""
 
@@ -640,8 +692,12 @@ class Run(_WithLaterKeys):
     chart: Chart | None = Field(description="The chart series.")
     conditions: RunConditions | None = Field(
         default=None, description="How the run was made (absent in records of an older certgen).")
+    frame_diagnostics: FrameDiagnostics | None = Field(
+        default=None, description="Frame generation and display timing of the capture, "
+                                  "diagnostic and not graded; null for a not_run run (absent in "
+                                  "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions",)
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics")
 
 
 class AuditCapture(_Frozen):
@@ -900,11 +956,19 @@ class RunInput:
     """The archived first capture's figures, scored like a recorded capture (or None)."""
     conditions: RunConditions | None = None
     """How the run was made, as card.yaml states it."""
+    frame_diagnostics: FrameDiagnostics | None = None
+    """Frame generation and display timing (None for a not_run run)."""
 
 
 def run_metrics(metrics: ComputedMetrics) -> RunMetrics:
     """`runs[].metrics` of computed figures (certgen.metrics.RunMetrics.as_json, typed)."""
     return RunMetrics.model_validate_json(json.dumps(metrics.as_json(), allow_nan=False))
+
+
+def frame_diagnostics(diagnostics: ComputedFrameDiagnostics) -> FrameDiagnostics:
+    """`runs[].frame_diagnostics` of computed diagnostics (certgen.framegen, typed)."""
+    return FrameDiagnostics.model_validate_json(json.dumps(diagnostics.as_json(),
+                                                           allow_nan=False))
 
 
 def rules_block(rules: Rules) -> RulesBlock:
@@ -1018,7 +1082,7 @@ def build_record(
             soft_limit=None if soft is None else _soft_limit(soft),
             first_capture=None if first is None or first.file is None
             else _first_capture(first, first.file, run.first_capture_metrics),
-            chart=run.chart, conditions=run.conditions,
+            chart=run.chart, conditions=run.conditions, frame_diagnostics=run.frame_diagnostics,
         ))
     first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(

@@ -90,7 +90,11 @@ def side_input(capture: Any) -> Any:
 def build_comparison(before: Any, after: Any) -> dict[str, Any]:
     """The report record of two captures: plain data (JSON-able), what the template reads."""
     from certgen import compare
+    from certgen.framegen import compute_frame_diagnostics
+    from certgen.metrics import weights_of
+    from certgen.sop import load_rules
 
+    weights = weights_of(load_rules())
     counted = {"before": compare.count_side(side_input(before)),
                "after": compare.count_side(side_input(after))}
     floors = compare.noise_floor(counted["before"], counted["after"])
@@ -99,7 +103,10 @@ def build_comparison(before: Any, after: Any) -> dict[str, Any]:
         "mode": "pair",
         "sides": [
             {"side": side, **_capture_info(captures[side]), **asdict(counted[side].summary),
-             "lost_events": counted[side].lost_events_unplaced}
+             "lost_events": counted[side].lost_events_unplaced,
+             # Diagnostic, not graded: what the capture says about generated frames and
+             # display changes (null where it lacks the column).
+             "frame_diagnostics": compute_frame_diagnostics(captures[side], weights).as_json()}
             for side in SIDES
         ],
         "floors": [{**asdict(f), "difference": _fraction(f.difference_pct),

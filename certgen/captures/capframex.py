@@ -1,7 +1,8 @@
 """CapFrameX JSON session: one Capture per entry of `Runs` (runs are never pooled silently).
 
 Shape read: `{"Info": {"GPU", "Processor", "GameName", …}, "Runs": [{"CaptureData":
-{"MsBetweenPresents": [...], "Dropped": [...] (optional), …}, …}, …]}`. CapFrameX CSV files are
+{"MsBetweenPresents": [...], "Dropped": [...] (optional), "MsBetweenDisplayChange": [...]
+(optional, a diagnostic), …}, …}, …]}`. CapFrameX CSV files are
 PresentMon tables behind //Key=Value lines and go through the PresentMon reader.
 """
 
@@ -19,6 +20,8 @@ from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
 
 INTERVAL = "MsBetweenPresents"
+DISPLAY = "MsBetweenDisplayChange"
+"""Optional, one per frame: the display-change interval (a diagnostic, certgen.framegen)."""
 
 
 def _type_name(value: Any) -> str:
@@ -96,6 +99,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
                     file=name, field=f"{where}.Dropped",
                 )
             dropped = sum(1 for f in flags if f is True or f == 1)
+        shown = _display_changes(capture_data, frames.size, name, where)
         many = len(runs) > 1
         captures.append(
             Capture(
@@ -107,9 +111,35 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
                 hints=hints,
                 run_index=index,
                 label=f"run {index + 1}" if many else None,
+                display_change_ms=shown,
+                display_change_column=None if shown is None else DISPLAY,
             )
         )
     return captures
+
+
+def _display_changes(capture_data: dict[str, Any], frames: int, name: str, where: str
+                     ) -> np.ndarray | None:
+    """The run's MsBetweenDisplayChange list (null entries as NaN), or None without one."""
+    values = capture_data.get(DISPLAY)
+    if values is None:
+        return None
+    field = f"{where}.{DISPLAY}"
+    if not isinstance(values, list) or len(values) != frames:
+        raise CaptureFormatError(
+            f"expected a list of {frames} numbers (one per frame)", file=name, field=field
+        )
+    out = np.full(frames, np.nan)
+    for i, v in enumerate(values):
+        if v is None:
+            continue  # a missing value, never 0
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise CaptureFormatError(
+                f"expected a number or null, got {json.dumps(v)[:40]}", file=name,
+                field=f"{field}[{i}]",
+            )
+        out[i] = v
+    return out
 
 
 def _text(value: Any) -> str | None:

@@ -96,6 +96,17 @@ class Capture:
     gpu_ms: npt.NDArray[np.float64] | None = None
     """Beside each frame time, that frame's GPU time in ms (frame-stats, joined by gpu_tick),
     NaN where none was written for its tick; None for formats that carry no GPU time."""
+    frame_types: npt.NDArray[np.object_] | None = None
+    """Beside each frame time, the frame's type as the tool wrote it (PresentMon 2.x
+    `FrameType`: "Application", or the generator's name such as "AMD AFMF"), None where a
+    cell was NA; None (the whole array) when the capture has no FrameType column. A
+    diagnostic only (certgen.framegen): the SOP figures never look at it."""
+    display_change_ms: npt.NDArray[np.float64] | None = None
+    """Beside each frame time, the tool's display-change interval in ms (`MsBetweenDisplayChange`
+    / `msBetweenDisplayChange`), NaN where the cell was NA (0 stays 0: not displayed in 1.x);
+    None when the capture has no such column. A diagnostic only (certgen.framegen)."""
+    display_change_column: str | None = None
+    """Which column `display_change_ms` was read from, or None."""
 
     def gpu_summary(self) -> tuple[int, float | None] | None:
         """(frames with a GPU time, their median GPU time in ms or None), or None without GPU data."""
@@ -116,3 +127,16 @@ class Capture:
                 raise ValueError(f"gpu_ms has {gpu.size} values for {arr.size} frame times")
             gpu.flags.writeable = False
             object.__setattr__(self, "gpu_ms", gpu)
+        if self.frame_types is not None:
+            types = np.array(self.frame_types, dtype=object)
+            if types.shape != arr.shape:
+                raise ValueError(f"frame_types has {types.size} values for {arr.size} frame times")
+            types.flags.writeable = False
+            object.__setattr__(self, "frame_types", types)
+        if self.display_change_ms is not None:
+            shown = np.array(self.display_change_ms, dtype=np.float64)
+            if shown.shape != arr.shape:
+                raise ValueError(
+                    f"display_change_ms has {shown.size} values for {arr.size} frame times")
+            shown.flags.writeable = False
+            object.__setattr__(self, "display_change_ms", shown)

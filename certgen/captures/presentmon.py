@@ -41,6 +41,7 @@ import numpy as np
 
 from certgen.captures.common import UTF8_BOM, decode, parse_number
 from certgen.captures.detect import presentmon_flavour
+from certgen.captures.framecols import with_frame_columns
 from certgen.captures.model import Capture, Group, Hints
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
@@ -205,7 +206,14 @@ def read_presentmon(
         rows = _fast(data, layout)
     except _Suspect:
         rows = _slow(data, name, layout)
-    return _capture(rows, layout, name, process, _hints(layout, head))
+    capture = _capture(rows, layout, name, process, _hints(layout, head))
+    # Frame generation and display timing: optional columns, read in a step of their own
+    # (diagnostics only; the frame times above are the SOP's and stay as read).
+    return with_frame_columns(
+        capture, data, header=layout.header, header_line=layout.header_line, keys=layout.keys,
+        interval_index=layout.interval_index, single_interval=layout.addend_index is None,
+        name=name,
+    )
 
 
 def fast_path(

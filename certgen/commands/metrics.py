@@ -114,6 +114,7 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
     "<the one-line message>"}` in its place; the others are measured as usual.
     """
     from certgen.errors import CertgenError
+    from certgen.framegen import compute_frame_diagnostics
     from certgen.metrics import compute_metrics, weights_of
     from certgen.sop import load_rules
 
@@ -140,6 +141,8 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
         entry["incomplete"] = capture.incomplete
         entry["incomplete_reason"] = capture.incomplete_reason
         entry["warnings"] = notes(capture) + ([note] if note else [])
+        # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
+        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).as_json()
         results.append(entry)
     return results
 
@@ -190,10 +193,35 @@ def render_table(results: list[dict[str, Any]]) -> str:
         if r["incomplete"]:
             extra.append(f"incomplete: {r['incomplete_reason']}")
         extra += r["warnings"]
+        extra += diagnostic_notes(r["frame_diagnostics"])
         lines.append("")
         lines.append(f"{r['file']}:")
         lines.extend(f"  - {e}" for e in extra)
     return "\n".join(lines)
+
+
+def _figures(f: dict[str, Any]) -> str:
+    return (f"{f['frames']} frames, avg {_cell(f['avg_fps'], '{:.1f}')} FPS, 1% low "
+            f"{_cell(f['low_1pct_fps'], '{:.1f}')}, 0.1% low {_cell(f['low_0_1pct_fps'], '{:.1f}')}")
+
+
+def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
+    """The frame-generation and display-timing diagnostics as table notes (not graded)."""
+    out = []
+    fg = diag["frame_generation"]
+    if fg is not None:
+        share = "-" if fg["generated_share"] is None else f"{fg['generated_share']:.2%}"
+        app = fg["application"]
+        out.append(f"diagnostic, not graded: {fg['generated_frames']} of {fg['frames']} frames "
+                   f"generated ({share}); application frames only: "
+                   + ("none" if app is None else _figures(app)))
+    display = diag["display"]
+    if display is not None:
+        fig = display["figures"]
+        out.append(f"diagnostic, not graded: from {display['column']} "
+                   f"({display['not_displayed']} frames not displayed): "
+                   + ("no display change" if fig is None else _figures(fig)))
+    return out
 
 
 @click.command(name="metrics")

@@ -1,0 +1,170 @@
+"""Frame generation and display timing: diagnostics beside the SOP figures, never instead.
+
+The SOP figures stay what the SOP defines: the present intervals of the chosen group, every
+frame (certgen.metrics). Where a capture carries the columns (certgen.captures.framecols), this
+stage adds, for the reader (docs/spec/metrics.md, "Frame generation and display timing"):
+
+- frame generation (PresentMon 2.x `FrameType`): how many frames of the group the tool marks
+  as generated (any type but "Application"; NA types are left out of both counts), their share
+  of the frames with a type, the count per type as written, and the SOP figures over the
+  application frames' own present intervals. PresentMon writes one row per displayed instance
+  of a present, generated instances first, each carrying the present's MsBetweenPresents; the
+  application row's interval is the game's own present-to-present time, so filtering the rows
+  is the application's frame rate (summing the generated rows in would count the time twice);
+- display timing (`MsBetweenDisplayChange`): the same figures over the display-change
+  intervals. A frame that never reached the screen has no display change: PresentMon 1.x
+  writes 0 for it (and for the first displayed frame of a swap chain), 2.x writes NA; both are
+  left out and counted as not displayed (PresentMon's own statistics skip a 0 the same way).
+  The time of a frame that was not displayed is inside the next displayed frame's interval,
+  so the displayed intervals still cover the capture.
+
+The figures (frames, average, 1 % low, 0.1 % low, gap, stutter) are certgen.metrics'
+arithmetic on another set of intervals; no Fluidity Score is given, since nothing here is
+graded. No column, no figure: null, never 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from certgen.metrics import Weights, compute_sop_metrics, positive_frames, round_half_away
+
+FloatArray = npt.NDArray[np.float64]
+APPLICATION = "Application"
+"""PresentMon's FrameType for a frame the application rendered (NotSet and Repeated frames are
+written so too)."""
+
+
+@dataclass(frozen=True)
+class Figures:
+    """SOP arithmetic over a set of intervals (certgen.metrics), not graded."""
+
+    frames: int
+    avg_fps: float | None
+    low_1pct_fps: float | None
+    low_0_1pct_fps: float | None
+    consistency_gap: float | None
+    stutter: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        """{"frames", "avg_fps", "low_1pct_fps", "low_0_1pct_fps", "consistency_gap", "stutter"}."""
+        return {"frames": self.frames, "avg_fps": self.avg_fps,
+                "low_1pct_fps": self.low_1pct_fps, "low_0_1pct_fps": self.low_0_1pct_fps,
+                "consistency_gap": self.consistency_gap, "stutter": self.stutter}
+
+
+def figures_of(intervals_ms: FloatArray, weights: Weights) -> Figures | None:
+    """The SOP figures of these intervals (t <= 0 dropped as certgen.metrics does), or None
+    when none is positive."""
+    frames, _ = positive_frames(intervals_ms)
+    if frames.size == 0:
+        return None
+    sop = compute_sop_metrics(frames, weights)
+    return Figures(sop.frames, sop.avg_fps, sop.low_1pct_fps, sop.low_0_1pct_fps,
+                   sop.consistency_gap, sop.stutter)
+
+
+@dataclass(frozen=True)
+class FrameGeneration:
+    """What the FrameType column says about the chosen group's frames."""
+
+    frames: int
+    """Frames with a type (NA types left out)."""
+    generated_frames: int
+    """Frames of a type other than "Application"."""
+    generated_share: float | None
+    """generated_frames / frames, 4 decimals; None without a typed frame."""
+    frame_types: tuple[tuple[str, int], ...]
+    """(type as written, frames), sorted by type."""
+    application: Figures | None
+    """SOP figures over the application frames' present intervals; None without one."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The `frame_generation` object (docs/spec/metrics.md)."""
+        return {
+            "column": "FrameType",
+            "frames": self.frames,
+            "generated_frames": self.generated_frames,
+            "generated_share": self.generated_share,
+            "frame_types": [{"frame_type": t, "frames": n} for t, n in self.frame_types],
+            "application": None if self.application is None else self.application.as_json(),
+        }
+
+
+@dataclass(frozen=True)
+class DisplayTiming:
+    """The SOP arithmetic over display-change intervals."""
+
+    column: str
+    not_displayed: int
+    """Frames with no display change (0, negative or NA): left out."""
+    figures: Figures | None
+
+    def as_json(self) -> dict[str, Any]:
+        """The `display` object (docs/spec/metrics.md)."""
+        return {"column": self.column, "not_displayed": self.not_displayed,
+                "figures": None if self.figures is None else self.figures.as_json()}
+
+
+def compute_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_],
+                             weights: Weights) -> FrameGeneration:
+    """Frame-generation diagnostics of frame times and their types (same length)."""
+    typed = np.array([t is not None for t in frame_types.tolist()], dtype=bool)
+    counts: dict[str, int] = {}
+    for t in frame_types[typed].tolist():
+        counts[t] = counts.get(t, 0) + 1
+    n = int(np.count_nonzero(typed))
+    app = np.array([t == APPLICATION for t in frame_types.tolist()], dtype=bool)
+    generated = n - int(np.count_nonzero(app))
+    return FrameGeneration(
+        frames=n,
+        generated_frames=generated,
+        generated_share=round_half_away(generated / n, 4) if n else None,
+        frame_types=tuple(sorted(counts.items())),
+        application=figures_of(frame_times_ms[app], weights),
+    )
+
+
+def compute_display_timing(display_change_ms: FloatArray, column: str, weights: Weights
+                           ) -> DisplayTiming:
+    """Display-timing diagnostics of display-change intervals (NaN = NA)."""
+    shown = display_change_ms[display_change_ms > 0.0]  # NaN compares false: left out
+    return DisplayTiming(column=column, not_displayed=int(display_change_ms.size - shown.size),
+                         figures=figures_of(shown, weights))
+
+
+@dataclass(frozen=True)
+class FrameDiagnostics:
+    """Both diagnostics of one capture; each None when the capture lacks its column."""
+
+    frame_generation: FrameGeneration | None
+    display: DisplayTiming | None
+
+    def as_json(self) -> dict[str, Any]:
+        """{"frame_generation": … or null, "display": … or null}."""
+        return {
+            "frame_generation": None if self.frame_generation is None
+            else self.frame_generation.as_json(),
+            "display": None if self.display is None else self.display.as_json(),
+        }
+
+    @property
+    def empty(self) -> bool:
+        """True when the capture had neither column."""
+        return self.frame_generation is None and self.display is None
+
+
+def compute_frame_diagnostics(capture: Any, weights: Weights) -> FrameDiagnostics:
+    """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
+    fg = None
+    if capture.frame_types is not None:
+        fg = compute_frame_generation(capture.frame_times_ms, capture.frame_types, weights)
+    display = None
+    if capture.display_change_ms is not None:
+        display = compute_display_timing(capture.display_change_ms,
+                                         capture.display_change_column or "", weights)
+    return FrameDiagnostics(fg, display)
