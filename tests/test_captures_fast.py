@@ -273,3 +273,21 @@ def test_a_quote_in_a_later_block_is_read_whole(
     assert fast is not None
     _assert_same(fast, exact)
     assert exact.frame_times_ms.size == 321 and exact.frame_times_ms[300] == 8.5
+
+
+@pytest.mark.parametrize("processes", [3, 40])
+def test_many_groups_are_counted_as_the_csv_module_counts_them(
+    tmp_path: pathlib.Path, processes: int
+) -> None:
+    """Groups are tallied without a sort (a pass each up to _FEW_GROUPS, then np.unique for
+    the first rows): the same groups, sizes and file order as the csv module's."""
+    rows = [
+        f"App{(i * 7) % processes}.exe,{1000 + (i * 7) % processes},0x{(i * 7) % processes:X},"
+        f"DXGI,0,0,0,{i * 0.01:.6f},{7 + i % 5}.25,0.472"
+        for i in range(processes * 9 + 4)
+    ]
+    path = _write(tmp_path, rows)
+    both = _captures(path)
+    assert both is not None
+    _assert_same(*both)
+    assert len(both[1].groups_left_out) == processes - 1  # type: ignore[attr-defined]

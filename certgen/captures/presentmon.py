@@ -284,15 +284,26 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     if layout.keys:
         # One integer per row from the three categorical codes; grouping a 10M-row file by
         # three columns in polars costs ~0.7 GB and a second, this a few array passes.
-        code = [(frame[k].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
-                for k in _KEYS]  # 0: an empty cell
-        sizes = [int(c.max()) + 1 for c in code]
+        # Code 0 is an empty cell; one column at a time, so that a 10M-row file never holds
+        # more than the key and one column's codes.
+        sizes = [int(frame[k].to_physical().max() or 0) + 2 for k in _KEYS]
         if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
             raise _Suspect  # cannot happen with real category counts
-        row_key = (code[0] * np.uint64(sizes[1]) + code[1]) * np.uint64(sizes[2]) + code[2]
-        del code
+        row_key = np.zeros(frame.height, np.uint64)
+        for k, size in zip(_KEYS, sizes):
+            row_key *= np.uint64(size)
+            row_key += (frame[k].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
+        total = sizes[0] * sizes[1] * sizes[2]
         if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
             found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
+        elif total <= 1 << 20:  # few categories: count without sorting the rows
+            tally = np.bincount(row_key.astype(np.intp), minlength=total)
+            found = np.flatnonzero(tally).astype(np.uint64)
+            counts = tally[found.astype(np.intp)]
+            if found.size > _FEW_GROUPS:
+                _, first = np.unique(row_key, return_index=True)
+            else:  # one pass per group to its first row
+                first = np.array([int(np.argmax(row_key == k)) for k in found], np.intp)
         else:
             found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
         order = np.argsort(first, kind="stable")  # first seen first
@@ -325,6 +336,9 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
 
     return _Rows(groups=groups, select=select)
 
+
+_FEW_GROUPS = 16
+"""Up to this many groups, each group's first row is found by its own pass, not a sort."""
 
 _KEYS = ("k0", "k1", "k2")
 """The key columns (Application, ProcessID, SwapChainAddress) in the frame _read_part gives."""
@@ -370,7 +384,7 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
                 released = upto
     if not parts:
         raise _Suspect  # no rows after the header: the csv module says so
-    return pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
+    return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
 
 
 def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
