@@ -16,8 +16,14 @@ b) the SOP figures alone (certgen.metrics.compute_sop_metrics) on 1M frames agai
    over the same array. Target <= 5x.
 c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own, on the bench
    capture and on a noisy gamma(20, 0.8) capture (many candidate frames): reported, no peer.
+d) bounded memory: peak resident memory of `certgen metrics --json` on the PresentMon 1.x
+   capture at 1M and at 10x the frames (744 MB at 10M), and on FrameView (6.7x as wide) at 1M.
+   The reader maps the file and reads a block at a time, so memory grows with the frames (the
+   columns read), not with the file: the figure is the growth per frame from 1M to 10M, and
+   the peak set against the file's size. Target: <= 64 bytes per frame, and FrameView's peak
+   within 1.25x of the narrow file's at the same frames.
 
-    python bench/run.py [--quick] [--repeats N] [--frames N] [--out DIR] [--profile]
+    python bench/run.py [--quick] [--repeats N] [--frames N] [--out DIR] [--profile] [--no-scale]
 
 --quick uses a small capture and few repeats (a smoke test, not a measurement). --profile adds
 where the time of one `certgen metrics` process goes (imports and the top functions).
@@ -287,6 +293,45 @@ def whole_process(
     return rows, [memory], notes
 
 
+SCALE = 10
+"""Benchmark d: the large capture has SCALE times the frames of the others (10M by default)."""
+BYTES_PER_FRAME = 64
+"""Benchmark d's bound on peak memory growth per frame (the columns read and their arrays)."""
+
+
+def bounded_memory(narrow: Path, wide: Path, large: Path, frames: int, large_frames: int
+                   ) -> list[str]:
+    """Benchmark d: peak memory per frame from `frames` to `large_frames`, and wide vs narrow."""
+    env = process_env(narrow.parent)
+    peaks: dict[Path, float] = {}
+    for path in (narrow, wide, large):
+        samples = []
+        for _ in range(3):
+            _, done, (rss, _) = run_process(certgen_command() + ["metrics", str(path), "--json"],
+                                            env)
+            if done.returncode != 0:
+                return [f"d) certgen metrics failed on {path.name}: {done.stderr.strip()}"]
+            samples.append(rss)
+        peaks[path] = statistics.median(samples)
+    growth = (peaks[large] - peaks[narrow]) / (large_frames - frames)
+    width = peaks[wide] / peaks[narrow]
+    lines = [
+        "d) bounded memory, peak resident memory of `certgen metrics --json` (median of 3):",
+        f"   PresentMon 1.x {frames / 1e6:g}M frames ({narrow.stat().st_size / 1e6:.0f} MB file): "
+        f"{peaks[narrow] / 1e6:.0f} MB",
+        f"   PresentMon 1.x {large_frames / 1e6:g}M frames ({large.stat().st_size / 1e6:.0f} MB "
+        f"file): {peaks[large] / 1e6:.0f} MB ({peaks[large] / large.stat().st_size:.2f}x the "
+        "file)",
+        f"   FrameView {frames / 1e6:g}M frames ({wide.stat().st_size / 1e6:.0f} MB file): "
+        f"{peaks[wide] / 1e6:.0f} MB",
+        f"   growth per frame {growth:.1f} bytes (target <= {BYTES_PER_FRAME}): "
+        + ("PASS" if growth <= BYTES_PER_FRAME else "MISS"),
+        f"   FrameView / PresentMon 1.x at the same frames {width:.2f}x (target <= 1.25x): "
+        + ("PASS" if width <= 1.25 else "MISS"),
+    ]
+    return lines
+
+
 def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
     """Both processes must report the same figures (FPS to 1 decimal), or the race is moot."""
     from certgen.metrics import round_half_away
@@ -379,6 +424,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=gen_presentmon.DEFAULT_SEED)
     parser.add_argument("--out", type=Path, default=gen_presentmon.OUT_DIR)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-scale", action="store_true", help="skip benchmark d (10x frames)")
     args = parser.parse_args()
     frames_n = args.frames or (20_000 if args.quick else gen_presentmon.DEFAULT_FRAMES)
     repeats = args.repeats or (2 if args.quick else 7)
@@ -418,6 +464,13 @@ def main() -> None:
         print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for note in notes:
         print(f"note: {note}")
+    if not args.no_scale:
+        large = frames_n * SCALE
+        print()
+        for line in bounded_memory(capture, shapes[2][1],
+                                   gen_presentmon.capture_path(large, args.seed, args.out),
+                                   frames_n, large):
+            print(line)
     if args.profile:
         profile(capture)
 

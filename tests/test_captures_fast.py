@@ -185,3 +185,109 @@ def test_a_bad_row_in_a_later_chunk_is_declined(
     wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
     rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
     assert _captures(_write(tmp_path, rows)) is None
+
+
+REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []
+
+
+@pytest.mark.parametrize("name", REAL_CSVS)
+@pytest.mark.parametrize("block", [97, 4096])
+def test_real_files_read_in_small_blocks_as_the_csv_module_does(
+    monkeypatch: pytest.MonkeyPatch, name: str, block: int
+) -> None:
+    """The fast path takes a file a block of whole lines at a time (_BLOCK, 32 MiB): with tiny
+    blocks, every real file gives what the csv module gives, through the mapped file too."""
+    monkeypatch.setattr(presentmon, "_BLOCK", block)
+    path = REAL / name
+    [whole] = read_capture_file(path, name=name)
+    monkeypatch.setattr(presentmon, "_BLOCK", 1 << 25)
+    [once] = read_capture_file(path, name=name)
+    _assert_same(whole, once)
+    data = path.read_bytes()
+    if not data.lstrip(b"\xef\xbb\xbf").startswith(b"//"):  # CapFrameX: exact path only
+        exact = presentmon.exact_path(data, name)
+        _assert_same(whole, exact)
+
+
+def test_many_blocks_read_the_same(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of a few lines, through the mapped file: the same capture as the csv module's,
+    with NA intervals and dropped frames in every block."""
+    monkeypatch.setattr(presentmon, "_BLOCK", 300)
+    rows = [
+        _row("NA" if i % 29 == 0 else f"{7 + i % 13}.{i % 1000:03d}",
+             dropped="1" if i % 17 == 0 else "0", time=f"{i * 0.0071:.6f}")
+        for i in range(500)
+    ]
+    path = _write(tmp_path, rows)
+    exact = presentmon.exact_path(path.read_bytes(), path.name)
+    fast = presentmon.fast_path(path.read_bytes(), path.name)
+    assert fast is not None
+
+    def no_slow_path(*args: object) -> None:
+        raise AssertionError("the mapped file left the fast path")
+
+    monkeypatch.setattr(presentmon, "_slow", no_slow_path)
+    [mapped] = read_capture_file(path, name=path.name)
+    _assert_same(fast, exact)
+    _assert_same(mapped, exact)
+    assert exact.missing_intervals == 18 and exact.dropped_frames == 30
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (",1", "c.csv:302: expected 10 fields as in the header, got 11"),
+        ("", "c.csv:302: expected 10 fields as in the header, got 9"),
+        # the csv module ends a line at a lone CR: `x` is line 303
+        ("\rx", "c.csv:303: expected 10 fields as in the header, got 1"),
+        (',"q"', "c.csv:302: expected 10 fields as in the header, got 11"),
+    ],
+    ids=["longer", "shorter", "lone CR", "a quote"],
+)
+def test_a_bad_row_in_a_later_block_keeps_its_line_number(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, bad: str, error: str
+) -> None:
+    """A block after the first one with a row the fast path cannot vouch for: the exact path
+    names the line (a quote sends the whole file to the quoted route, which declines too)."""
+    monkeypatch.setattr(presentmon, "_BLOCK", 256)
+    wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
+    rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
+    path = _write(tmp_path, rows)
+    with pytest.raises(CaptureFormatError) as raised:
+        read_capture_file(path, name="c.csv")
+    assert str(raised.value) == error
+
+
+def test_a_quote_in_a_later_block_is_read_whole(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quoted cells may span lines, so a quote found in a later block sends the whole file to
+    the quoted route, which still reads it without the csv module."""
+    monkeypatch.setattr(presentmon, "_BLOCK", 256)
+    rows = [_row("7.262")] * 300 + [_row("8.5", tail='"0.472"')] + [_row("7.262")] * 20
+    path = _write(tmp_path, rows)
+    exact = presentmon.exact_path(path.read_bytes(), path.name)
+    fast = presentmon.fast_path(path.read_bytes(), path.name)
+    assert fast is not None
+    _assert_same(fast, exact)
+    assert exact.frame_times_ms.size == 321 and exact.frame_times_ms[300] == 8.5
+
+
+@pytest.mark.parametrize("processes", [3, 40])
+def test_many_groups_are_counted_as_the_csv_module_counts_them(
+    tmp_path: pathlib.Path, processes: int
+) -> None:
+    """Groups are tallied without a sort (a pass each up to _FEW_GROUPS, then np.unique for
+    the first rows): the same groups, sizes and file order as the csv module's."""
+    rows = [
+        f"App{(i * 7) % processes}.exe,{1000 + (i * 7) % processes},0x{(i * 7) % processes:X},"
+        f"DXGI,0,0,0,{i * 0.01:.6f},{7 + i % 5}.25,0.472"
+        for i in range(processes * 9 + 4)
+    ]
+    path = _write(tmp_path, rows)
+    both = _captures(path)
+    assert both is not None
+    _assert_same(*both)
+    assert len(both[1].groups_left_out) == processes - 1  # type: ignore[attr-defined]

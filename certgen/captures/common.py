@@ -6,12 +6,15 @@ user named it, and the line where there is one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
+import mmap
 import os
 import pathlib
 import stat
 import unicodedata
+from collections.abc import Iterator
 
 from certgen.errors import CaptureFormatError
 
@@ -87,7 +90,53 @@ def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
 
 
-def check_head(data: bytes, name: str) -> bytes:
+Data = bytes | mmap.mmap
+"""A capture's bytes: in memory, or a read-only map of its file (read_capture_file), which the
+PresentMon-family reader takes a block at a time and releases as it goes."""
+
+
+@contextlib.contextmanager
+def mapped_capture(path: pathlib.Path, name: str) -> Iterator[Data]:
+    """A capture file mapped read-only (b"" when empty), refused as read_capture_bytes refuses.
+
+    A map rather than one read: a reader that walks the file in blocks (the PresentMon family)
+    keeps only the block it is at, so a 10M-frame capture never lands in memory whole.
+    """
+    try:
+        fd = open_regular(path)
+    except IsADirectoryError:
+        raise CaptureFormatError("is a directory, expected a capture file", file=name) from None
+    except FileNotFoundError:
+        raise CaptureFormatError("no such file", file=name) from None
+    except ValueError as exc:
+        raise CaptureFormatError(f"is {exc}, expected a capture file", file=name) from None
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    try:
+        try:
+            size = os.fstat(fd).st_size
+            if size > MAX_CAPTURE_BYTES:
+                raise CaptureFormatError(
+                    f"{size} bytes, more than the limit of {MAX_CAPTURE_BYTES} for a capture",
+                    file=name,
+                )
+            mapped: Data = b""
+            if size:
+                mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise CaptureFormatError(
+                f"cannot read the file ({exc.strerror})", file=name
+            ) from None
+        if isinstance(mapped, mmap.mmap):
+            with mapped:
+                yield mapped
+        else:
+            yield mapped
+    finally:
+        os.close(fd)
+
+
+def check_head(data: Data, name: str) -> bytes:
     """The first HEAD_BYTES of a capture, refusing what cannot be a text capture.
 
     Refused: an empty file, UTF-16/32 text, binary data (a NUL byte) and bytes that are not

@@ -24,7 +24,7 @@ import pathlib
 
 import numpy as np
 
-from certgen.captures.common import check_head, first_line, read_capture_bytes, shorten
+from certgen.captures.common import Data, check_head, first_line, mapped_capture, shorten
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
@@ -100,13 +100,14 @@ def read_capture_file(
 ) -> list[Capture]:
     """Read one capture file into Captures (see `read_capture`); the file is opened once.
 
-    `name` is how messages and results name the file (default: the path as given).
+    `name` is how messages and results name the file (default: the path as given). The file is
+    mapped, not read: the PresentMon-family reader walks it a block at a time (bounded memory).
     """
     path = pathlib.Path(path)
     shown = str(path) if name is None else name
     check_format(format, shown)
-    return read_capture(read_capture_bytes(path, shown), name=shown, format=format,
-                        process=process)
+    with mapped_capture(path, shown) as data:
+        return read_capture(data, name=shown, format=format, process=process)
 
 
 def check_format(format: str | None, name: str) -> None:
@@ -118,7 +119,7 @@ def check_format(format: str | None, name: str) -> None:
 
 
 def read_capture(
-    data: bytes,
+    data: Data,
     *,
     name: str,
     format: str | None = None,
@@ -168,7 +169,7 @@ def check_frame_times(capture: Capture, name: str) -> None:
         )
 
 
-def _dispatch(data: bytes, name: str, format: str | None, process: str | None
+def _dispatch(data: Data, name: str, format: str | None, process: str | None
               ) -> list[Capture]:
     head = check_head(data, name)
     fmt = format or detect_format(head, name)
@@ -181,6 +182,7 @@ def _dispatch(data: bytes, name: str, format: str | None, process: str | None
         forced = format if format in PRESENTMON_FAMILY else None
         return [read_presentmon(data, name, head=head, capframex=fmt == "capframex-csv",
                                 process=process, flavour=forced)]
+    data = data if isinstance(data, bytes) else data[:]  # the other readers take it whole
     if fmt == "capframex-json":
         from certgen.captures.capframex import read_capframex_json
 

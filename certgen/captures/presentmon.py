@@ -32,6 +32,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from certgen.captures.common import UTF8_BOM, decode, parse_number
+from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
 from certgen.captures.detect import presentmon_flavour
 from certgen.captures.framecols import with_frame_columns
 from certgen.captures.model import Capture, Group, Hints
@@ -183,7 +184,7 @@ class _Rows:
 
 
 def read_presentmon(
-    data: bytes,
+    data: Data,
     name: str,
     *,
     head: bytes,
@@ -217,7 +218,7 @@ def read_presentmon(
 
 
 def fast_path(
-    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+    data: Data, name: str, *, capframex: bool = False, process: str | None = None
 ) -> Capture | None:
     """The capture as the fast path reads it, or None when it declines the file (then the exact
     path decides). With exact_path, the seam the tests use to compare the two."""
@@ -231,7 +232,7 @@ def fast_path(
 
 
 def exact_path(
-    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+    data: Data, name: str, *, capframex: bool = False, process: str | None = None
 ) -> Capture:
     """The capture as the csv module reads it, every row and cell (or its exact error)."""
     head = data[:65536]
@@ -240,7 +241,7 @@ def exact_path(
 
 
 def read_each_path(
-    data: bytes, name: str, *, capframex: bool = False, process: str | None = None
+    data: Data, name: str, *, capframex: bool = False, process: str | None = None
 ) -> tuple[Capture | None, Capture]:
     """(fast_path, exact_path) of one file: read_presentmon uses the first when there is one,
     so the two must be equal; the tests check it on real, generated and fuzzed files."""
@@ -252,28 +253,159 @@ class _Suspect(Exception):
     """The fast path saw something only the slow path can judge exactly."""
 
 
-def _fast(data: bytes, layout: _Layout) -> _Rows:
-    """The needed columns through polars, or _Suspect when the csv module must judge the file.
+def _fast(data: Data, layout: _Layout) -> _Rows:
+    """The read columns through polars, or _Suspect when the csv module must judge the file.
 
     What polars reads is judged to be what the csv module would read: `NA` is a missing value
     and nothing else is (an empty cell, a short row or a number polars cannot parse is suspect);
     numbers go through polars' correctly rounding parser (the same float as Python's float());
-    non-finite ones are suspect. Without quotes, the bytes are checked first (_plain_rows): every
-    row as wide as the header, no lone CR, and whether any cell is empty; with no empty cell the
-    numeric columns are read as Float64 with `NA` as null, else as text and cast. With quotes
-    (or OCAT, whose rows are short by design) polars reads the last column and one past it: a
-    null there is a short row, a value a longer one.
+    non-finite ones are suspect. A file without quotes (what capture tools write) is read a
+    block of whole lines at a time (_BLOCK bytes, each released once read), so memory holds
+    the columns read, never the whole file: each block's bytes are checked first
+    (_plain_rows): every row as wide as the header, no lone CR, and whether any cell is empty;
+    with no empty cell the numeric columns are read as Float64 with `NA` as null, else as text
+    and cast. With quotes (or OCAT, whose rows are short by design) the file is read whole and
+    polars reads the last column and one past it: a null there is a short row, a value a
+    longer one.
     """
+    import polars as pl
+
+    width = len(layout.header)
+    if len(set(layout.header)) != width:
+        raise _Suspect  # duplicate names (read by position): the csv module judges
+    skip = _header_end_lines(data, layout)
+    frame = None
+    if layout.flavour != "ocat":
+        try:
+            frame = _read_blocks(data, layout, skip)
+        except _Quoted:
+            frame = None
+    if frame is None:
+        whole = data if isinstance(data, bytes) else data[:]
+        if not _is_utf8_text(whole):
+            raise _Suspect  # not text: the csv module judges
+        frame = _read_part(whole, layout, skip, plain=False)
+    if frame.height == 0:
+        raise _Suspect
+    groups: list[tuple[tuple[str, str, str], int]] = []
+    codes: dict[tuple[str, str, str], int] = {}
+    if layout.keys:
+        # One integer per row from the three categorical codes; grouping a 10M-row file by
+        # three columns in polars costs ~0.7 GB and a second, this a few array passes.
+        # Code 0 is an empty cell; one column at a time, so that a 10M-row file never holds
+        # more than the key and one column's codes.
+        sizes = [int(frame[k].to_physical().max() or 0) + 2 for k in _KEYS]
+        if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
+            raise _Suspect  # cannot happen with real category counts
+        row_key = np.zeros(frame.height, np.uint64)
+        for k, size in zip(_KEYS, sizes):
+            row_key *= np.uint64(size)
+            row_key += (frame[k].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
+        total = sizes[0] * sizes[1] * sizes[2]
+        if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
+            found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
+        elif total <= 1 << 20:  # few categories: count without sorting the rows
+            tally = np.bincount(row_key.astype(np.intp), minlength=total)
+            found = np.flatnonzero(tally).astype(np.uint64)
+            counts = tally[found.astype(np.intp)]
+            if found.size > _FEW_GROUPS:
+                _, first = np.unique(row_key, return_index=True)
+            else:  # one pass per group to its first row
+                first = np.array([int(np.argmax(row_key == k)) for k in found], np.intp)
+        else:
+            found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # first seen first
+        values = frame[list(_KEYS)][first[order]]
+        for k, n, (a, b, c) in zip(found[order].tolist(), counts[order].tolist(),
+                                   values.iter_rows()):
+            key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
+            if key != tuple(v.strip() for v in key) or key in codes:
+                raise _Suspect  # the csv module strips keys: two groups could be one
+            groups.append((key, int(n)))
+            codes[key] = int(k)
+        frame = frame.drop(_KEYS)
+        if len(groups) > 1:
+            frame = frame.with_columns(key=pl.Series(row_key))
+        del row_key
+
+    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+        rows = frame
+        if key is not None and len(groups) > 1:
+            rows = frame.filter(pl.col("key") == codes[key])
+        values = rows["interval"].to_numpy()
+        if layout.addend_index is not None:
+            values = _exact_sum(values, rows["addend"].to_numpy())
+        if layout.dropped_index is None:
+            return values, 0, 0
+        if not layout.dropped_is_flag:
+            return values, int(rows["flag"].sum()), 0
+        dropped = rows["flag"]
+        return values, int((dropped == "1").sum()), int((dropped == DROPPED_ERROR).sum())
+
+    return _Rows(groups=groups, select=select)
+
+
+_FEW_GROUPS = 16
+"""Up to this many groups, each group's first row is found by its own pass, not a sort."""
+
+_KEYS = ("k0", "k1", "k2")
+"""The key columns (Application, ProcessID, SwapChainAddress) in the frame _read_part gives."""
+
+_BLOCK = 1 << 25
+"""Bytes of a file the fast path reads at a time (32 MiB, cut at a line end)."""
+
+
+class _Quoted(Exception):
+    """A block holds a quote: the file is read whole (quoted cells may span lines)."""
+
+
+def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
+    """The columns read from every block of whole lines after the header, concatenated.
+
+    A mapped file's pages are released behind the reader, so resident memory stays at the
+    columns read plus a block or two whatever the file's size and width."""
+    import polars as pl
+
+    start = 0
+    for _ in range(skip):
+        start = data.find(b"\n", start) + 1
+    if not _is_utf8_text(data[:start]):
+        raise _Suspect
+    parts = []
+    released = 0
+    page = mmap.ALLOCATIONGRANULARITY
+    while start < len(data):
+        end = data.find(b"\n", start + _BLOCK)
+        end = len(data) if end < 0 else end + 1
+        block = data[start:end]
+        if block.find(b'"') >= 0:
+            raise _Quoted
+        if not _is_utf8_text(block):
+            raise _Suspect
+        parts.append(_read_part(block, layout, 0, plain=True))
+        del block
+        start = end
+        if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            upto = start // page * page
+            if upto > released:
+                data.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                released = upto
+    if not parts:
+        raise _Suspect  # no rows after the header: the csv module says so
+    return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
+
+
+def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
+    """The read columns of `data` (rows after `skip` lines) as a DataFrame: `interval`,
+    `addend` (CPUWait, when summed), `flag` (the Dropped token, or True where the display
+    column is NA) and the keys (_KEYS, categorical); _Suspect when polars' reading could differ
+    from the csv module's (see _fast)."""
     import polars as pl
 
     header = layout.header
     width = len(header)
     ocat = layout.flavour == "ocat"
-    if len(set(header)) != width or not _is_utf8_text(data):
-        raise _Suspect  # duplicate names (read by position), not text: the csv module judges
-    skip = _header_end_lines(data, layout)
     names = [f"c{i}" for i in range(width + 1)]
-    plain = not ocat and data.find(b'"') < 0
     cuts = _plain_rows(data, skip, width) if plain else None
     if plain and cuts is None:
         raise _Suspect
@@ -342,51 +474,9 @@ def _fast(data: bytes, layout: _Layout) -> _Rows:
             columns["flag"] = cell
         else:
             columns["flag"] = number(cell).is_null()  # NA: never displayed, a dropped frame
-    frame = pl.DataFrame(columns)
-    groups: list[tuple[tuple[str, str, str], int]] = []
-    codes: dict[tuple[str, str, str], int] = {}
     if layout.keys:
-        # One integer per row from the three categorical codes; grouping a 10M-row file by
-        # three columns in polars costs ~0.7 GB and a second, this a few array passes.
-        code = [(df[names[i]].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
-                for i in layout.keys]  # 0: an empty cell
-        sizes = [int(c.max()) + 1 for c in code]
-        if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
-            raise _Suspect  # cannot happen with real category counts
-        row_key = (code[0] * np.uint64(sizes[1]) + code[1]) * np.uint64(sizes[2]) + code[2]
-        del code
-        if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
-            found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
-        else:
-            found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
-        order = np.argsort(first, kind="stable")  # first seen first
-        values = df[[names[i] for i in layout.keys]][first[order]]
-        for k, n, (a, b, c) in zip(found[order].tolist(), counts[order].tolist(),
-                                   values.iter_rows()):
-            key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
-            if key != tuple(v.strip() for v in key) or key in codes:
-                raise _Suspect  # the csv module strips keys: two groups could be one
-            groups.append((key, int(n)))
-            codes[key] = int(k)
-        if len(groups) > 1:
-            frame = frame.with_columns(key=pl.Series(row_key))
-        del row_key
-
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
-        rows = frame
-        if key is not None and len(groups) > 1:
-            rows = frame.filter(pl.col("key") == codes[key])
-        values = rows["interval"].to_numpy()
-        if layout.addend_index is not None:
-            values = _exact_sum(values, rows["addend"].to_numpy())
-        if layout.dropped_index is None:
-            return values, 0, 0
-        if not layout.dropped_is_flag:
-            return values, int(rows["flag"].sum()), 0
-        dropped = rows["flag"]
-        return values, int((dropped == "1").sum()), int((dropped == DROPPED_ERROR).sum())
-
-    return _Rows(groups=groups, select=select)
+        columns.update({k: df[names[i]] for k, i in zip(_KEYS, layout.keys)})
+    return pl.DataFrame(columns)
 
 
 def _finite(values: Any) -> Any:
@@ -530,7 +620,7 @@ def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
     return results
 
 
-def _header_end_lines(data: bytes, layout: _Layout) -> int:
+def _header_end_lines(data: Data, layout: _Layout) -> int:
     """How many raw lines (ending in LF) precede the first data row; _Suspect when that is not
     the header line `_layout` counted (a lone CR or another line break in the lines before)."""
     pos = -1
@@ -544,9 +634,9 @@ def _header_end_lines(data: bytes, layout: _Layout) -> int:
     return layout.header_line
 
 
-def _slow(data: bytes, name: str, layout: _Layout) -> _Rows:
+def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
     """Every row and cell through the csv module: exact errors, or the same rows as _fast."""
-    text = decode(data, name)
+    text = decode(data if isinstance(data, bytes) else data[:], name)
     lines = io.StringIO(text, newline="")
     for _ in range(layout.header_line):  # the //Key=Value lines and the header
         lines.readline()
