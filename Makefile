@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql
+.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql axe
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,7 +46,7 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
 
-test: $(STAMP) chromium postgresql
+test: $(STAMP) chromium postgresql axe
 	$(BIN)/python -m pytest -n auto -q
 
 # The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
@@ -58,6 +58,17 @@ fuzz: $(STAMP)
 chromium:
 	@command -v chromium >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# axe-core (the browser test's accessibility check) comes from npm, pinned with its hash in
+# package-lock.json, into node_modules/. Debian 12 ships node without npm: install both with apt
+# when npm is missing and we are root; without root the browser test says it did not run.
+axe: node_modules/axe-core/axe.min.js
+
+node_modules/axe-core/axe.min.js: package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --silent && touch $@; \
+	  else echo "npm missing and not root: the accessibility check will be skipped"; fi
 
 # The PostgreSQL fleet tests start their own server from Debian's postgresql binaries; install them
 # once before the workers start, as for chromium. Without root the tests say they did not run.
@@ -75,4 +86,4 @@ lint: $(STAMP)
 	$(BIN)/mypy certgen
 
 clean:
-	rm -rf $(VENV) $(SITE) build dist *.egg-info
+	rm -rf $(VENV) $(SITE) build dist *.egg-info node_modules

@@ -504,7 +504,13 @@ def markdown_to_html(text: str, math_target: str, source: str) -> str:
         return _formula(tex, display, math_target, source)
 
     html = re.sub(r"<p>MATHTOKEN(\d+)X</p>", unstash, html)
-    return re.sub(r"MATHTOKEN(\d+)X", unstash, html)
+    html = re.sub(r"MATHTOKEN(\d+)X", unstash, html)
+    if math_target == "mathml":
+        # In the browser a wide table, code block or formula scrolls inside its own box on a
+        # phone; the box is focusable so the keyboard can scroll it too (WCAG 2.1.1).
+        html = html.replace("<table>", '<div class="table-wrap" tabindex="0"><table>')
+        html = html.replace("</table>", "</table></div>").replace("<pre>", '<pre tabindex="0">')
+    return html
 
 
 @lru_cache(maxsize=4096)
@@ -523,7 +529,9 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
                             r"<mn>\1,\2</mn>", mathml)
             mathml = re.sub(r"<mi>([A-Za-z])</mi>", r'<mi mathvariant="normal" class="v">\1</mi>',
                             mathml)
-            return f'<div class="formula">{mathml}</div>' if display else mathml
+            # An inline formula moves to the next line whole rather than past a phone's edge.
+            return (f'<div class="formula" tabindex="0">{mathml}</div>' if display
+                    else f'<span class="math-inline">{mathml}</span>')
         import ziamath
 
         # 16 px is the body text size of the printed page (font-size 1em): inline formulas

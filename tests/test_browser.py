@@ -5,12 +5,24 @@ screenshot (which must not be blank), dumps the rendered DOM (which must hold th
 Chromium's own log: any console message fails the test, and so does any file the browser
 asked for that does not exist (a missing image, stylesheet or link target it loaded).
 
+Every page of the site (index, explainers, sample certificates, sample reports) is also checked
+inside the browser: axe-core (npm, pinned in package.json) must find no critical or serious
+WCAG violation, nor a heading out of order, at 1100 px and at 390 px; and at 390 px no page may
+scroll sideways. Headless Chromium lays a window out no narrower than 500 px, so each page is
+loaded into a 390 px iframe of a wrapper page, which compares the page's scrollWidth with its
+clientWidth (file:// pages are one origin only with --allow-file-access-from-files).
+
 Chromium is installed with apt when missing and we are root (as on CI); otherwise the test is
-skipped with the reason printed. Set CERTGEN_SCREENSHOTS=DIR to keep the screenshots.
+skipped with the reason printed. axe-core comes from node_modules/, which `make test` fills
+with `npm ci` (installing Debian's nodejs and npm first when root); a direct pytest run does the
+same, and without node_modules and without root the test is skipped saying so.
+Set CERTGEN_SCREENSHOTS=DIR to keep the screenshots.
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -161,3 +173,164 @@ def test_the_checks_catch_a_broken_page(tmp_path: Path) -> None:
     empty.write_text('<!DOCTYPE html><html lang="en"><body></body></html>', encoding="utf-8")
     _run(browser, profile, f"--screenshot={profile / 'empty.png'}", empty.as_uri())
     assert _png_is_blank((profile / "empty.png").read_bytes())
+
+
+# ------------------------------------------------------------------ axe-core and the 390 px check
+
+REPO = Path(__file__).resolve().parent.parent
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+PHONE = 390
+DESKTOP = 1100
+# Beyond critical and serious violations, a heading level that skips one fails too (axe rates
+# it moderate; the issue asks for headings in order).
+ALSO_FAIL = ("heading-order",)
+
+
+def axe_source() -> str:
+    """axe.min.js from node_modules (running `npm ci` first when it is missing)."""
+    if not AXE.is_file():
+        _npm_ci()
+    return AXE.read_text(encoding="utf-8")
+
+
+def _npm_ci() -> None:
+    import fcntl
+
+    with open("/tmp/certgen-npm-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if AXE.is_file():
+            return
+        if shutil.which("npm") is None:
+            if os.geteuid() != 0:
+                pytest.skip("NPM MISSING and not root: cannot `apt-get install nodejs npm` to "
+                            "fetch axe-core; the accessibility check did NOT run")
+            subprocess.run(["apt-get", "update", "-qq"], check=False, capture_output=True,
+                           timeout=600)
+            done = subprocess.run(["apt-get", "install", "-y", "-qq", "nodejs", "npm"],
+                                  capture_output=True, timeout=1200,
+                                  env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            if shutil.which("npm") is None:
+                pytest.fail(f"apt-get install npm failed: {done.stderr.decode()[-500:]}")
+        done = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO,
+                              capture_output=True, text=True, timeout=600)
+        if not AXE.is_file():
+            pytest.fail(f"npm ci did not install axe-core: {done.stderr[-500:]}")
+
+
+_PROBE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>probe</title></head>
+<body style="margin:0"><iframe id="f" style="border:0;height:900px"></iframe><pre id="out"></pre>
+<script>
+const PAGES = %(pages)s, WIDTHS = %(widths)s, AXE = %(axe)s, FAIL = %(fail)s;
+const f = document.getElementById("f");
+async function probe() {
+  const results = [];
+  for (const page of PAGES) {
+    for (const width of WIDTHS) {
+      f.style.width = width + "px";
+      await new Promise(done => { f.onload = done; f.src = page + "?w=" + width; });
+      const doc = f.contentDocument, root = doc.documentElement;
+      const found = {page, width, scrollWidth: root.scrollWidth, clientWidth: root.clientWidth,
+                     lang: root.lang, title: doc.title, violations: []};
+      if (AXE) {
+        if (!f.contentWindow.axe) f.contentWindow.eval(AXE);
+        const run = await f.contentWindow.axe.run(doc, {resultTypes: ["violations"]});
+        for (const v of run.violations) {
+          if (v.impact === "critical" || v.impact === "serious" || FAIL.includes(v.id)) {
+            found.violations.push(v.id + " (" + v.impact + "): " + v.help + ": " +
+              v.nodes.slice(0, 3).map(n => n.target.join(" ") + " | " +
+                (n.failureSummary || "").replace(/\\s+/g, " ")).join(" ;; "));
+          }
+        }
+      }
+      results.push(found);
+    }
+  }
+  return results;
+}
+probe().then(r => { document.getElementById("out").textContent = JSON.stringify(r); },
+             e => { document.getElementById("out").textContent = "ERROR " + e; });
+</script></body></html>
+"""
+
+
+def probe(browser: str, work: Path, pages: list[Path], widths: tuple[int, ...], *,
+          axe: str | None) -> list[dict[str, object]]:
+    """Load each page at each width in an iframe of one wrapper page; what it measured."""
+    work.mkdir(parents=True, exist_ok=True)
+    wrapper = work / "probe.html"
+    wrapper.write_text(_PROBE % {
+        "pages": json.dumps([p.as_uri() for p in pages]), "widths": json.dumps(list(widths)),
+        "axe": json.dumps(axe), "fail": json.dumps(list(ALSO_FAIL)),
+    }, encoding="utf-8")
+    run = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--allow-file-access-from-files", "--virtual-time-budget=900000",
+         f"--user-data-dir={work / 'profile'}", "--window-size=1200,1000", "--dump-dom",
+         wrapper.as_uri()],
+        capture_output=True, text=True, timeout=900, cwd=work,
+    )
+    found = re.search(r'<pre id="out">(.*?)</pre>', run.stdout, re.S)
+    assert found and found.group(1), f"the probe page wrote nothing: {run.stderr[-1500:]}"
+    text = html.unescape(found.group(1))
+    assert not text.startswith("ERROR"), text
+    results: list[dict[str, object]] = json.loads(text)
+    assert len(results) == len(pages) * len(widths)  # every page was measured
+    return results
+
+
+def _problems(site: Path, results: list[dict[str, object]]) -> list[str]:
+    problems = []
+    for r in results:
+        name = str(r["page"]).removeprefix(site.as_uri() + "/")
+        where = f"{name} at {r['width']} px"
+        if r["width"] == PHONE and int(str(r["scrollWidth"])) > int(str(r["clientWidth"])):
+            problems.append(f"{where}: scrolls sideways ({r['scrollWidth']} px of content "
+                            f"in {r['clientWidth']} px)")
+        if not r["lang"] or not str(r["title"]).strip():
+            problems.append(f"{where}: no lang ({r['lang']!r}) or no title ({r['title']!r})")
+        problems += [f"{where}: {v}" for v in r["violations"]]  # type: ignore[attr-defined]
+    return problems
+
+
+def test_every_page_passes_axe_and_fits_a_phone(site: Path, tmp_path: Path) -> None:
+    """No critical or serious axe-core violation (colour contrast AA included) at 1100 and
+    390 px, lang and title on every page, and nothing wider than a 390 px phone screen."""
+    browser = chromium()
+    axe = axe_source()
+    every = sorted(site.rglob("*.html"))
+    assert len(every) >= len(pages(site)) + 9  # the sample certificates are checked too
+    results = probe(browser, tmp_path, every, (DESKTOP, PHONE), axe=axe)
+    problems = _problems(site, results)
+    print("\n".join(problems))
+    assert problems == []
+
+
+def test_the_phone_and_axe_checks_catch_a_bad_page(tmp_path: Path) -> None:
+    """A page with a 700 px element scrolls sideways at 390 px; grey-on-white text fails axe's
+    colour contrast; a page without lang and title is named. A fitting page passes."""
+    browser = chromium()
+    axe = axe_source()
+    site = tmp_path / "site"
+    site.mkdir()
+    wide = site / "wide.html"
+    wide.write_text('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta '
+                    'name="viewport" content="width=device-width, initial-scale=1">'
+                    '<title>Wide</title></head><body><main><h1>Wide</h1><div style="width:700px">'
+                    'x</div><p style="color:#bbb">faint</p></main></body></html>', encoding="utf-8")
+    bare = site / "bare.html"
+    bare.write_text("<!DOCTYPE html><html><body><main><p>x</p></main></body></html>",
+                    encoding="utf-8")
+    fits = site / "fits.html"
+    fits.write_text('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta '
+                    'name="viewport" content="width=device-width, initial-scale=1">'
+                    '<title>Fits</title></head><body><main><h1>Fits</h1><div style="width:380px">'
+                    'x</div></main></body></html>', encoding="utf-8")
+    results = probe(browser, tmp_path / "work", [bare, fits, wide], (PHONE,), axe=axe)
+    problems = _problems(site, results)
+    assert any(p.startswith("wide.html at 390 px: scrolls sideways (7") for p in problems)
+    assert any(p.startswith("wide.html at 390 px: color-contrast (serious)") for p in problems)
+    assert any(p.startswith("bare.html at 390 px: no lang ('') or no title ('')")
+               for p in problems)
+    assert any(p.startswith("bare.html at 390 px: html-has-lang (serious)") for p in problems)
+    assert not any(p.startswith("fits.html") for p in problems), problems

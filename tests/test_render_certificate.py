@@ -340,8 +340,8 @@ def test_alternates_and_switcher_name_every_language_built_in_the_run() -> None:
         ("en", "certificate.en.html"), ("ru", "certificate.ru.html"),
         ("pt", "certificate.pt.html"), ("x-default", "certificate.en.html"),
     ]
-    nav = html.split('<nav class="langs"', 1)[1].split("</nav>", 1)[0]
-    assert 'aria-label="Язык сертификата"' in nav
+    nav = html.split('<nav class="doc-nav"', 1)[1].split("</nav>", 1)[0]
+    assert 'aria-label="Язык документа"' in nav
     assert re.findall(r'<a href="([^"]+)" hreflang="(\w+)" lang="\w+">([^<]+)</a>', nav) == [
         ("certificate.en.html", "en", "English"), ("certificate.pt.html", "pt", "Português")]
     assert '<span lang="ru" aria-current="page">Русский</span>' in nav
@@ -359,14 +359,37 @@ def test_two_languages_alternate_between_themselves_only() -> None:
 @pytest.mark.parametrize("languages", [None, ["en"], []])
 def test_one_language_has_no_alternates_and_no_switcher(languages: list[str] | None) -> None:
     html, _ = _render(_sample(), "en", languages=languages)
-    assert 'rel="alternate"' not in html and '<nav class="langs"' not in html
+    assert 'rel="alternate"' not in html and 'class="nav-langs"' not in html
+    # the navigation still links the files published beside the certificate
+    assert '<a href="certificate.en.pdf" type="application/pdf">PDF</a>' in html
+    assert '<a href="record.json" type="application/json">record.json</a>' in html
+
+
+def test_record_and_verification_links_are_for_the_screen_and_the_url_for_both() -> None:
+    """On screen "the attached record.json" links the record beside the HTML; the PDF shows the
+    word without a link (there it means the embedded file). The verification address is a
+    link in both."""
+    record = _sample()
+    for lang in LANGUAGES:
+        html, data = _render(record, lang, languages=LANGUAGES)
+        assert html.count('<a class="screen-only" href="record.json">record.json</a>'
+                          '<span class="print-only">record.json</span>') == 1, lang
+        assert '<a class="hash" href="https://' in html
+        reader = pypdf.PdfReader(io.BytesIO(render_certificate_pdf(html, _typed(record), data,
+                                                                   lang)))
+        uris = [a.get_object()["/A"].get("/URI") for page in reader.pages
+                for a in page.get("/Annots") or []]
+        assert uris and all(str(u).startswith("https://") for u in uris), uris
+        text = "".join(page.extract_text() for page in reader.pages)
+        assert text.count("record.json") == html.split("<body>", 1)[1].count(
+            '<span class="print-only">record.json</span>'), lang
 
 
 def test_the_switcher_is_for_the_screen_only() -> None:
     record = _sample()
     html, data = _render(record, "en", languages=LANGUAGES)
     plain, _ = _render(record, "en")
-    assert "@media print {" in html and "nav.langs { display: none; }" in html
+    assert "@media print { nav.doc-nav { display: none; } }" in html
 
     def text(doc: str) -> str:
         reader = pypdf.PdfReader(io.BytesIO(render_certificate_pdf(doc, _typed(record), data, "en")))

@@ -83,6 +83,37 @@ def test_every_internal_link_resolves_and_nothing_is_remote(site: Path) -> None:
     assert broken == []
 
 
+def test_every_page_has_the_shared_navigation_with_relative_links(site: Path) -> None:
+    """Certificates, reports, explainers and the index: home, the other languages and the
+    document's files, every href relative (the site works from a folder or any base URL) and
+    resolving to a file of the site (the crawl above checks every link of every page)."""
+    for page_path in sorted(site.rglob("*.html")):
+        text = page_path.read_text("utf-8")
+        name = page_path.relative_to(site).as_posix()
+        assert text.count('<nav class="doc-nav"') == 1, name
+        assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in text, name
+        page = parse(page_path)
+        for href in page.links + page.assets:
+            assert not href.startswith("/"), f"{name}: {href}"
+        nav = text[text.index('<nav class="doc-nav"'):text.index("</nav>")]
+        lang = page.lang
+        assert 'class="home" href="' in nav, name
+        home = nav.split('class="home" href="', 1)[1].split('"', 1)[0]
+        target = resolve(site, page_path, home)
+        assert target is not None
+        assert target[0] in (site / "index.html", (site / str(lang) / "index.html").resolve()), name
+        for other in LANGS:
+            assert f'hreflang="{other}"' in nav or f'lang="{other}" aria-current="page"' in nav, name
+        if name.startswith("samples/"):
+            assert f'href="certificate.{lang}.pdf"' in nav and 'href="record.json"' in nav
+            assert '<a class="screen-only" href="record.json">record.json</a>' in text
+            assert '<a class="hash" href="https://' in text  # the verification address
+        if name.startswith("reports/"):
+            assert f'href="report.{lang}.pdf"' in nav and 'href="compare.csv"' in nav
+        if "/explainers/" in name:
+            assert f'href="{page_path.stem}.pdf"' in nav
+
+
 def test_every_page_declares_its_lang_and_the_alternates(site: Path) -> None:
     for page_path in sorted(site.rglob("*.html")):
         page = parse(page_path)

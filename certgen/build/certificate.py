@@ -41,13 +41,16 @@ if TYPE_CHECKING:
 
 RECORD_NAME = "record.json"
 
-CERTIFICATE_TEMPLATE_FILES = ("base.html.j2", "certificate.html.j2", "certificate.css", "fonts.conf")
+CERTIFICATE_TEMPLATE_FILES = ("base.html.j2", "certificate.html.j2", "certificate.css", "fonts.conf",
+                              "nav.html.j2", "nav.css")
 """The templates/ files a certificate is rendered from (with templates/fonts/): the cache key."""
 
 
 def pdf_name(lang: str) -> str:
     """The file name of a certificate's PDF in one language."""
-    return f"certificate.{lang}.pdf"
+    from certgen.render.certificate import pdf_file_name
+
+    return pdf_file_name(lang)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def inputs_key(
     store: FleetStore | None = None,
     lab: LabProfile | None = None,
     sign: SigningKey | None = None,
+    home: str | None = None,
 ) -> str:
     """The content hash that decides whether a bundle must be rebuilt (see module doc).
 
@@ -131,6 +135,8 @@ def inputs_key(
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
     digest.update(f"sign={'-' if sign is None else sign.fingerprint}\0".encode())
+    if home is not None:  # the site's link home (certgen.build.site); plain builds have none
+        digest.update(f"home={home}\0".encode())
     if fleet is not None:
         from certgen.pipeline import bundle_cohorts
 
@@ -174,10 +180,12 @@ def choose_languages(record: Record, requested: Sequence[str] | None) -> tuple[s
 
 
 def render_documents(
-    record: Record, languages: Iterable[str], *, verify_base: str, sign: SigningKey | None = None
+    record: Record, languages: Iterable[str], *, verify_base: str,
+    sign: SigningKey | None = None, home: str | None = None,
 ) -> tuple[bytes, dict[str, bytes]]:
     """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory; with
-    `sign`, every PDF signed for the record's issuer by its signatory, dated by its issue date."""
+    `sign`, every PDF signed for the record's issuer by its signatory, dated by its issue date
+    (`home`: see render_certificate_html)."""
     from certgen.record import dump_record
     from certgen.render.certificate import (
         build_date,
@@ -192,7 +200,7 @@ def render_documents(
     langs = tuple(languages)
     for lang in langs:
         html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base,
-                                       languages=langs, signed=sign is not None)
+                                       languages=langs, signed=sign is not None, home=home)
         documents[html_file_name(lang)] = html.encode("utf-8")
         pdf = render_certificate_pdf(html, record, record_bytes, lang)
         if sign is not None:
@@ -238,12 +246,14 @@ def build_bundle(
     use_cache: bool = True,
     lab: LabProfile | None = None,
     sign: SigningKey | None = None,
+    home: str | None = None,
 ) -> BuildResult:
     """Build one bundle into out_dir/<certificate id>/ unless its cached output is current.
 
     `lab` is the issuing laboratory (certgen.lab): required unless `draft`; its verification
     base is the QR code's unless `verify_base` is given. `sign`: the lab's key
-    (certgen.render.sign.signing_key); every PDF is then signed (needs `lab`).
+    (certgen.render.sign.signing_key); every PDF is then signed (needs `lab`). `home` is the
+    site index the navigation links to (see render_certificate_html); None outside a site.
     """
     from certgen.bundle import load_bundle
     from certgen.pipeline import record_from_bundle
@@ -260,7 +270,7 @@ def build_bundle(
             store = stack.enter_context(FleetStore.open(os.fspath(fleet), create=False))
         key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
                          fleet=None if fleet is None else os.fspath(fleet), store=store,
-                         lab=lab, sign=sign)
+                         lab=lab, sign=sign, home=home)
         out = Path(out_dir)
         if use_cache:
             cert_id = str(loaded.card.certificate.id)
@@ -275,7 +285,8 @@ def build_bundle(
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)
-    record_bytes, documents = render_documents(record, langs, verify_base=base, sign=sign)
+    record_bytes, documents = render_documents(record, langs, verify_base=base, sign=sign,
+                                               home=home)
     record_sha = hashlib.sha256(record_bytes).hexdigest()
 
     writer = Writer(out, cert_id)

@@ -338,12 +338,13 @@ def report_date(given: dt.date | None = None) -> dt.date | None:
     return given if epoch is None else epoch.date()
 
 
-def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None = None
-                  ) -> list[tuple[str, bytes]]:
-    """Every file of the report as (name, bytes), rendered in memory, in writing order."""
+def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None = None,
+                  home: str | None = None) -> list[tuple[str, bytes]]:
+    """Every file of the report as (name, bytes), rendered in memory, in writing order
+    (`home`: the site index for the navigation, see certgen.render.report.render_html)."""
     from certgen import compare
     from certgen.render.i18n import gettext_for
-    from certgen.render.report import chart_for, render_html, report_pdf
+    from certgen.render.report import chart_for, html_name, pdf_name, render_html, report_pdf
 
     if record["mode"] == "pair":
         counted = record["_counted"]
@@ -355,24 +356,25 @@ def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None
         svg = chart_for(record, lang) if record["mode"] == "pair" else None
         if svg is not None and i == 0:
             files.append((CHART_NAME, svg.encode("utf-8")))
-        html = render_html(record, lang, svg, date)
+        html = render_html(record, lang, svg, date, languages=tuple(langs), home=home)
         title = gettext_for(lang)("Before/after report")
         pdf = report_pdf(html, lang=lang, title=title, date=date,
                          attachments=[(CSV_NAME, csv_data, "side,kind,name,value")])
-        files.append((f"report.{lang}.html", html.encode("utf-8")))
-        files.append((f"report.{lang}.pdf", pdf))
+        files.append((html_name(lang), html.encode("utf-8")))
+        files.append((pdf_name(lang), pdf))
     return files
 
 
 def write_report(record: dict[str, Any], out: Path, langs: list[str],
-                 date: dt.date | None = None) -> list[str]:
+                 date: dt.date | None = None, home: str | None = None) -> list[str]:
     """Render everything in memory, then write it (atomic, confined, manifest last).
 
-    `date` is what report_date() decided (None: the report prints no date).
+    `date` is what report_date() decided (None: the report prints no date); `home` is the
+    site index the navigation links to (the site builder's; None for `certgen compare`).
     """
     from certgen.writer import Writer
 
-    files = render_report(record, langs, date)
+    files = render_report(record, langs, date, home)
     writer = Writer(out)
     for name, data in files:
         writer.write(name, data)

@@ -78,6 +78,9 @@ def site_date() -> dt.datetime:
     return source_date_epoch() or DEFAULT_DATE
 
 
+SITE_HOME = "../../{lang}/index.html"
+"""The index in the page's language, seen from samples/<id>/ and reports/<name>/."""
+
 SAMPLE_LAB = "lab.yaml"
 """The sample laboratory profile in examples/ (specimen: true)."""
 
@@ -106,7 +109,7 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
             if progress:
                 progress(f"sample {bundle.name}")
             result = build_bundle(bundle, out / "samples", languages=list(LANGS),
-                                  fleet=fleet_db, use_cache=False, lab=lab)
+                                  fleet=fleet_db, use_cache=False, lab=lab, home=SITE_HOME)
             path = Path(result.folder) / "record.json"
             record = load_record(path.read_bytes(), source=str(path))
             links.append(SampleLink(
@@ -137,7 +140,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
             None if sample.series is None else base / sample.series,
             base=base,
         )
-        write_report(record, out / "reports" / sample.name, list(LANGS), date)
+        write_report(record, out / "reports" / sample.name, list(LANGS), date, home=SITE_HOME)
         built.append(sample)
     return built
 
@@ -156,7 +159,9 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     out_path = Path(out)
     out_path.mkdir(parents=True, exist_ok=True)
     rules = load_rules()
-    css = (templates_dir() / "site.css").read_text(encoding="utf-8")
+    # The site's stylesheet and the shared navigation's (templates/nav.css), one file.
+    css = "\n".join((templates_dir() / name).read_text(encoding="utf-8")
+                    for name in ("site.css", "nav.css"))
     examples = examples or repo_examples_dir()
     samples = build_samples(out_path, examples, progress)
     reports = build_reports(out_path, examples, progress, reports_date)

@@ -131,6 +131,15 @@ def html_file_name(lang: str) -> str:
     return f"certificate.{lang}.html"
 
 
+def pdf_file_name(lang: str) -> str:
+    """The file name of a certificate's PDF in one language (published beside the HTML)."""
+    return f"certificate.{lang}.pdf"
+
+
+RECORD_FILE = "record.json"
+"""The record as the writer publishes it, beside every certificate document."""
+
+
 def alternates(lang: str, languages: Iterable[str] | None) -> list[dict[str, str]]:
     """The sibling documents of the same certificate built in the same run, one per language
     (the document's own language included), in the fixed order of i18n.LANGUAGES.
@@ -152,6 +161,7 @@ def certificate_context(
     verify_base: str,
     languages: Iterable[str] | None = None,
     signed: bool = False,
+    home: str | None = None,
 ) -> dict[str, object]:
     """What certificate.html.j2 reads: the record, plus prepared markup (see module doc).
 
@@ -161,6 +171,8 @@ def certificate_context(
     if signed and record.issuer is None:
         raise RenderError("a signed certificate needs an issuer: build it with a lab profile")
     from markupsafe import Markup
+
+    from certgen.render.nav import doc_nav
 
     status = record.status
     url = verify_url(verify_base, record.certificate.id, record_sha256)
@@ -178,6 +190,10 @@ def certificate_context(
         siblings[0]["lang"] if siblings else lang)
     return {
         "alternates": siblings,
+        "nav": doc_nav(home=None if home is None else home.format(lang=lang),
+                       languages=[(a["lang"], a["href"]) for a in siblings],
+                       files=[("PDF", pdf_file_name(lang)), (RECORD_FILE, RECORD_FILE)]),
+        "record_file": RECORD_FILE,
         "x_default": html_file_name(default),
         "record": record,
         "certificate": record.certificate,
@@ -212,6 +228,7 @@ def render_certificate_html(
     verify_base: str = DEFAULT_VERIFY_BASE,
     languages: Iterable[str] | None = None,
     signed: bool = False,
+    home: str | None = None,
 ) -> str:
     """The certificate of `record` in `lang` as one self-contained HTML document.
 
@@ -219,11 +236,16 @@ def render_certificate_html(
     hreflang alternates (certificate.<lang>.html beside it) and shows a language switcher on
     screen (hidden in print). None or a single language: no alternates, no switcher.
     `signed`: the PDF made from it will be signed (the verification block says by whom).
+    The navigation (screen only) links the PDF and record.json the writer publishes beside
+    the HTML, and `home` when given: the site index, relative to the certificate, with
+    `{lang}` standing for the document's language (the site builder passes
+    "../../{lang}/index.html").
     """
     from certgen.render.html import render_template
 
     context = certificate_context(record, lang, record_sha256=record_sha256,
-                                  verify_base=verify_base, languages=languages, signed=signed)
+                                  verify_base=verify_base, languages=languages, signed=signed,
+                                  home=home)
     return render_template(TEMPLATE, context, lang)
 
 

@@ -47,6 +47,23 @@ def keep_together(value: Any) -> Any:
     return Markup(str(text).replace(" = ", "\u00a0=\u00a0"))
 
 
+def link_word(text: Any, word: str, href: str) -> Any:
+    """Markup of `text` with the first `word` in it linked to `href` on screen only.
+
+    Print shows the plain word: in the PDF "the attached record.json" is the embedded file, not
+    a file beside it (and an <a> always becomes a PDF link, whatever its CSS). The stylesheet
+    hides `.print-only` on screen and `.screen-only` in print. Text without the word is kept
+    as it is.
+    """
+    from markupsafe import Markup, escape
+
+    shown = text if isinstance(text, Markup) else escape(text)
+    target = str(escape(word))
+    linked = Markup('<a class="screen-only" href="{0}">{1}</a><span class="print-only">{1}</span>'
+                    ).format(href, word)
+    return Markup(str(shown).replace(target, str(linked), 1))
+
+
 def _bind(func: Any, lang: str) -> Any:
     def bound(value: Any, *args: Any) -> Any:
         return func(value, lang, *args)
@@ -84,6 +101,7 @@ def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
         env.filters[name] = _bind(func, lang)
     env.filters["term"] = lambda key: i18n.term(key, lang)
     env.filters["keep_together"] = keep_together
+    env.filters["link_word"] = link_word
     env.globals["lang"] = lang
     env.globals["DASH"] = i18n.DASH
     return env

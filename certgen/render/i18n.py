@@ -301,6 +301,7 @@ def term(key: str, lang: str) -> str:
 CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "certificate.html.j2"),
     ("templates", "base.html.j2"),
+    ("templates", "nav.html.j2"),
     ("python", "render/certificate.py"),
 )
 """The files whose messages belong in certgen.po (tests compare them with the catalogs)."""

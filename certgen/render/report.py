@@ -27,12 +27,32 @@ def report_pdf(html: str, *, lang: str, title: str, date: dt.date | None,
                        attachments=attachments, created=when)
 
 
+def html_name(lang: str) -> str:
+    """The report's HTML file name in one language."""
+    return f"report.{lang}.html"
+
+
+def pdf_name(lang: str) -> str:
+    """The report's PDF file name in one language."""
+    return f"report.{lang}.pdf"
+
+
 def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
-                date: dt.date | None = None) -> str:
-    """The report in one language (the certificates' Jinja environment and safety rules)."""
+                date: dt.date | None = None, *, languages: tuple[str, ...] = (),
+                home: str | None = None) -> str:
+    """The report in one language (the certificates' Jinja environment and safety rules).
+
+    The navigation (screen only) links the same report in `languages`, its PDF and CSV
+    (written beside it by certgen.build.report), and `home` when given: the site index
+    relative to the report, `{lang}` standing for the language.
+    """
     from certgen.render.html import render_template
+    from certgen.render.nav import doc_nav
 
     context = {k: v for k, v in record.items() if not k.startswith("_")}
+    context["nav"] = doc_nav(home=None if home is None else home.format(lang=lang),
+                             languages=[(other, html_name(other)) for other in languages],
+                             files=[("PDF", pdf_name(lang)), ("CSV", CSV_NAME)])
     context["date"] = date
     context["chart_src"] = None
     if chart_svg is not None:

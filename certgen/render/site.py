@@ -13,6 +13,7 @@ from typing import Any
 
 from certgen.docs import LANGS, PAGES, ExplainerPage
 from certgen.render.i18n import LANGUAGE_NAMES
+from certgen.render.nav import doc_nav
 
 # Sample folder -> one-line description (msgid, translated in site.po).
 SAMPLE_BLURBS = {
@@ -74,6 +75,10 @@ def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: b
         "css_href": rel(me, "assets/site.css"),
         "index_href": rel(me, f"{page.lang}/index.html"),
         "pdf_href": rel(me, explainer_path(page.lang, page.slug, "pdf")),
+        "nav": doc_nav(home=rel(me, f"{page.lang}/index.html"),
+                       languages=[(lang, rel(me, explainer_path(lang, page.slug)))
+                                  for lang in LANGS],
+                       files=[("PDF", rel(me, explainer_path(page.lang, page.slug, "pdf")))]),
         "rules_version": rules_version,
     }
     return render_template("explainer.html.j2", context, page.lang)
@@ -108,6 +113,8 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
         "x_default": rel(at, "index.html"),
         "css_href": rel(at, "assets/site.css"),
         "self_href": rel(at, at),
+        "nav": doc_nav(home=rel(at, at), languages=[(other, rel(at, f"{other}/index.html"))
+                                                    for other in LANGS]),
         "pages": [
             {
                 "title": pages[slug].title,
