@@ -39,12 +39,14 @@ from certgen.fleet.model import (
     Rank,
     _dump_line,
     _row_from_mapping,
+    _shown,
     exact_scaled,
     exact_scaled_square,
     is_server_url,
     parse_line,
     rank_from_sums,
     record_source,
+    row_errors,
     runs_from_record,
 )
 from certgen.record import Rank as RecordRank
@@ -397,11 +399,19 @@ class FleetStore:
     def add_runs(
         self, rows: Sequence[FleetRun], *, replace: bool = False, where: str = "fleet"
     ) -> tuple[int, int]:
-        """Insert rows in one transaction; identical rows are skipped, conflicting ones refused."""
+        """Insert rows in one transaction; identical rows are skipped, conflicting ones refused.
+
+        Every row is checked as an imported line is (ranges and closed sets); any invalid row
+        writes nothing: `where: certificate ID run N: field: problem`, one per problem."""
+        rows = list(rows)
+        problems = [f"{where}: certificate {_shown(r.certificate_id)} run {r.run_index}: "
+                    f"{field}: {problem}" for r in rows for field, problem in row_errors(r)]
+        if problems:
+            raise FleetImportError(problems)
         delta = _Delta()
         self._begin_write()
         try:
-            added, skipped, conflict = self._write_batch(list(rows), replace, where, delta)
+            added, skipped, conflict = self._write_batch(rows, replace, where, delta)
             if conflict is not None:
                 raise conflict
             delta.flush(self._conn, self._mark)
