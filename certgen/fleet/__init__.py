@@ -47,7 +47,11 @@ from certgen.fleet.model import (
     DEFAULT_FLEET_FILE,
     FLEET_ENV,
     JSONL_FIELDS,
+    LOCK_TIMEOUT_ENV,
+    LOCK_TIMEOUT_S,
+    MAX_FPS,
     METRIC_NAMES,
+    METRIC_RANGES,
     RANKED_METRICS,
     SUM_SCALE,
     Cohort,
@@ -61,6 +65,7 @@ from certgen.fleet.model import (
     fleet_path,
     fleet_section,
     is_server_url,
+    lock_timeout,
     parse_line,
     rank_from_sums,
     rank_run,
@@ -71,9 +76,10 @@ from certgen.fleet.model import (
 from certgen.fleet.store import MIGRATIONS, SCHEMA_VERSION, FleetStore, migrate
 
 __all__ = [
-    "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "METRIC_NAMES", "MIGRATIONS",
-    "RANKED_METRICS", "SCHEMA_VERSION", "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError",
-    "FleetRun", "FleetStore", "Metric", "Rank", "exact_scaled", "exact_scaled_square",
-    "field_errors", "fleet_path", "fleet_section", "is_server_url", "migrate", "parse_line",
-    "rank_from_sums", "rank_run", "rank_value", "record_source", "runs_from_record",
+    "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",
+    "MAX_FPS", "METRIC_NAMES", "METRIC_RANGES", "MIGRATIONS", "RANKED_METRICS", "SCHEMA_VERSION",
+    "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError", "FleetRun", "FleetStore", "Metric",
+    "Rank", "exact_scaled", "exact_scaled_square", "field_errors", "fleet_path", "fleet_section",
+    "is_server_url", "lock_timeout", "migrate", "parse_line", "rank_from_sums", "rank_run",
+    "rank_value", "record_source", "runs_from_record",
 ]

@@ -107,6 +107,38 @@ def fleet_path(option: str | os.PathLike[str] | None = None) -> Path | str:
     return Path(value)
 
 
+LOCK_TIMEOUT_ENV: Final = "CERTGEN_FLEET_LOCK_TIMEOUT"
+"""Seconds a fleet command waits for another writer's lock (when --lock-timeout is not given)."""
+
+LOCK_TIMEOUT_S: Final = 60.0
+"""The default wait for the fleet's lock (as for an output folder's, certgen.writer)."""
+
+MAX_LOCK_TIMEOUT_S: Final = 86_400.0
+"""The longest wait a user may ask for (a day)."""
+
+
+def lock_timeout(option: float | None = None) -> float:
+    """--lock-timeout if given, else $CERTGEN_FLEET_LOCK_TIMEOUT, else 60 s; seconds, 0 to a day
+    (0: do not wait). A bad value is a FleetError naming the option or variable."""
+    if option is not None:
+        value: float | str = option
+        where = "--lock-timeout"
+    else:
+        text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+        if not text:
+            return LOCK_TIMEOUT_S
+        value, where = text, LOCK_TIMEOUT_ENV
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_LOCK_TIMEOUT_S:  # NaN and inf fail too
+        shown = escape_invisible(shorten(str(value), 40))
+        raise FleetError(f"expected seconds from 0 to {MAX_LOCK_TIMEOUT_S:g}, got '{shown}'",
+                         field=where)
+    return seconds
+
+
 # ---------------------------------------------------------------------------------------------
 # Ranking (pure)
 
