@@ -13,6 +13,13 @@ Schema: versioned (SQLite `PRAGMA user_version`, PostgreSQL a one-row table) wit
 of migration steps (MIGRATIONS); opening a database applies the steps it lacks, in one
 transaction. A database newer than this certgen is refused rather than guessed at.
 
+Checks (docs/limits.md, "The fleet"): every write path checks each row's ranges and closed sets
+(model.field_errors) and writes nothing if one is bad; read-only commands open the database
+read-only (`FleetStore.open(readonly=True)`: SQLite mode=ro, never created or migrated, a
+database that is not a certgen fleet refused unchanged); stored values a certgen would not write
+are refused naming the row; a write waits for another writer's lock up to `lock_timeout`
+(--lock-timeout, $CERTGEN_FLEET_LOCK_TIMEOUT, 60 s); database errors are one line with their cause.
+
 Package layout: model.py (rows, cohorts, pure ranking: `rank_value` is the reference that the
 SQL ranking must equal), store.py (FleetStore, SQLite migrations), postgres.py (the server).
 

@@ -467,7 +467,7 @@ def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     errors: list[tuple[str, str]] = []
     for key in obj:
         if key not in JSONL_FIELDS:
-            errors.append((key, "unknown field"))
+            errors.append((_shown(str(key)), "unknown field"))
     missing = [key for key in JSONL_FIELDS if key not in obj]
     if missing:
         errors.append((", ".join(missing), "missing"))
@@ -572,7 +572,7 @@ def _plainly_valid(obj: dict[str, Any]) -> bool:
     resolution = obj["resolution"]
     if type(resolution) is not str or not _RESOLUTION_RE.fullmatch(resolution):
         return False
-    if obj["upscaler"] not in _UPSCALER_SET or type(obj["upscaler"]) is not str:
+    if type(obj["upscaler"]) is not str or obj["upscaler"] not in _UPSCALER_SET:
         return False
     if type(obj["ray_tracing"]) is not bool or type(obj["frame_generation"]) is not bool:
         return False

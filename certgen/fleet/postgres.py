@@ -148,11 +148,11 @@ def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
     """A server error as one line naming the fleet and the cause (its first line)."""
     import psycopg
 
-    from certgen.fleet.store import lock_error
+    from certgen.fleet.store import lock_error, one_line
 
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return lock_error(where, timeout)
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = one_line(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
     if isinstance(exc, psycopg.errors.DiskFull):
         return FleetError(f"cannot write: the server's disk is full ({text})", file=where)
     if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):

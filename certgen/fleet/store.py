@@ -359,6 +359,12 @@ _SQLITE_CAUSES: Final = {
 parentheses ("database or disk is full")."""
 
 
+def one_line(text: str) -> str:
+    """A database's own message as one short line (SQLite quotes schema text, line breaks
+    and all)."""
+    return escape_invisible(shorten(" ".join(text.split()), 160))
+
+
 def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None and _busy(exc):
@@ -367,7 +373,7 @@ def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
         return FleetError("has an interrupted write to undo (a hot journal beside it), which a "
                           "read-only command cannot do: run `certgen fleet migrate` (or any "
                           "command that writes to the fleet) first", file=where)
-    detail = str(exc).strip() or type(exc).__name__
+    detail = one_line(str(exc)) or type(exc).__name__
     cause = None if code is None else _SQLITE_CAUSES.get(code & 0xFF)
     if cause is None:
         return FleetError(f"database error ({detail})", file=where)
@@ -534,6 +540,11 @@ class FleetStore:
             yield
         except sqlite3.Error as exc:
             raise _sqlite_error(exc, str(self.path), self.lock_timeout) from exc
+        except UnicodeDecodeError as exc:
+            # sqlite3 decodes TEXT as UTF-8: bytes that are not come from damage or another tool.
+            raise FleetError(f"holds text that is not UTF-8 (byte {exc.object[exc.start]:#04x}); "
+                             "the file is damaged or another tool wrote it",
+                             file=str(self.path)) from exc
         except Exception as exc:
             if self.backend == "sqlite" or not type(exc).__module__.startswith("psycopg"):
                 raise
