@@ -100,7 +100,7 @@ def _fleet(fleet: str | os.PathLike[str] | Fleet | None) -> Iterator[Fleet | Non
         return
     from certgen.fleet import FleetStore
 
-    with FleetStore.open(os.fspath(fleet), create=False) as store:
+    with FleetStore.open(os.fspath(fleet), readonly=True) as store:
         yield store
 
 

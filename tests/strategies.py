@@ -11,7 +11,10 @@ realistic inputs instead of each growing its own. Three families:
   the intervals a reader must return; `presentmon_intervals` and `lagged_gpu_run` for the
   reader-internals tests;
 - cards: `cards`, a card.yaml mapping that certgen.bundle.validate_card accepts, whose runs name
-  capture files (see `card_files`).
+  capture files (see `card_files`);
+- other documents: `labs`, a lab.yaml mapping certgen.lab.parse_lab accepts, and `fleet_rows`,
+  a fleet JSON Lines object certgen.fleet.parse_line accepts (figures that obey the metrics
+  theorems, as a real record's do).
 
 Frame times in generated texts are rounded to 3 decimals so that the text states them exactly:
 float(f"{t:.3f}") == t for t = round(x, 3).
@@ -304,3 +307,58 @@ def write_bundle(root: Path, bundle: tuple[dict[str, Any], dict[str, str]]) -> P
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode("utf-8"))
     return root
+
+
+# --------------------------------------------------------------------------------------------
+# lab.yaml and fleet rows
+# --------------------------------------------------------------------------------------------
+
+_lab_text = st.one_of(_words, st.fixed_dictionaries(
+    {"en": _words}, optional={"ru": st.one_of(st.none(), _words),
+                              "pt": st.one_of(st.none(), _words)}))
+
+
+@st.composite
+def labs(draw: st.DrawFn) -> dict[str, Any]:
+    """A lab.yaml mapping (as yaml.safe_load gives it) that certgen.lab.parse_lab accepts."""
+    lab: dict[str, Any] = {
+        "name": draw(_words),
+        "address": draw(_lab_text),
+        "signatory": {"name": draw(_words), "role": draw(_lab_text)},
+        "verification_base": "https://" + draw(st.sampled_from(
+            ["certs.lab.ru", "lab.example.org/verify", "x.test/a/b", "verify.lab-1.com"])),
+        "validity_months": draw(st.integers(1, 120)),
+        "contact": draw(_words),
+    }
+    if draw(st.booleans()):
+        lab["accreditation"] = {"body": draw(_words), "number": draw(_words)}
+    if draw(st.booleans()):
+        lab["specimen"] = draw(st.booleans())
+    return lab
+
+
+@st.composite
+def fleet_rows(draw: st.DrawFn) -> dict[str, Any]:
+    """One fleet JSON Lines object (certgen.fleet.JSONL_FIELDS, in order) a store imports:
+    FPS figures to 1 decimal with F0.1% <= F1% <= F, g and s from them, S_F in 0-100; any
+    figure may be null."""
+    upscaler = draw(st.sampled_from(["none", "DLSS", "FSR", "XeSS"]))
+    fps = sorted((round(draw(st.floats(0, 2000)), 1) for _ in range(3)), reverse=True)
+    avg, low1, low01 = (None if draw(st.integers(0, 9)) == 0 else v for v in fps)
+    g = round(1 - low1 / avg, 4) if avg and low1 is not None else None
+    s = round(1 - low01 / low1, 4) if low1 and low01 is not None else None
+    score = round(100 * (1 - (0.7 * g + 0.3 * s)), 2) if g is not None and s is not None else None
+    return {
+        "certificate_id": draw(_cert_id), "run_index": draw(st.integers(0, 40)),
+        "issued": draw(st.one_of(st.none(), st.dates().map(lambda d: d.isoformat()))),
+        "card_model": draw(_words), "card_serial": draw(_words),
+        "title": draw(_words), "resolution": draw(_resolution),
+        "preset": draw(st.sampled_from(["Low", "Medium", "High", "Ultra"])),
+        "ray_tracing": draw(st.booleans()), "upscaler": upscaler,
+        "upscaler_mode": None if upscaler == "none" else draw(
+            st.sampled_from(["Quality", "Balanced", "Performance"])),
+        "frame_generation": draw(st.booleans()),
+        "fluidity_score": score, "consistency_gap": g, "stutter": s,
+        "avg_fps": avg, "low_1pct_fps": low1, "low_0_1pct_fps": low01,
+        "source": draw(st.sampled_from(["import", "record:sha256:" + "ab" * 32])),
+    }

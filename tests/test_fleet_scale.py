@@ -65,10 +65,16 @@ def random_values(rng: random.Random) -> dict[str, float | None]:
             out[m.name] = None
             continue
         decimals = rng.choice([1, 2, 4]) if m.mean_decimals == 2 else 4
-        scale = 1.0 if m.lower_is_better else 150.0
+        scale = 1.0 if m.lower_is_better else 100.0 if m.name == "fluidity_score" else 150.0
         # Few distinct values: ties are common, as in a real fleet of rounded figures.
         out[m.name] = round(rng.choice([rng.uniform(0, scale), rng.randint(0, 8) * scale / 8]),
                             decimals)
+    # A fleet row's lows are never above the average (the store refuses such a row).
+    chain = ("avg_fps", "low_1pct_fps", "low_0_1pct_fps")
+    if out["low_1pct_fps"] is not None:
+        present = [name for name in chain if out[name] is not None]
+        for name, value in zip(present, sorted((out[n] for n in present), reverse=True)):
+            out[name] = value
     return out
 
 

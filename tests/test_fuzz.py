@@ -1,13 +1,14 @@
-"""Structure-aware fuzzing of every input surface: a real capture, a card.yaml, a bundle zip, a
-series file, a frame-stats, CapFrameX JSON, MangoHud or benchmark CSV file, a record.json and a
-whole generated bundle through the pipeline, each mutated the way a
-hostile or unlucky lab would. Every outcome must be a success or a CertgenError whose message
+"""Structure-aware fuzzing of every input surface: a real capture, a card.yaml, a lab.yaml, a
+bundle zip, a series file, a frame-stats, CapFrameX JSON, MangoHud or benchmark CSV file, a
+record.json, fleet JSON Lines and fleet database files, and a whole generated bundle through the
+pipeline, each mutated the way a hostile or unlucky lab would. Every outcome must be a success or a CertgenError whose message
 is one line per problem and names the file, line or field: any other exception is a bug, and
 hypothesis shrinks it to a minimal input.
 
 Budget: 20 examples per target in the normal suite (`make test`); `make fuzz` runs
-HYPOTHESIS_PROFILE=fuzz (tests/conftest.py) with 3000 per target. The fleet is not fuzzed here
-yet (its code is being restructured; see docs/limits.md).
+HYPOTHESIS_PROFILE=fuzz (tests/conftest.py) with 3000 per target. The fleet targets use SQLite
+files (the PostgreSQL write path shares the row checks; tests/test_fleet_hostile.py runs the
+classes on both backends).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from strategies import (
     bundles,
     capframex_json_texts,
     cards,
+    fleet_rows,
+    labs,
     mangohud_texts,
     presentmon_texts,
     write_bundle,
@@ -37,7 +40,7 @@ from strategies import (
 
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
-from certgen.errors import BundleErrors, CertgenError
+from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError
 from certgen.metrics import Weights, compute_metrics
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
@@ -68,10 +71,17 @@ def expect_clean(action: Callable[[], Any], name: str, *also: str) -> None:
     file or field, or `name` or one of `also` in its text)."""
     try:
         action()
-    except BundleErrors as exc:
+    except FleetImportError as exc:
+        # One line on the terminal: every problem (up to 20) joined by "; ", each naming its line.
+        assert "\n" not in str(exc), str(exc)[:500]
+        for problem in exc.errors:
+            assert len(problem) < 2000, problem[:200]
+            assert any(n in problem for n in (name, *also)), problem
+    except (BundleErrors, LabError) as exc:
         for line in str(exc).split("\n"):
             assert line.strip(), str(exc)
             assert len(line) < 2000, line[:200]
+            assert any(n in line for n in (name, *also)), line
     except CertgenError as exc:
         text = str(exc)
         assert "\n" not in text, text[:500]
@@ -268,3 +278,92 @@ def test_mutated_whole_bundles_give_a_record_or_one_line(data: st.DataObject) ->
         target.write_bytes(data.draw(mutated(target.read_bytes())))
         expect_clean(lambda: record_from_bundle(load_bundle(root)), str(root), CARD_FILE,
                      *files)
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_lab_profiles_parse_or_refuse_one_line_per_problem(data: st.DataObject) -> None:
+    from certgen.lab import parse_lab
+
+    lab = data.draw(labs())
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(lab)))
+        lab = _set(lab, path, data.draw(st.sampled_from(HOSTILE_VALUES)))
+    text = yaml.safe_dump(lab, allow_unicode=True, sort_keys=False).encode("utf-8")
+    if data.draw(st.booleans()):
+        text = data.draw(mutated(text))
+    expect_clean(lambda: parse_lab(text, source="lab.yaml"), "lab.yaml")
+
+
+FLEET_HOSTILE: list[Any] = [*HOSTILE_VALUES, -0.5, 1e9 + 1, 100.01, 1.0001, 5e-324, 2 ** 63,
+                            "dlss", "4K", "2560x1440\n", "1e308"]
+
+
+def _fleet_use(store: Any) -> None:
+    """What the commands do with a fleet: count, list cohorts, export, rank every row."""
+    store.run_count()
+    for cohort, _ in store.cohorts():
+        store.cohort_digest([cohort])
+    store.export_jsonl(io.StringIO())
+    for row in store.runs():
+        store.ranks_for(row.cohort, {m: row.metric(m) for m in row.as_json() if m.endswith(
+            ("_fps", "_gap", "stutter", "_score"))}, "FUZZ-NEW")
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_fleet_lines_import_or_refuse(data: st.DataObject) -> None:
+    import json
+
+    from certgen.fleet import FleetStore
+
+    rows = data.draw(st.lists(fleet_rows(), min_size=1, max_size=4))
+    for _ in range(data.draw(st.integers(1, 3))):
+        row = data.draw(st.sampled_from(rows))
+        row[data.draw(st.sampled_from(sorted(row)))] = copy.deepcopy(
+            data.draw(st.sampled_from(FLEET_HOSTILE)))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+    if data.draw(st.booleans()):
+        text = data.draw(mutated(text))
+    with tempfile.TemporaryDirectory() as folder, \
+            FleetStore.open(Path(folder) / "fleet.sqlite") as store:
+        stream = io.StringIO(text.decode("utf-8", errors="replace"))
+        expect_clean(lambda: store.import_jsonl(stream, name="fleet.jsonl"), "fleet.jsonl")
+        _fleet_use(store)  # whatever was imported reads and ranks without a traceback
+
+
+@functools.cache
+def _fleet_file() -> bytes:
+    """A small real fleet file: two cohorts, rows with nulls, its aggregates."""
+    from certgen.fleet import FleetStore
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fleet.sqlite"
+        with FleetStore.open(path) as store:
+            store.import_jsonl(open(ROOT / "examples" / "fleet.jsonl", encoding="utf-8"))
+        return path.read_bytes()
+
+
+@settings(FUZZ, max_examples=max(5, BUDGET // 2))
+@given(st.data())
+def test_mutated_fleet_files_read_or_refuse(data: st.DataObject) -> None:
+    """A damaged fleet file, read as `check --fleet`, `fleet cohorts` and `fleet export` read
+    it (read-only): every outcome is a result or one line naming the file."""
+    from certgen.fleet import FleetStore
+
+    blob = _fleet_file()
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(100, len(blob) - 1))  # past the header: pages, not magic
+        blob = blob[:at] + bytes([data.draw(st.integers(0, 255))]) + blob[at + 1:]
+    if data.draw(st.booleans()):
+        blob = data.draw(mutated(blob))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fleet.sqlite"
+        path.write_bytes(blob)
+
+        def read() -> None:
+            with FleetStore.open(path, readonly=True) as store:
+                _fleet_use(store)
+
+        expect_clean(read, str(path))
+        assert path.read_bytes() == blob  # a read-only open never writes

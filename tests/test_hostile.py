@@ -236,6 +236,19 @@ def test_extreme_frame_times_are_refused(value: str, shown: str) -> None:
         "certgen accepts (1e-06 to 1e+07 ms)")
 
 
+def test_a_capture_over_the_frame_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MAX_CAPTURE_FRAMES (20 million) lowered to 3: the limit, not the byte size, refuses."""
+    import certgen.captures.detect as detect
+    from certgen.captures.common import MAX_CAPTURE_BYTES, MAX_CAPTURE_FRAMES
+
+    assert (MAX_CAPTURE_FRAMES, MAX_CAPTURE_BYTES) == (20_000_000, 1 << 30)  # docs/limits.md
+    monkeypatch.setattr(detect, "MAX_CAPTURE_FRAMES", 3)
+    assert read_capture(b"MsBetweenPresents\n16.6\n16.7\n16.8\n", name="run.csv")
+    with pytest.raises(CaptureFormatError) as info:
+        read_capture(b"MsBetweenPresents\n16.6\n16.7\n16.8\n16.9\n", name="run.csv")
+    assert str(info.value) == "run.csv: 4 frames, more than the limit of 3 for a capture"
+
+
 def test_a_csv_field_over_the_csv_limit_is_one_line() -> None:
     data = ("Application,ProcessID,SwapChainAddress,MsBetweenPresents\n"
             f"a,1,0x1,{'x' * 140_000}\n").encode()

@@ -19,7 +19,9 @@ from strategies import (
     capframex_json_texts,
     card_files,
     cards,
+    fleet_rows,
     frame_time_arrays,
+    labs,
     mangohud_texts,
     presentmon_texts,
 )
@@ -98,3 +100,20 @@ def test_a_generated_card_validates_and_round_trips(
     assert duplicates == []
     assert validate_card(data, root=root) == model
     assert [r.capture for r in model.runs] == [r.get("capture") for r in card["runs"]]
+
+
+@given(labs())
+def test_a_generated_lab_parses(lab: dict[str, Any]) -> None:
+    from certgen.lab import parse_lab
+
+    text = yaml.safe_dump(lab, sort_keys=False, allow_unicode=True).encode("utf-8")
+    assert parse_lab(text).lab.validity_months == lab["validity_months"]
+
+
+@given(fleet_rows())
+def test_a_generated_fleet_row_is_accepted(row: dict[str, Any]) -> None:
+    from certgen.fleet import JSONL_FIELDS, parse_line
+
+    assert list(row) == list(JSONL_FIELDS)
+    parsed, errors = parse_line(row, "f:1")
+    assert errors == [] and parsed is not None and parsed.as_json() == row

@@ -146,7 +146,7 @@ def inputs_key(
         else:
             from certgen.fleet import FleetStore
 
-            with FleetStore.open(os.fspath(fleet), create=False) as opened:
+            with FleetStore.open(os.fspath(fleet), readonly=True) as opened:
                 digest.update(opened.cohort_digest(bundle_cohorts(bundle)).encode())
     return digest.hexdigest()
 
@@ -267,7 +267,7 @@ def build_bundle(
             from certgen.fleet import FleetStore
 
             # A str keeps a postgresql:// URL whole (a Path would fold its `//`).
-            store = stack.enter_context(FleetStore.open(os.fspath(fleet), create=False))
+            store = stack.enter_context(FleetStore.open(os.fspath(fleet), readonly=True))
         key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
                          fleet=None if fleet is None else os.fspath(fleet), store=store,
                          lab=lab, sign=sign, home=home)

@@ -26,6 +26,11 @@ UTF8_BOM = b"\xef\xbb\xbf"
 MAX_CAPTURE_BYTES = 1 << 30
 """Largest capture file read (1 GiB, as for a zip entry: about 20 million PresentMon rows)."""
 
+MAX_CAPTURE_FRAMES = 20_000_000
+"""Most frames one capture may hold (46 hours at 120 FPS; what 1 GiB of PresentMon holds). The
+byte limit alone would let a terse format (one short number a line) hold 25 times more, and
+every frame costs the metrics a few arrays of 8 bytes."""
+
 
 def open_regular(path: pathlib.Path) -> int:
     """An O_RDONLY descriptor of a regular file, refusing FIFOs, devices and sockets before any

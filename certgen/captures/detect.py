@@ -24,7 +24,14 @@ import pathlib
 
 import numpy as np
 
-from certgen.captures.common import Data, check_head, first_line, mapped_capture, shorten
+from certgen.captures.common import (
+    MAX_CAPTURE_FRAMES,
+    Data,
+    check_head,
+    first_line,
+    mapped_capture,
+    shorten,
+)
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
@@ -154,9 +161,15 @@ MIN_FRAME_TIME_MS = 1e-6
 
 
 def check_frame_times(capture: Capture, name: str) -> None:
-    """Refuse a capture holding a frame time outside the documented range (docs/limits.md),
-    naming the first such frame (1-based, in the capture's order) and its column."""
+    """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time outside
+    the documented range (docs/limits.md), naming the first such frame (1-based, in the
+    capture's order) and its column."""
     times = capture.frame_times_ms
+    if times.size > MAX_CAPTURE_FRAMES:
+        where = f"{capture.label}: " if capture.label else ""
+        raise CaptureFormatError(
+            f"{where}{times.size} frames, more than the limit of {MAX_CAPTURE_FRAMES} for a "
+            "capture", file=name)
     size = np.abs(times)
     bad = np.flatnonzero((size > MAX_FRAME_TIME_MS) | ((times > 0) & (times < MIN_FRAME_TIME_MS)))
     if bad.size:

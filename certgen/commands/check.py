@@ -102,7 +102,7 @@ def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     if fleet_db:
         from certgen.fleet import FleetStore
 
-        store = FleetStore.open(fleet_db, create=False)
+        store = FleetStore.open(fleet_db, readonly=True)
     try:
         record = check_record(bundle, fleet=store)
     finally:

@@ -25,16 +25,27 @@ FLEET_HELP = (
 )
 
 
+LOCK_HELP = (
+    "Seconds to wait for another certgen process writing to the fleet before giving up "
+    "(0: do not wait). Default: $CERTGEN_FLEET_LOCK_TIMEOUT, else 60."
+)
+
+
 def _fleet_option(f: Any) -> Any:
+    f = click.option("--lock-timeout", "lock_timeout", type=float, default=None,
+                     metavar="SECONDS", help=LOCK_HELP)(f)
     return click.option("--fleet", "fleet", type=click.Path(dir_okay=False), default=None,
                         metavar="DB", help=FLEET_HELP)(f)
 
 
 @contextmanager
-def _open(fleet: str | None, *, create: bool) -> Iterator[Any]:
+def _open(fleet: str | None, lock_timeout: float | None, *, readonly: bool) -> Iterator[Any]:
+    """The fleet store; read-only commands never create, migrate or write it."""
     from certgen.fleet import FleetStore, fleet_path
+    from certgen.fleet import lock_timeout as timeout_of
 
-    with FleetStore.open(fleet_path(fleet), create=create) as store:
+    timeout = timeout_of(lock_timeout)  # a bad --lock-timeout is refused before opening
+    with FleetStore.open(fleet_path(fleet), readonly=readonly, lock_timeout=timeout) as store:
         yield store
 
 
@@ -85,14 +96,15 @@ def _load_input(path: Path) -> tuple[Record, str, str]:
                    "figures differ (by default such a conflict is refused).")
 @click.argument("inputs", nargs=-1, required=True, metavar="BUNDLE_OR_RECORD...",
                 type=click.Path(path_type=Path))
-def add(fleet: str | None, replace: bool, inputs: Sequence[Path]) -> None:
+def add(fleet: str | None, lock_timeout: float | None, replace: bool,
+        inputs: Sequence[Path]) -> None:
     """Add certified records (record.json, a build folder, or a bundle) to the fleet.
 
     Idempotent: a certificate already in the fleet is not counted twice. Draft or refused
     certificates do not enter. Every input is tried; any refusal makes the exit status 1.
     """
     added = skipped = failed = 0
-    with _open(fleet, create=True) as store:
+    with _open(fleet, lock_timeout, readonly=False) as store:
         show = len(inputs) > 1 and sys.stderr.isatty()
         with click.progressbar(inputs, label="adding", file=sys.stderr,
                                hidden=not show) as bar:
@@ -123,13 +135,11 @@ def _runs(n: int) -> str:
 @click.option("--replace", is_flag=True,
               help="Overwrite runs already in the fleet whose figures differ.")
 @click.argument("file", metavar="FILE.jsonl", type=click.Path(allow_dash=True))
-def import_(fleet: str | None, replace: bool, file: str) -> None:
+def import_(fleet: str | None, lock_timeout: float | None, replace: bool, file: str) -> None:
     """Import a JSON Lines export (every line is checked; an error imports nothing).
 
     The file is streamed: memory does not grow with its size.
     """
-    from certgen.fleet import FleetStore, fleet_path
-
     with ExitStack() as stack:
         if file == "-":
             stream: IO[str] = sys.stdin
@@ -140,7 +150,7 @@ def import_(fleet: str | None, replace: bool, file: str) -> None:
             except OSError as exc:
                 raise FleetError(f"cannot read: {exc}", file=file) from None
             name = file
-        with FleetStore.open(fleet_path(fleet)) as store:
+        with _open(fleet, lock_timeout, readonly=False) as store:
             try:
                 added, skipped = store.import_jsonl(stream, name=name, replace=replace)
             except (OSError, UnicodeDecodeError) as exc:
@@ -153,9 +163,11 @@ def import_(fleet: str | None, replace: bool, file: str) -> None:
 @_fleet_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file (atomically) instead of standard output.")
-def export(fleet: str | None, output: Path | None) -> None:
-    """Export every run as JSON Lines, ordered by certificate id then run index (streamed)."""
-    with _open(fleet, create=False) as store:
+def export(fleet: str | None, lock_timeout: float | None, output: Path | None) -> None:
+    """Export every run as JSON Lines, ordered by certificate id then run index (streamed).
+
+    Read-only: the database is never created, migrated or changed."""
+    with _open(fleet, lock_timeout, readonly=True) as store:
         if output is None:
             store.export_jsonl(sys.stdout)
             sys.stdout.flush()
@@ -195,9 +207,11 @@ def _export_atomic(store: Any, path: Path) -> int:
 @command.command(name="cohorts", short_help="Cohort sizes, largest first.")
 @_fleet_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def cohorts(fleet: str | None, as_json: bool) -> None:
-    """Cohort sizes, largest first (then by title and resolution)."""
-    with _open(fleet, create=False) as store:
+def cohorts(fleet: str | None, lock_timeout: float | None, as_json: bool) -> None:
+    """Cohort sizes, largest first (then by title and resolution).
+
+    Read-only: the database is never created, migrated or changed."""
+    with _open(fleet, lock_timeout, readonly=True) as store:
         listing = store.cohorts()
         total = store.run_count()
         minimum = store.min_cohort
@@ -218,3 +232,21 @@ def cohorts(fleet: str | None, as_json: bool) -> None:
         click.echo(f"{n:>{width}}  {cohort.label()}")
     click.echo(f"{_runs(total)} in {len(listing)} cohorts; percentiles are published "
                f"from n = {minimum} (the run itself included)")
+
+
+@command.command(name="migrate", short_help="Bring the fleet to this certgen's schema version.")
+@_fleet_option
+def migrate(fleet: str | None, lock_timeout: float | None) -> None:
+    """Apply the schema steps an older fleet lacks (read-only commands never migrate).
+
+    Every write command migrates too; this one only migrates. A missing file is refused."""
+    from certgen.fleet import SCHEMA_VERSION, FleetStore, fleet_path
+    from certgen.fleet import lock_timeout as timeout_of
+
+    timeout = timeout_of(lock_timeout)
+    with FleetStore.open(fleet_path(fleet), create=False, lock_timeout=timeout) as store:
+        found = store.found_version
+        if found == SCHEMA_VERSION:
+            click.echo(f"{store.path}: schema version {found}, already current")
+        else:
+            click.echo(f"{store.path}: schema version {found} -> {store.schema_version}")

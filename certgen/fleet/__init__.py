@@ -13,6 +13,13 @@ Schema: versioned (SQLite `PRAGMA user_version`, PostgreSQL a one-row table) wit
 of migration steps (MIGRATIONS); opening a database applies the steps it lacks, in one
 transaction. A database newer than this certgen is refused rather than guessed at.
 
+Checks (docs/limits.md, "The fleet"): every write path checks each row's ranges and closed sets
+(model.field_errors) and writes nothing if one is bad; read-only commands open the database
+read-only (`FleetStore.open(readonly=True)`: SQLite mode=ro, never created or migrated, a
+database that is not a certgen fleet refused unchanged); stored values a certgen would not write
+are refused naming the row; a write waits for another writer's lock up to `lock_timeout`
+(--lock-timeout, $CERTGEN_FLEET_LOCK_TIMEOUT, 60 s); database errors are one line with their cause.
+
 Package layout: model.py (rows, cohorts, pure ranking: `rank_value` is the reference that the
 SQL ranking must equal), store.py (FleetStore, SQLite migrations), postgres.py (the server).
 
@@ -47,7 +54,11 @@ from certgen.fleet.model import (
     DEFAULT_FLEET_FILE,
     FLEET_ENV,
     JSONL_FIELDS,
+    LOCK_TIMEOUT_ENV,
+    LOCK_TIMEOUT_S,
+    MAX_FPS,
     METRIC_NAMES,
+    METRIC_RANGES,
     RANKED_METRICS,
     SUM_SCALE,
     Cohort,
@@ -61,6 +72,7 @@ from certgen.fleet.model import (
     fleet_path,
     fleet_section,
     is_server_url,
+    lock_timeout,
     parse_line,
     rank_from_sums,
     rank_run,
@@ -71,9 +83,10 @@ from certgen.fleet.model import (
 from certgen.fleet.store import MIGRATIONS, SCHEMA_VERSION, FleetStore, migrate
 
 __all__ = [
-    "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "METRIC_NAMES", "MIGRATIONS",
-    "RANKED_METRICS", "SCHEMA_VERSION", "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError",
-    "FleetRun", "FleetStore", "Metric", "Rank", "exact_scaled", "exact_scaled_square",
-    "field_errors", "fleet_path", "fleet_section", "is_server_url", "migrate", "parse_line",
-    "rank_from_sums", "rank_run", "rank_value", "record_source", "runs_from_record",
+    "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",
+    "MAX_FPS", "METRIC_NAMES", "METRIC_RANGES", "MIGRATIONS", "RANKED_METRICS", "SCHEMA_VERSION",
+    "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError", "FleetRun", "FleetStore", "Metric",
+    "Rank", "exact_scaled", "exact_scaled_square", "field_errors", "fleet_path", "fleet_section",
+    "is_server_url", "lock_timeout", "migrate", "parse_line", "rank_from_sums", "rank_run",
+    "rank_value", "record_source", "runs_from_record",
 ]

@@ -4,10 +4,12 @@ The decisions are documented in certgen/fleet/__init__.py."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import math
 import os
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from pydantic_core import PydanticCustomError
+
+from certgen.bundle import NAME_LIMIT, UPSCALERS, check_text
+from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
@@ -99,6 +105,38 @@ def fleet_path(option: str | os.PathLike[str] | None = None) -> Path | str:
     if is_server_url(value):
         return str(value)
     return Path(value)
+
+
+LOCK_TIMEOUT_ENV: Final = "CERTGEN_FLEET_LOCK_TIMEOUT"
+"""Seconds a fleet command waits for another writer's lock (when --lock-timeout is not given)."""
+
+LOCK_TIMEOUT_S: Final = 60.0
+"""The default wait for the fleet's lock (as for an output folder's, certgen.writer)."""
+
+MAX_LOCK_TIMEOUT_S: Final = 86_400.0
+"""The longest wait a user may ask for (a day)."""
+
+
+def lock_timeout(option: float | None = None) -> float:
+    """--lock-timeout if given, else $CERTGEN_FLEET_LOCK_TIMEOUT, else 60 s; seconds, 0 to a day
+    (0: do not wait). A bad value is a FleetError naming the option or variable."""
+    if option is not None:
+        value: float | str = option
+        where = "--lock-timeout"
+    else:
+        text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+        if not text:
+            return LOCK_TIMEOUT_S
+        value, where = text, LOCK_TIMEOUT_ENV
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= MAX_LOCK_TIMEOUT_S:  # NaN and inf fail too
+        shown = escape_invisible(shorten(str(value), 40))
+        raise FleetError(f"expected seconds from 0 to {MAX_LOCK_TIMEOUT_S:g}, got '{shown}'",
+                         field=where)
+    return seconds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,16 +378,96 @@ def _dump_line(run: FleetRun) -> str:
 
 
 def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    # Escaped (bidi controls, zero-width characters) and shortened: a value is shown, never
+    # allowed to reorder or fill the message.
+    text = escape_invisible(json.dumps(value, ensure_ascii=False))
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _shown(text: str) -> str:
+    """A text as a message shows it outside quotes: escaped and shortened."""
+    return escape_invisible(shorten(text, 60))
+
+
+MAX_FPS: Final = 1e9
+"""The largest FPS figure a fleet row may hold: 1000 / 1e-6 ms, the shortest frame time a capture
+may hold (certgen.captures.detect.MIN_FRAME_TIME_MS), so every figure certgen computes fits."""
+
+METRIC_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "fluidity_score": (0.0, 100.0),
+    "consistency_gap": (0.0, 1.0),
+    "stutter": (0.0, 1.0),
+    "avg_fps": (0.0, MAX_FPS),
+    "low_1pct_fps": (0.0, MAX_FPS),
+    "low_0_1pct_fps": (0.0, MAX_FPS),
+}
+"""The closed range of each ranked metric (docs/spec/metrics.md): S_F 0-100, g and s fractions
+(1 is reached only by rounding: a 0.1% low that rounds to 0.0 FPS gives s = 1), FPS figures from
+0 (the spec's "F is 0" case: a figure that rounds to 0.0) to MAX_FPS. A value outside would skew
+or break every rank of its cohort."""
+
+ORDERED_FPS: Final = (("low_1pct_fps", "avg_fps"), ("low_0_1pct_fps", "low_1pct_fps"))
+"""(lower, upper): F_1% <= F and F_0.1% <= F_1% (metrics.md: a record that breaks one is
+corrupted or hand-edited)."""
+
+MAX_RUN_INDEX: Final = 99_999
+"""The largest run index (a card.yaml of at most 1 MiB cannot list that many runs)."""
+
+CERTIFICATE_ID_LIMIT: Final = 100
+"""Longest certificate id (as card.yaml's certificate.id)."""
+
+_RESOLUTION_RE: Final = re.compile(r"([1-9][0-9]{1,5})x([1-9][0-9]{1,5})")
+_ISSUED_RE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_TEXT_KEYS: Final = ("certificate_id", "card_model", "card_serial", "title", "preset",
+                     "source")
+_NULLABLE_TEXT_KEYS: Final = ("upscaler_mode",)
+
+
+@lru_cache(maxsize=4096)
+def _calendar_date(text: str) -> bool:
+    if not _ISSUED_RE.fullmatch(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _text_problem(key: str, value: str) -> str | None:
+    """What is wrong with a text field's value (card.yaml's text rules), or None."""
+    if key == "certificate_id" and len(value) > CERTIFICATE_ID_LIMIT:
+        return f"expected at most {CERTIFICATE_ID_LIMIT} characters, got {len(value)}"
+    try:
+        check_text(value, key)
+    except PydanticCustomError as exc:
+        return exc.message()
+    return None
+
+
+def _fast_text(value: Any, limit: int) -> bool:
+    """True for a text every rule accepts (printable: no control, bidi or zero-width
+    character; something besides spaces; within the limit). False sends it to the full check."""
+    return type(value) is str and len(value) <= limit and value.isprintable() and \
+        not value.isspace() and value != ""
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every (field, problem) of one fleet row object; empty when it is valid."""
+    """Every (field, problem) of one fleet row object; empty when it is valid.
+
+    Types, then ranges and closed sets (docs/limits.md, "The fleet"): texts as card.yaml's
+    (visible, no control or bidi character, at most 200 characters, an id at most 100), a
+    resolution WIDTHxHEIGHT, an upscaler from UPSCALERS, a calendar date, a run index up to
+    MAX_RUN_INDEX, each metric in METRIC_RANGES and the lows not above the average.
+    """
     errors: list[tuple[str, str]] = []
     for key in obj:
         if key not in JSONL_FIELDS:
-            errors.append((key, "unknown field"))
+            errors.append((_shown(str(key)), "unknown field"))
     missing = [key for key in JSONL_FIELDS if key not in obj]
     if missing:
         errors.append((", ".join(missing), "missing"))
@@ -363,25 +481,58 @@ def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
         if not isinstance(v, str) or not v.strip():
             want = "a non-empty string" + (" or null" if nullable else "")
             errors.append((key, f"expected {want}, got {_describe(v)}"))
+            return
+        problem = _text_problem(key, v)
+        if problem is not None:
+            # A length refusal already says what it got (the length, not the text).
+            shown = "" if problem.startswith("expected at most") else f", got {_describe(v)}"
+            errors.append((key, problem + shown))
 
-    for key in ("certificate_id", "card_model", "card_serial", "title", "resolution", "preset",
-                "upscaler", "source"):
+    for key in _TEXT_KEYS:
         text(key)
-    text("issued", nullable=True)
-    text("upscaler_mode", nullable=True)
+    for key in _NULLABLE_TEXT_KEYS:
+        text(key, nullable=True)
+    if "issued" in obj:
+        v = obj["issued"]
+        if v is not None and (not isinstance(v, str) or not _calendar_date(v)):
+            errors.append(("issued", f"expected a date YYYY-MM-DD or null, got {_describe(v)}"))
+    if "resolution" in obj:
+        v = obj["resolution"]
+        if not isinstance(v, str) or not _RESOLUTION_RE.fullmatch(v):
+            errors.append(("resolution",
+                           f"expected WIDTHxHEIGHT (e.g. 2560x1440), got {_describe(v)}"))
+    if "upscaler" in obj:
+        v = obj["upscaler"]
+        if not isinstance(v, str) or v not in UPSCALERS:
+            errors.append(("upscaler",
+                           f"expected one of {', '.join(UPSCALERS)}, got {_describe(v)}"))
     for key in ("ray_tracing", "frame_generation"):
         if key in obj and not isinstance(obj[key], bool):
             errors.append((key, f"expected true or false, got {_describe(obj[key])}"))
     if "run_index" in obj:
         v = obj["run_index"]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            errors.append(("run_index", f"expected an integer >= 0, got {_describe(v)}"))
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_RUN_INDEX:
+            errors.append(("run_index",
+                           f"expected an integer from 0 to {MAX_RUN_INDEX}, got {_describe(v)}"))
+    numbers: dict[str, float] = {}
     for name in METRIC_NAMES:
         v = obj.get(name)
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             errors.append((name, f"expected a number or null, got {_describe(v)}"))
+            continue
+        low, high = METRIC_RANGES[name]
+        if not low <= v <= high:
+            errors.append((name, f"expected a number from {_bound(low)} to {_bound(high)} "
+                                 f"or null, got {_describe(v)}"))
+            continue
+        numbers[name] = float(v)
+    for lower, upper in ORDERED_FPS:
+        if lower in numbers and upper in numbers and numbers[lower] > numbers[upper]:
+            errors.append((lower, f"expected at most {upper} ({numbers[upper]!r}), got "
+                                  f"{numbers[lower]!r} (a low above it is a corrupted or "
+                                  "hand-edited figure)"))
     return errors
 
 
@@ -398,8 +549,8 @@ def parse_line(obj: Any, where: str) -> tuple[FleetRun | None, list[str]]:
 
 
 _FIELD_SET: Final = frozenset(JSONL_FIELDS)
-_TEXT_FIELDS: Final = ("certificate_id", "card_model", "card_serial", "title", "resolution",
-                       "preset", "upscaler", "source")
+_UPSCALER_SET: Final = frozenset(UPSCALERS)
+_RANGES: Final = tuple(METRIC_RANGES.items())
 
 
 def _plainly_valid(obj: dict[str, Any]) -> bool:
@@ -408,26 +559,45 @@ def _plainly_valid(obj: dict[str, Any]) -> bool:
     would refuse."""
     if obj.keys() != _FIELD_SET:
         return False
-    for key in _TEXT_FIELDS:
-        v = obj[key]
-        if type(v) is not str or not v.strip():
+    for key in _TEXT_KEYS:
+        if not _fast_text(obj[key], CERTIFICATE_ID_LIMIT if key == "certificate_id" else
+                          NAME_LIMIT):
             return False
-    for key in ("issued", "upscaler_mode"):
-        v = obj[key]
-        if v is not None and (type(v) is not str or not v.strip()):
-            return False
+    mode = obj["upscaler_mode"]
+    if mode is not None and not _fast_text(mode, NAME_LIMIT):
+        return False
+    issued = obj["issued"]
+    if issued is not None and (type(issued) is not str or not _calendar_date(issued)):
+        return False
+    resolution = obj["resolution"]
+    if type(resolution) is not str or not _RESOLUTION_RE.fullmatch(resolution):
+        return False
+    if type(obj["upscaler"]) is not str or obj["upscaler"] not in _UPSCALER_SET:
+        return False
     if type(obj["ray_tracing"]) is not bool or type(obj["frame_generation"]) is not bool:
         return False
     index = obj["run_index"]
-    if type(index) is not int or index < 0:
+    if type(index) is not int or not 0 <= index <= MAX_RUN_INDEX:
         return False
-    for name in METRIC_NAMES:
+    for name, (low, high) in _RANGES:
         v = obj[name]
         if v is None:
             continue
-        if (type(v) is not float and type(v) is not int) or not math.isfinite(v):
+        # NaN fails the comparison; inf is out of range.
+        if (type(v) is not float and type(v) is not int) or not low <= v <= high:
+            return False
+    for lower, upper in ORDERED_FPS:
+        a, b = obj[lower], obj[upper]
+        if a is not None and b is not None and a > b:
             return False
     return True
+
+
+def row_errors(row: FleetRun) -> list[tuple[str, str]]:
+    """Every (field, problem) of a row built in code (FleetStore.add_runs checks each: the API
+    is a write path too)."""
+    obj = row.as_json()
+    return [] if _plainly_valid(obj) else field_errors(obj)
 
 
 def _row_from_mapping(obj: Mapping[str, Any]) -> FleetRun:
@@ -477,7 +647,7 @@ def runs_from_record(record: Record, *, source: str, where: str = "record.json")
         if errors:
             # Name the field by its path in the record, not by its fleet column.
             field, problem = errors[0]
-            record_path = {"run_index": f"{path}.index", "issued": "certificate.issued",
+            record_path = {"certificate_id": "certificate.id", "run_index": f"{path}.index", "issued": "certificate.issued",
                            "card_model": "card.model", "card_serial": "card.serial",
                            **{m: f"{path}.metrics.{m}" for m in METRIC_NAMES}}
             raise FleetError(problem, file=where, field=record_path.get(field, f"{path}.{field}"))

@@ -112,14 +112,64 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
-def begin_write(conn: Any) -> None:
-    """Start a write transaction holding the fleet's advisory lock (released at its end)."""
+def begin_write(conn: Any, *, where: str, timeout: float) -> None:
+    """Start a write transaction holding the fleet's advisory lock (released at its end).
+
+    Tried first without waiting; when another writer holds it, say so once on stderr and wait
+    up to `timeout` seconds (lock_timeout), then refuse naming the server and the timeout."""
+    import psycopg
+
     conn.execute("BEGIN")
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+    try:
+        got = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (LOCK_ID,)).fetchone()[0]
+        if got:
+            return
+        from certgen.fleet.store import _say_waiting, lock_error
+
+        if timeout <= 0:
+            raise lock_error(where, timeout)
+        _say_waiting(where, timeout, write=True)
+        # lock_timeout applies to advisory locks too; SET LOCAL ends with the transaction.
+        conn.execute(f"SET LOCAL lock_timeout = {max(1, int(timeout * 1000))}")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+        except psycopg.errors.LockNotAvailable:
+            raise lock_error(where, timeout) from None
+        conn.execute("SET LOCAL lock_timeout TO DEFAULT")
+    except BaseException:
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:
+            pass
+        raise
 
 
-def connect(url: str, *, target: int | None = None) -> tuple[Any, str]:
-    """An autocommit connection to the fleet server, migrated; and the URL to show."""
+def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
+    """A server error as one line naming the fleet and the cause (its first line)."""
+    import psycopg
+
+    from certgen.fleet.store import lock_error, one_line
+
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return lock_error(where, timeout)
+    text = one_line(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return FleetError(f"cannot write: the server's disk is full ({text})", file=where)
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return FleetError(f"cannot write: the server or this session is read-only ({text})",
+                          file=where)
+    if isinstance(exc, psycopg.OperationalError):
+        return FleetError(f"the fleet server failed ({text})", file=where)
+    return FleetError(f"database error ({text})", file=where)
+
+
+def connect(url: str, *, target: int | None = None, readonly: bool = False,
+            lock_timeout: float = 60.0) -> tuple[Any, str, int]:
+    """An autocommit connection to the fleet server, migrated; the URL to show; the schema
+    version found before migrating.
+
+    readonly: the session is READ ONLY and nothing is created or migrated; a database without
+    certgen's schema, or at an older version, is refused."""
     shown = redact(url)
     try:
         import psycopg
@@ -132,17 +182,58 @@ def connect(url: str, *, target: int | None = None) -> tuple[Any, str]:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FleetError(f"cannot connect to the fleet server: {text}", file=shown) from None
     try:
-        migrate(conn, where=shown, target=len(MIGRATIONS) if target is None else target)
+        try:
+            if readonly:
+                found = check_readonly(conn, where=shown)
+            else:
+                found = migrate(conn, where=shown, target=len(MIGRATIONS) if target is None else target,
+                        timeout=lock_timeout)
+        except psycopg.Error as exc:
+            raise server_error(exc, shown, lock_timeout) from exc
     except BaseException:
         conn.close()
         raise
-    return conn, shown
+    return conn, shown, found
 
 
-def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS)) -> int:
+def check_readonly(conn: Any, *, where: str) -> int:
+    """Make the session read-only and check the schema without changing anything."""
+    from certgen.fleet.store import _not_a_fleet, _older_schema
+
+    conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    has_schema, has_runs = conn.execute(
+        "SELECT to_regclass('certgen_schema') IS NOT NULL, to_regclass('runs') IS NOT NULL"
+    ).fetchone()
+    found = None
+    if has_schema:
+        found = conn.execute("SELECT version FROM certgen_schema").fetchone()
+    if not has_schema or found is None or (not has_runs and int(found[0]) > 0):
+        tables = [str(name) for (name,) in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+            "ORDER BY tablename").fetchall()]
+        raise FleetError(_not_a_fleet(tables), file=where)
+    version = int(found[0])
+    if version > len(MIGRATIONS):
+        raise FleetError(f"fleet schema version {version} is newer than this certgen "
+                         f"supports ({len(MIGRATIONS)}); upgrade certgen", file=where)
+    if version < len(MIGRATIONS):
+        raise FleetError(_older_schema(version), file=where)
+    return version
+
+
+def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS),
+            timeout: float = 60.0) -> int:
     """Apply the missing steps up to `target` under the advisory lock; return the version found."""
-    begin_write(conn)
+    from certgen.fleet.store import _not_a_fleet
+
+    begin_write(conn, where=where, timeout=timeout)
     try:
+        if conn.execute("SELECT to_regclass('certgen_schema') IS NULL").fetchone()[0]:
+            tables = [str(name) for (name,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "ORDER BY tablename").fetchall()]
+            if tables:  # another application's database: never given certgen's tables
+                raise FleetError(_not_a_fleet(tables), file=where)
         conn.execute("CREATE TABLE IF NOT EXISTS certgen_schema (version INTEGER NOT NULL)")
         found_row = conn.execute("SELECT version FROM certgen_schema").fetchone()
         if found_row is None:
@@ -162,6 +253,9 @@ def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS)) -> int:
             conn.execute("UPDATE certgen_schema SET version = %s", (version,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:
+            pass  # the error being raised is the one to report
         raise
     return found

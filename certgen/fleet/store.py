@@ -22,30 +22,49 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import operator
 import os
 import sqlite3
+import stat
+import sys
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any, Final, Self
 
+from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError, FleetImportError
 from certgen.fleet.model import (
+    LOCK_TIMEOUT_ENV,
+    LOCK_TIMEOUT_S,
     METRIC_NAMES,
+    METRIC_RANGES,
     RANKED_METRICS,
     Cohort,
     CohortSums,
     FleetRun,
     Rank,
+    _bound,
+    _describe,
     _dump_line,
+    _plainly_valid,
     _row_from_mapping,
+    _shown,
     exact_scaled,
     exact_scaled_square,
+    field_errors,
     is_server_url,
     parse_line,
     rank_from_sums,
     record_source,
+    row_errors,
     runs_from_record,
+)
+from certgen.fleet.model import (
+    lock_timeout as lock_timeout_of,
 )
 from certgen.record import Rank as RecordRank
 from certgen.record import Ranks, Record, RunMetrics, record_json
@@ -81,7 +100,7 @@ def _fill_aggregates(conn: Any, mark: str) -> None:
         if not chunk:
             break
         for r in chunk:
-            delta.add(_from_sql(r), 1)
+            delta.add(_from_sql(r, "the fleet"), 1)
     delta.flush(conn, mark)
 
 
@@ -162,8 +181,12 @@ _COLUMNS: Final = (
 )
 
 
-def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSION) -> int:
-    """Apply the missing migration steps up to `target`; return the version found before."""
+def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSION,
+            begin: Callable[[], None] | None = None) -> int:
+    """Apply the missing migration steps up to `target`; return the version found before.
+
+    begin: starts the write transaction (FleetStore passes its lock wait); BEGIN IMMEDIATE
+    by default."""
     found = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if found > SCHEMA_VERSION:
         raise FleetError(f"fleet schema version {found} is newer than this certgen supports "
@@ -171,7 +194,10 @@ def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSIO
     if found >= target:
         return found
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        if begin is None:
+            conn.execute("BEGIN IMMEDIATE")
+        else:
+            begin()
         # Re-read inside the write lock: another process may have migrated meanwhile.
         current = int(conn.execute("PRAGMA user_version").fetchone()[0])
         for version in range(current + 1, target + 1):
@@ -183,10 +209,20 @@ def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSIO
             conn.execute(f"PRAGMA user_version = {version}")
         conn.execute("COMMIT")
     except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        _quiet_rollback(conn)
         raise
     return found
+
+
+def _quiet_rollback(conn: Any) -> None:
+    """Roll back if a transaction is open, never raising: the error that made us roll back is
+    the one to report (SQLite may already have rolled back after a full disk, and "cannot
+    rollback - no transaction is active" must not replace "database or disk is full")."""
+    try:
+        if getattr(conn, "in_transaction", True):
+            conn.execute("ROLLBACK")
+    except Exception:
+        pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,6 +307,79 @@ def _marks(mark: str) -> Callable[[str], str]:
 # The store
 
 
+def _not_a_fleet(names: Sequence[str]) -> str:
+    if not names:
+        return ("not a certgen fleet database (an empty database; `certgen fleet add` or "
+                "`certgen fleet import` creates a fleet); it was left unchanged")
+    shown = ", ".join(escape_invisible(shorten(n, 40)) for n in names[:5])
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return (f"not a certgen fleet database (no fleet schema; it holds {shown}{more}); "
+            "it was left unchanged")
+
+
+def _older_schema(version: int) -> str:
+    return (f"fleet schema version {version} is older than this certgen's ({SCHEMA_VERSION}); "
+            "a read-only command does not migrate it: run `certgen fleet migrate` (or any "
+            "command that writes to the fleet) first")
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY,
+                                                          sqlite3.SQLITE_LOCKED)
+
+
+def _say_waiting(where: str, timeout: float, *, write: bool) -> None:
+    """The one line a command prints while it waits for the fleet's lock."""
+    doing = "writing to" if write else "committing to"
+    sys.stderr.write(f"certgen: {where}: another certgen process is {doing} the fleet; waiting "
+                     f"up to {timeout:g} s for its lock (--lock-timeout or {LOCK_TIMEOUT_ENV} "
+                     "sets the wait)\n")
+    sys.stderr.flush()
+
+
+def lock_error(where: str, timeout: float) -> FleetError:
+    """The refusal when the fleet's lock was not free within the timeout."""
+    return FleetError(f"another certgen process held the fleet's lock for {timeout:g} s; gave "
+                      f"up (--lock-timeout or {LOCK_TIMEOUT_ENV} sets a longer wait)",
+                      file=where)
+
+
+_SQLITE_CAUSES: Final = {
+    sqlite3.SQLITE_FULL: "cannot write: the disk is full",
+    sqlite3.SQLITE_READONLY: "cannot write: the file or its folder is read-only",
+    sqlite3.SQLITE_CORRUPT: "the file is damaged (not a readable SQLite database)",
+    sqlite3.SQLITE_NOTADB: "not a fleet database",
+    sqlite3.SQLITE_IOERR: "cannot read or write the file (an I/O error)",
+    sqlite3.SQLITE_CANTOPEN: "cannot open the file",
+    sqlite3.SQLITE_PERM: "cannot write: permission denied",
+    sqlite3.SQLITE_NOLFS: "cannot write: the file is too large for the file system",
+    sqlite3.SQLITE_TOOBIG: "a value is too large for SQLite",
+}
+"""SQLite's primary result codes worded as their cause; SQLite's own text follows in
+parentheses ("database or disk is full")."""
+
+
+def one_line(text: str) -> str:
+    """A database's own message as one short line (SQLite quotes schema text, line breaks
+    and all)."""
+    return escape_invisible(shorten(" ".join(text.split()), 160))
+
+
+def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and _busy(exc):
+        return lock_error(where, timeout)
+    if code == sqlite3.SQLITE_READONLY_ROLLBACK:
+        return FleetError("has an interrupted write to undo (a hot journal beside it), which a "
+                          "read-only command cannot do: run `certgen fleet migrate` (or any "
+                          "command that writes to the fleet) first", file=where)
+    detail = one_line(str(exc)) or type(exc).__name__
+    cause = None if code is None else _SQLITE_CAUSES.get(code & 0xFF)
+    if cause is None:
+        return FleetError(f"database error ({detail})", file=where)
+    return FleetError(f"{cause} ({detail})", file=where)
+
+
 class FleetStore:
     """The fleet database. Open with `FleetStore.open(location)`; use as a context manager.
 
@@ -278,7 +387,8 @@ class FleetStore:
     """
 
     def __init__(self, conn: Any, path: Path | str, min_cohort: int, *,
-                 mark: str = "?", backend: str = "sqlite") -> None:
+                 mark: str = "?", backend: str = "sqlite", readonly: bool = False,
+                 lock_timeout: float = LOCK_TIMEOUT_S) -> None:
         self._conn = conn
         self.path = path
         """The file, or the server URL without its password (what messages print)."""
@@ -286,18 +396,30 @@ class FleetStore:
         """The ranking minimum used when ranks_for is not given one (the rules file's)."""
         self.backend = backend
         """"sqlite" or "postgresql"."""
+        self.readonly = readonly
+        """Opened by a command that only reads: never migrated, never written."""
+        self.lock_timeout = lock_timeout
+        """Seconds a write waits for another writer's lock before giving up."""
+        self.found_version = SCHEMA_VERSION
+        """The schema version the database had when opened (before any migration)."""
         self._q = _marks(mark)
         self._mark = mark
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, min_cohort: int | None = None, create: bool = True
+        cls, path: str | os.PathLike[str], *, min_cohort: int | None = None, create: bool = True,
+        readonly: bool = False, lock_timeout: float | None = None,
     ) -> FleetStore:
         """Open (and create or migrate) the fleet at `path` (a file or a postgresql:// URL).
 
-        min_cohort defaults to `ranking.min_cohort` of the default SOP rules file; the pipeline
-        passes its own bundle's rules to `ranks_for` instead.
+        readonly: for commands that only read (cohorts, export, check, build): an SQLite file is
+        opened with mode=ro, nothing is created or migrated, and a database that is not a
+        certgen fleet, or is at an older schema version, is refused unchanged. create=False
+        refuses a missing file. lock_timeout: seconds a write waits for another writer (default:
+        $CERTGEN_FLEET_LOCK_TIMEOUT, else 60). min_cohort defaults to `ranking.min_cohort` of
+        the default SOP rules file; the pipeline passes its own bundle's rules to `ranks_for`.
         """
+        timeout = lock_timeout_of(lock_timeout)
         if min_cohort is None:
             from certgen.sop import load_rules
 
@@ -305,28 +427,73 @@ class FleetStore:
         if is_server_url(path):
             from certgen.fleet.postgres import connect
 
-            conn, shown = connect(str(path))
-            return cls(conn, shown, min_cohort, mark="%s", backend="postgresql")
+            conn, shown, found = connect(str(path), readonly=readonly, lock_timeout=timeout)
+            server = cls(conn, shown, min_cohort, mark="%s", backend="postgresql",
+                         readonly=readonly, lock_timeout=timeout)
+            server.found_version = found
+            return server
         p = Path(path)
         where = str(p)
-        if not create and not p.exists():
+        try:
+            mode = p.stat().st_mode
+        except FileNotFoundError:
+            mode = None
+        except OSError as exc:
+            raise FleetError(f"cannot open the fleet database ({exc.strerror})",
+                             file=where) from None
+        if mode is None and (readonly or not create):
             raise FleetError("no such fleet database (run `certgen fleet add` or "
                              "`certgen fleet import` to create one)", file=where)
-        if p.exists() and p.is_dir():
+        if mode is not None and stat.S_ISDIR(mode):
             raise FleetError("is a folder, expected an SQLite file", file=where)
+        if mode is not None and not stat.S_ISREG(mode):
+            raise FleetError("is not a regular file (a FIFO, device or socket), expected an "
+                             "SQLite file", file=where)
         try:
-            conn = sqlite3.connect(p, isolation_level=None, timeout=60.0)
+            if readonly:
+                # mode=ro: SQLite never writes the file (no journal, no schema), whatever it is.
+                uri = "file:" + urllib.parse.quote(os.path.abspath(p)) + "?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+            else:
+                conn = sqlite3.connect(p, isolation_level=None, timeout=timeout)
         except sqlite3.Error as exc:
             raise FleetError(f"cannot open the fleet database: {exc}", file=where) from None
+        store = cls(conn, p, min_cohort, readonly=readonly, lock_timeout=timeout)
         try:
-            migrate(conn, where=where)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise FleetError(f"not a fleet database ({exc})", file=where) from None
+            with store._errors():
+                store._prepare_sqlite()
         except BaseException:
             conn.close()
             raise
-        return cls(conn, p, min_cohort)
+        return store
+
+    def _prepare_sqlite(self) -> None:
+        """Check that the file is a certgen fleet at this schema version; migrate it if writing.
+
+        A certgen fleet has PRAGMA user_version 1..SCHEMA_VERSION and a `runs` table. A new or
+        empty file is created as one by a write command; a database holding other tables is
+        refused, never given certgen's tables."""
+        where = str(self.path)
+        conn = self._conn
+        self._acquire(lambda: conn.execute("PRAGMA user_version").fetchone())
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        names = sorted(str(name) for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall())
+        if "runs" not in names and names:
+            raise FleetError(_not_a_fleet(names), file=where)
+        if version > SCHEMA_VERSION:
+            raise FleetError(f"fleet schema version {version} is newer than this certgen "
+                             f"supports ({SCHEMA_VERSION}); upgrade certgen", file=where)
+        # Empty: a new file a write command makes a fleet. A `runs` table without a version:
+        # not certgen's.
+        if ("runs" in names) != (version > 0) or (not names and self.readonly):
+            raise FleetError(_not_a_fleet(names), file=where)
+        if self.readonly:
+            if version < SCHEMA_VERSION:
+                raise FleetError(_older_schema(version), file=where)
+            return
+        self.found_version = migrate(conn, where=where, begin=lambda: self._acquire(
+            lambda: conn.execute("BEGIN IMMEDIATE"), write=True))
 
     def close(self) -> None:
         """Close the connection."""
@@ -341,9 +508,49 @@ class FleetStore:
     @property
     def schema_version(self) -> int:
         """How many schema steps the database has applied."""
-        if self.backend == "sqlite":
-            return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
-        return int(self._conn.execute("SELECT version FROM certgen_schema").fetchone()[0])
+        with self._errors():
+            if self.backend == "sqlite":
+                return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            return int(self._conn.execute("SELECT version FROM certgen_schema").fetchone()[0])
+
+    # -- the lock, and errors shown as their cause -------------------------------------------
+
+    def _acquire(self, attempt: Callable[[], object], *, write: bool = False) -> None:
+        """Run `attempt` (the statement that takes SQLite's lock: BEGIN IMMEDIATE for a write,
+        the first read of a read) without waiting; if another process holds the lock, say so
+        once on stderr, then wait up to lock_timeout for it (SQLite's busy timeout)."""
+        conn = self._conn
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            attempt()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout * 1000)}")
+        _say_waiting(str(self.path), self.lock_timeout, write=write)
+        attempt()  # a second busy error is the lock timeout (_errors words it)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Database errors as one line naming the fleet and the cause (disk full, read-only,
+        damaged file, the lock timeout), the original kept as __cause__."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise _sqlite_error(exc, str(self.path), self.lock_timeout) from exc
+        except UnicodeDecodeError as exc:
+            # sqlite3 decodes TEXT as UTF-8: bytes that are not come from damage or another tool.
+            raise FleetError(f"holds text that is not UTF-8 (byte {exc.object[exc.start]:#04x}); "
+                             "the file is damaged or another tool wrote it",
+                             file=str(self.path)) from exc
+        except Exception as exc:
+            if self.backend == "sqlite" or not type(exc).__module__.startswith("psycopg"):
+                raise
+            from certgen.fleet.postgres import server_error
+
+            raise server_error(exc, str(self.path), self.lock_timeout) from exc
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(self._q(sql), tuple(params))
@@ -356,21 +563,57 @@ class FleetStore:
             cur.close()
 
     def _begin_write(self) -> None:
+        if self.readonly:
+            raise FleetError("opened read-only; a read-only command does not write",
+                             file=str(self.path))
         if self.backend == "sqlite":
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._acquire(lambda: self._conn.execute("BEGIN IMMEDIATE"), write=True)
         else:
             from certgen.fleet.postgres import begin_write
 
-            begin_write(self._conn)
+            begin_write(self._conn, where=str(self.path), timeout=self.lock_timeout)
 
     def _begin_read(self) -> None:
         # One snapshot for all the queries of a read (counts and sums agree).
         if self.backend == "sqlite":
             self._conn.execute("BEGIN")
+            try:
+                # The first read takes SQLite's shared lock (blocked only while a writer commits).
+                self._acquire(lambda: self._conn.execute(
+                    "SELECT 1 FROM sqlite_master LIMIT 1").fetchall())
+            except BaseException:
+                self._rollback()
+                raise
         else:
             self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read snapshot for a read method called on its own (inside a caller's transaction,
+        that transaction is used); database errors worded by _errors."""
+        with self._errors():
+            if self._in_transaction():
+                yield
+                return
+            self._begin_read()
+            try:
+                yield
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _in_transaction(self) -> bool:
+        if self.backend == "sqlite":
+            return bool(self._conn.in_transaction)
+        from psycopg.pq import TransactionStatus
+
+        return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
+
     def _rollback(self) -> None:
+        if self.backend == "sqlite":
+            _quiet_rollback(self._conn)
+            return
         try:
             self._conn.execute("ROLLBACK")
         except Exception:
@@ -397,18 +640,27 @@ class FleetStore:
     def add_runs(
         self, rows: Sequence[FleetRun], *, replace: bool = False, where: str = "fleet"
     ) -> tuple[int, int]:
-        """Insert rows in one transaction; identical rows are skipped, conflicting ones refused."""
+        """Insert rows in one transaction; identical rows are skipped, conflicting ones refused.
+
+        Every row is checked as an imported line is (ranges and closed sets); any invalid row
+        writes nothing: `where: certificate ID run N: field: problem`, one per problem."""
+        rows = list(rows)
+        problems = [f"{where}: certificate {_shown(r.certificate_id)} run {r.run_index}: "
+                    f"{field}: {problem}" for r in rows for field, problem in row_errors(r)]
+        if problems:
+            raise FleetImportError(problems)
         delta = _Delta()
-        self._begin_write()
-        try:
-            added, skipped, conflict = self._write_batch(list(rows), replace, where, delta)
-            if conflict is not None:
-                raise conflict
-            delta.flush(self._conn, self._mark)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
+        with self._errors():
+            self._begin_write()
+            try:
+                added, skipped, conflict = self._write_batch(rows, replace, where, delta)
+                if conflict is not None:
+                    raise conflict
+                delta.flush(self._conn, self._mark)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
         return added, skipped
 
     def _existing(self, rows: Sequence[FleetRun]) -> dict[tuple[str, int], FleetRun]:
@@ -420,7 +672,7 @@ class FleetStore:
                 f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE certificate_id IN "
                 f"({', '.join('?' * len(part))})", part)
             for found in cur.fetchall():
-                row = _from_sql(found)
+                row = _from_sql(found, str(self.path))
                 out[(row.certificate_id, row.run_index)] = row
         return out
 
@@ -468,6 +720,10 @@ class FleetStore:
         "abc"`. A key repeated inside the file is an error naming both lines. Memory holds one
         batch, whatever the file's size (the keys seen so far live in a temporary table).
         """
+        with self._errors():
+            return self._import_jsonl(stream, name, replace)
+
+    def _import_jsonl(self, stream: IO[str], name: str, replace: bool) -> tuple[int, int]:
         errors: list[str] = []
         conflict: FleetError | None = None
         added = skipped = 0
@@ -520,7 +776,10 @@ class FleetStore:
         except BaseException:
             self._rollback()
             if self.backend == "sqlite":
-                self._conn.execute("DROP TABLE IF EXISTS temp.import_seen")
+                try:
+                    self._conn.execute("DROP TABLE IF EXISTS temp.import_seen")
+                except sqlite3.Error:
+                    pass  # the error being raised is the one to report
             raise
         return added, skipped
 
@@ -557,8 +816,16 @@ class FleetStore:
     # -- reading -------------------------------------------------------------------------------
 
     def iter_runs(self) -> Iterator[FleetRun]:
-        """Every row, ordered by (certificate_id, run_index), read page by page (keyset)."""
+        """Every row, ordered by (certificate_id, run_index), read page by page (keyset).
+
+        A stored row this certgen would not write (out of range, wrong type: another tool or
+        an older certgen wrote it) is a FleetError naming it."""
+        with self._errors():
+            yield from self._iter_runs()
+
+    def _iter_runs(self) -> Iterator[FleetRun]:
         cols = ", ".join(_COLUMNS)
+        where = str(self.path)
         last: tuple[str, int] | None = None
         while True:
             if last is None:
@@ -571,24 +838,29 @@ class FleetStore:
                     f"LIMIT {BATCH_ROWS}", (last[0], last[0], last[1]))
             page = cur.fetchall()
             for found in page:
-                yield _from_sql(found)
+                yield _from_sql(found, where)
             if len(page) < BATCH_ROWS:
                 return
             last = (page[-1][0], int(page[-1][1]))
 
     def runs(self) -> list[FleetRun]:
         """Every row, ordered by (certificate_id, run_index): a unique, stable order."""
-        return list(self.iter_runs())
+        with self._reading():
+            return list(self.iter_runs())
 
     def run_count(self) -> int:
         """How many runs the fleet holds (`fleet.fleet_runs` of a record)."""
-        found = self._execute("SELECT COALESCE(SUM(runs), 0) FROM cohorts").fetchone()
-        return int(found[0])
+        with self._reading():
+            found = self._execute("SELECT COALESCE(SUM(runs), 0) FROM cohorts").fetchone()
+        return _stored_count(found[0], str(self.path), "cohorts.runs")
 
     def cohorts(self) -> list[tuple[Cohort, int]]:
         """Every cohort with its size, largest first, then by configuration (a unique order)."""
-        cur = self._execute("SELECT cohort_key, runs FROM cohorts")
-        out = [(_as_cohort(json.loads(key)), int(n)) for key, n in cur.fetchall()]
+        with self._reading():
+            found = self._execute("SELECT cohort_key, runs FROM cohorts").fetchall()
+        where = str(self.path)
+        out = [(_stored_cohort(key, where), _stored_count(n, where, "cohorts.runs"))
+               for key, n in found]
         out.sort(key=lambda cs: (-cs[1], _cohort_sort_key(cs[0])))
         return out
 
@@ -600,11 +872,12 @@ class FleetStore:
         """
         keys = sorted({_as_cohort(c).key() for c in cohorts})
         digest = hashlib.sha256()
-        for key in keys:
-            found = self._execute("SELECT runs, digest FROM cohorts WHERE cohort_key = ?",
-                                  (key,)).fetchone()
-            state = "-" if found is None else f"{int(found[0])}:{found[1]}"
-            digest.update(f"{key}\0{state}\0".encode())
+        with self._reading():
+            for key in keys:
+                found = self._execute("SELECT runs, digest FROM cohorts WHERE cohort_key = ?",
+                                      (key,)).fetchone()
+                state = "-" if found is None else f"{found[0]}:{found[1]}"
+                digest.update(f"{key}\0{state}\0".encode())
         return digest.hexdigest()
 
     def cohort_values(self, cohort: Sequence[Any], certificate_id: str) -> dict[str, list[float]]:
@@ -614,13 +887,14 @@ class FleetStore:
         by ranking itself.
         """
         key = _as_cohort(cohort).key()
-        cur = self._execute(
-            f"SELECT {', '.join(METRIC_NAMES)} FROM runs "
-            "WHERE cohort_key = ? AND certificate_id != ? ORDER BY certificate_id, run_index",
-            (key, certificate_id),
-        )
+        with self._reading():
+            found = self._execute(
+                f"SELECT {', '.join(METRIC_NAMES)} FROM runs "
+                "WHERE cohort_key = ? AND certificate_id != ? ORDER BY certificate_id, run_index",
+                (key, certificate_id),
+            ).fetchall()
         values: dict[str, list[float]] = {m: [] for m in METRIC_NAMES}
-        for row in cur.fetchall():
+        for row in found:
             for name, v in zip(METRIC_NAMES, row, strict=True):
                 if v is not None:
                     values[name].append(float(v))
@@ -634,17 +908,19 @@ class FleetStore:
         key = _as_cohort(cohort).key()
         wanted = [(m, float(metrics[m.name])) for m in RANKED_METRICS
                   if metrics.get(m.name) is not None]
+        for m, value in wanted:
+            if not _stored_in_range(m.name, value):
+                raise FleetError(f"expected a number from {_range_text(m.name)} to rank, got "
+                                 f"{_stored_shown(value)}", field=m.name)
         out: dict[str, Rank] = {}
         if not wanted:
             return out
-        self._begin_read()
-        try:
-            stats = {
-                name: (int(n), int(sx, 16), int(sxx, 16))
-                for name, n, sx, sxx in self._execute(
-                    "SELECT metric, n, sum_x, sum_xx FROM cohort_stats WHERE cohort_key = ?",
-                    (key,)).fetchall()
-            }
+        with self._reading():
+            self._check_stored_values(key, [m.name for m, _ in wanted])
+            found_stats = self._execute(
+                "SELECT metric, n, sum_x, sum_xx FROM cohort_stats WHERE cohort_key = ?",
+                (key,)).fetchall()
+            stats = _stored_stats(found_stats, str(self.path), _as_cohort(cohort))
             # By certificate only (its unique index; a few rows), the cohort filtered here: with
             # the cohort in the WHERE clause a planner may walk the cohort's index instead.
             own = [r[1:] for r in self._execute(
@@ -667,13 +943,34 @@ class FleetStore:
                     mine_beaten = sum(1 for o in mine
                                       if (value < o if m.lower_is_better else value > o))
                     beaten = int(found[0]) - mine_beaten
-                out[m.name] = rank_from_sums(value, CohortSums(n, beaten, sx, sxx),
-                                             min_cohort=minimum, mean_decimals=m.mean_decimals)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
+                try:
+                    out[m.name] = rank_from_sums(value, CohortSums(n, beaten, sx, sxx),
+                                                 min_cohort=minimum,
+                                                 mean_decimals=m.mean_decimals)
+                except (ArithmeticError, ValueError) as exc:
+                    # The rows were in range: only damaged aggregates can get here.
+                    raise _damaged_stats(str(self.path), _as_cohort(cohort), exc) from exc
         return out
+
+    def _check_stored_values(self, key: str, names: Sequence[str]) -> None:
+        """Refuse a cohort holding a value this certgen would not write (an older certgen or
+        another tool wrote it): its smallest and largest value per metric, each one index
+        lookup, must be numbers in the metric's range. A refusal names the row."""
+        sql = ", ".join(f"(SELECT {agg}({name}) FROM runs WHERE cohort_key = ?)"
+                        for name in names for agg in ("MIN", "MAX"))
+        found = self._execute(f"SELECT {sql}", [key] * (2 * len(names))).fetchone()
+        for pos, name in enumerate(names):
+            for value in found[2 * pos: 2 * pos + 2]:
+                if value is None or _stored_in_range(name, value):
+                    continue
+                row = self._execute(f"SELECT certificate_id, run_index FROM runs "
+                                    f"WHERE cohort_key = ? AND {name} = ?",
+                                    (key, value)).fetchone()
+                who = "a row" if row is None else \
+                    f"certificate {_shown(str(row[0]))} run {row[1]}"
+                raise FleetError(f"{who}: {name}: holds {_stored_shown(value)}, outside what "
+                                 f"certgen accepts ({_range_text(name)}); "
+                                 f"{_NOT_WRITTEN_HERE}", file=str(self.path))
 
     def ranks_for(
         self,
@@ -714,15 +1011,10 @@ class FleetStore:
         """Write every row as one JSON line, ordered by (certificate_id, run_index), streaming
         page by page from one snapshot."""
         count = 0
-        self._begin_read()
-        try:
+        with self._reading():
             for row in self.iter_runs():
                 stream.write(_dump_line(row) + "\n")
                 count += 1
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
         return count
 
 
@@ -760,8 +1052,83 @@ def _to_sql(row: FleetRun) -> tuple[Any, ...]:
             int(c.frame_generation), *_metric_values(row), row.source, c.key())
 
 
-def _from_sql(r: Sequence[Any]) -> FleetRun:
+_NOT_WRITTEN_HERE: Final = ("a value this certgen would not write (an older certgen or another "
+                             "tool wrote it): correct or delete that row")
+
+
+def _from_sql(r: Sequence[Any], where: str) -> FleetRun:
+    """A stored row, checked as an imported line is: a row this certgen would not write is a
+    FleetError naming it, never a traceback later."""
     obj = dict(zip(_COLUMNS, r, strict=True))
-    obj["ray_tracing"] = bool(obj["ray_tracing"])
-    obj["frame_generation"] = bool(obj["frame_generation"])
+    obj.pop("cohort_key")
+    for key in ("ray_tracing", "frame_generation"):
+        if obj[key] in (0, 1):
+            obj[key] = bool(obj[key])
+    if isinstance(obj["run_index"], float) and obj["run_index"].is_integer():
+        obj["run_index"] = int(obj["run_index"])  # PostgreSQL or SQLite may hand back 1.0
+    if not _plainly_valid(obj):
+        errors = field_errors(obj)
+        if errors:
+            field, problem = errors[0]
+            who = f"certificate {_shown(str(obj['certificate_id']))} run {obj['run_index']!r}"
+            raise FleetError(f"{who}: {field}: {problem}; {_NOT_WRITTEN_HERE}", file=where)
     return _row_from_mapping(obj)
+
+
+def _stored_in_range(name: str, value: Any) -> bool:
+    low, high = METRIC_RANGES[name]
+    return type(value) in (int, float) and low <= value <= high
+
+
+def _range_text(name: str) -> str:
+    low, high = METRIC_RANGES[name]
+    return f"{_bound(low)} to {_bound(high)}"
+
+
+def _stored_shown(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"a blob of {len(bytes(value))} bytes"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    try:
+        return _describe(value)
+    except (TypeError, ValueError):
+        return escape_invisible(shorten(repr(value), 40))
+
+
+def _stored_count(value: Any, where: str, what: str) -> int:
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)  # PostgreSQL's SUM of a BIGINT is a NUMERIC
+    if type(value) is not int or value < 0:
+        raise FleetError(f"{what}: holds {_stored_shown(value)}, expected a count; "
+                         f"{_NOT_WRITTEN_HERE}", file=where)
+    return value
+
+
+def _stored_cohort(key: Any, where: str) -> Cohort:
+    try:
+        cohort = _as_cohort(json.loads(key))
+    except (TypeError, ValueError) as exc:
+        raise FleetError(f"cohorts: holds the key {_stored_shown(key)}, which is not a cohort; "
+                         f"{_NOT_WRITTEN_HERE}", file=where) from exc
+    return cohort
+
+
+def _stored_stats(found: Sequence[Sequence[Any]], where: str,
+                  cohort: Cohort) -> dict[str, tuple[int, int, int]]:
+    stats: dict[str, tuple[int, int, int]] = {}
+    try:
+        for name, n, sx, sxx in found:
+            if type(n) is not int or n < 0:
+                raise ValueError(f"n = {n!r}")
+            stats[str(name)] = (n, int(sx, 16), int(sxx, 16))
+    except (TypeError, ValueError) as exc:
+        raise _damaged_stats(where, cohort, exc) from exc
+    return stats
+
+
+def _damaged_stats(where: str, cohort: Cohort, exc: Exception) -> FleetError:
+    detail = shorten(str(exc), 60)
+    return FleetError(f"cohort_stats of {cohort.label()}: damaged ({detail}); the per-cohort "
+                      "sums no longer match the runs (an older certgen or another tool wrote "
+                      "them)", file=where)
