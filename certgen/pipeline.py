@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, load_bundle
 from certgen.captures.model import Capture
@@ -60,7 +60,8 @@ class Fleet(Protocol):
     value for, comparing only against runs of the same cohort from *other* certificates
     (so a re-check of an already-added certificate does not rank it against itself), with
     percentile, cohort_mean and z null below `min_cohort` (the bundle's rules file).
-    `run_count` is the fleet's size (the record's `fleet.fleet_runs`).
+    `cohort_runs` counts the fleet's runs in the given cohorts (the record's `fleet.fleet_runs`:
+    what the certificate is ranked against, and all the build cache keys it on).
     """
 
     def run_ranks(
@@ -72,7 +73,7 @@ class Fleet(Protocol):
         min_cohort: int | None = None,
     ) -> Ranks: ...
 
-    def run_count(self) -> int: ...
+    def cohort_runs(self, cohorts: Iterable[Sequence[Any]]) -> int: ...
 
 
 def provisional_ranks(metrics: RunMetrics) -> Ranks:
@@ -268,7 +269,10 @@ def record_from_bundle(
         runs=inputs,
         verdict=verdict,
         rules=rules,
-        fleet_runs=None if fleet is None else fleet.run_count(),
+        # The runs of the bundle's own cohorts, not the whole fleet: the build cache keys a bundle
+        # on its cohorts only (certgen.build.certificate.inputs_key), so a count of the whole
+        # fleet would differ between a cached and a fresh build of the same inputs.
+        fleet_runs=None if fleet is None else fleet.cohort_runs(bundle_cohorts(bundle)),
         draft=draft,
         issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
         test_system=(None if card.test_system is None

@@ -771,7 +771,9 @@ class FleetSection(_Frozen):
         description='Always null: runs of different cohorts are not pooled ("—").')
     ranked_runs: int = Field(description="Runs whose fluidity_score rank is published.")
     provisional_runs: int = Field(description="Runs whose fluidity_score rank is provisional.")
-    fleet_runs: int | None = Field(description="The fleet's size; null when built without one.")
+    fleet_runs: int | None = Field(description=(
+        "Runs the fleet holds in this certificate's cohorts (what its ranks are measured "
+        "against; runs of other cohorts do not change it); null when built without a fleet."))
 
 
 class CalibrationStatement(_Frozen):
@@ -1059,7 +1061,7 @@ def build_record(
 ) -> Record:
     """The complete record of one certificate (the fleet section computed from its runs).
 
-    `fleet_runs` is the fleet's size, or None when built without a fleet. `software` is the
+    `fleet_runs` is the fleet's size in the certificate's cohorts, or None without a fleet. `software` is the
     stack to name (default: this process's, certgen.software.current_software()). `issuer` is
     the lab block, or None when built without a lab profile.
     """

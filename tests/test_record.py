@@ -340,7 +340,8 @@ class FakeFleet:
         rank = Rank(percentile=50.0, n=40, cohort_mean=1.0, z=0.0)
         return Ranks(fluidity_score=rank, stutter=rank)
 
-    def run_count(self) -> int:
+    def cohort_runs(self, cohorts: Any) -> int:
+        self.calls.append(("cohort_runs", sorted(tuple(c) for c in cohorts)))
         return 1234
 
 
@@ -357,6 +358,9 @@ def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
     }
     assert record["fleet"]["median_percentile"] == 50.0
     assert record["fleet"]["fleet_runs"] == 1234
+    # Asked of the bundle's own cohorts (one per run), never of the whole fleet.
+    assert fleet.calls[-1] == ("cohort_runs", [
+        (f"Game {i}", "2560x1440", "Ultra", False, "none", None, False) for i in (0, 1)])
     assert record["fleet"]["cohort_mean"] is None
 
 

@@ -125,9 +125,9 @@ def inputs_key(
 ) -> str:
     """The content hash that decides whether a bundle must be rebuilt (see module doc).
 
-    With a fleet, only its content for the bundle's cohorts enters (from `store` when open).
-    Consequence: `fleet.fleet_runs` (the fleet's size, printed on the certificate) is the size
-    when the certificate was last rebuilt; runs added to other cohorts do not refresh it.
+    With a fleet, only its content for the bundle's cohorts enters (from `store` when open);
+    everything the record takes from the fleet (ranks, `fleet.fleet_runs`) comes from those
+    cohorts alone, so a cached certificate is the one a fresh build would make.
     """
     digest = hashlib.sha256(static_inputs_digest())
     digest.update(f"lab={'-' if lab is None else lab.sha256}\0".encode())

@@ -279,7 +279,7 @@ def fleet_section(runs: Iterable[RecordRun], *, fleet_runs: int | None = None) -
     median_percentile: median of the published per-run fluidity_score percentiles (1 decimal),
     null when none is published; cohort_mean: always null (runs of different cohorts are not
     pooled, the document prints "—"); ranked_runs / provisional_runs: runs whose fluidity_score
-    rank is published / provisional; fleet_runs: the fleet's size when known.
+    rank is published / provisional; fleet_runs: the fleet's runs in these cohorts, when known.
     """
     gaps: list[float] = []
     stutters: list[float] = []

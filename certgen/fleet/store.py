@@ -854,6 +854,19 @@ class FleetStore:
             found = self._execute("SELECT COALESCE(SUM(runs), 0) FROM cohorts").fetchone()
         return _stored_count(found[0], str(self.path), "cohorts.runs")
 
+    def cohort_runs(self, cohorts: Iterable[Sequence[Any]]) -> int:
+        """How many runs the fleet holds in these cohorts, each counted once (a record's
+        `fleet.fleet_runs`: what its ranks are measured against)."""
+        keys = sorted({_as_cohort(c).key() for c in cohorts})
+        total = 0
+        with self._reading():
+            for key in keys:
+                found = self._execute("SELECT runs FROM cohorts WHERE cohort_key = ?",
+                                      (key,)).fetchone()
+                if found is not None:
+                    total += _stored_count(found[0], str(self.path), "cohorts.runs")
+        return total
+
     def cohorts(self) -> list[tuple[Cohort, int]]:
         """Every cohort with its size, largest first, then by configuration (a unique order)."""
         with self._reading():
