@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("certgen.commands.compare", "Before/after report with a noise floor."),
     "fleet": ("certgen.commands.fleet", "The fleet store: add, import, export, cohorts."),
     "schema": ("certgen.commands.schema", "Print the JSON Schema of card.yaml (--record: of record.json)."),
+    "registry": ("certgen.commands.registry",
+                 "Publish the verification registry of built certificates."),
     "site": ("certgen.commands.site", "Build the publishable static site."),
     "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
 }
