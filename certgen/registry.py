@@ -207,12 +207,12 @@ def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocat
             errors.extend(_messages(exc, source, lines, parsed))
         first: dict[str, int] = {}
         for index, item in enumerate(items):
-            line = lines.get((index, "id"), lines.get((index,), 1))
+            at = lines.get((index, "id"), lines.get((index,), 1))
             if item.id in first:
-                errors.append((line, f"{source}:{line}: [{index}].id: {item.id!r} is revoked "
+                errors.append((at, f"{source}:{at}: [{index}].id: {item.id!r} is revoked "
                                f"twice (first at line {first[item.id]})"))
             else:
-                first[item.id] = line
+                first[item.id] = at
     if errors:
         raise RevocationsError([message for _, message in sorted(errors, key=lambda e: e[0])])
     return Revocations(items=tuple(items),

@@ -20,7 +20,7 @@ from recordkit import complete_record
 from certgen.build.registry import build_registry
 from certgen.errors import RegistryError, RevocationsError
 from certgen.record import dump_record
-from certgen.registry import Revocation, RegistryEntry, Signature, parse_revocations
+from certgen.registry import RegistryEntry, Revocation, Signature, parse_revocations
 from certgen.render.registry import render_registry_page
 from certgen.writer import Writer
 
@@ -244,7 +244,7 @@ def test_drafts_interrupted_or_edited_builds_and_early_dates_are_refused(tmp_pat
     other = tmp_path / "other"
     write_certificate(other, "LAB-1")
     (other / "LAB-1" / "certificate.en.pdf").write_bytes(b"%PDF-1.7 edited")
-    with pytest.raises(RegistryError, match="differs from its manifest.json"):
+    with pytest.raises(RegistryError, match=r"differs from its manifest\.json"):
         build_registry(other, tmp_path / "reg", as_of=DAY)
     third = tmp_path / "third"
     write_certificate(third, "LAB-1")
@@ -300,6 +300,6 @@ def test_registry_page_snapshot(status: str, lang: str, snapshot: Any) -> None:
     html = render_registry_page(_entry(status, signed=status == "valid"), lang,
                                 at=f"LAB-2026-0007/{lang}/index.html",
                                 as_of=dt.date(2029, 1, 15) if status == "expired" else DAY,
-                                home="../{lang}/index.html".format(lang=lang))
+                                home=f"../{lang}/index.html")
     assert "<script>alert" not in html and "<i>OC</i>" not in html
     assert html == snapshot

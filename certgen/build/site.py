@@ -158,8 +158,8 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     """
     from certgen.build.registry import build_registry
     from certgen.build.report import report_date
-    from certgen.registry import REVOCATIONS_FILE
     from certgen.paths import templates_dir
+    from certgen.registry import REVOCATIONS_FILE
     from certgen.render.pdf import html_to_pdf
     from certgen.sop import load_rules
     from certgen.writer import Writer

@@ -63,7 +63,6 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
     """Build the site with a progress display when stderr is a terminal; return files written."""
     from certgen.build.site import REPORT_SAMPLES, build_site, repo_examples_dir
     from certgen.docs import LANGS, PAGES
-
     from certgen.registry import parse_as_of
 
     day = None if as_of is None else parse_as_of(as_of)
