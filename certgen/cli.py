@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("certgen.commands.fleet", "The fleet store: add, import, export, cohorts."),
     "schema": ("certgen.commands.schema", "Print the JSON Schema of card.yaml (--record: of record.json)."),
     "verify": ("certgen.commands.verify", "Check a certificate PDF: signature, record, figures."),
+    "registry": ("certgen.commands.registry",
+                 "Publish the verification registry of built certificates."),
     "site": ("certgen.commands.site", "Build the publishable static site."),
     "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
 }

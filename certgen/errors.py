@@ -124,6 +124,19 @@ class LabError(CertgenError, ValueError):
         super().__init__("\n".join(self.errors))
 
 
+class RegistryError(CertgenError, ValueError):
+    """The verification registry cannot be built: a certificate folder that is not a finished,
+    issued build, or a --as-of date that is not a date."""
+
+
+class RevocationsError(RegistryError):
+    """revocations.yaml is unreadable or invalid (every problem, one `file:line:` line each)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = tuple(errors)
+        super().__init__("\n".join(self.errors))
+
+
 class RefusalError(CertgenError):
     """The rules refuse to issue a certificate (Soft Limit, re-run audit, hash mismatch)."""
 

@@ -76,7 +76,7 @@ class Lab(_Strict):
         default=None, description="Accreditation body and number; leave out when not accredited.")
     signatory: Signatory = Field(description="Who signs for the laboratory.")
     verification_base: str = Field(
-        description="https:// base of the verification address: <base>/<id>?sha256=<hash>.")
+        description="https:// base of the verification address: <base>/<id>/?sha256=<hash>.")
     validity_months: Annotated[int, Field(ge=1, le=120)] = Field(
         description="Months a certificate stays valid after its issue date (1 to 120).")
     contact: Text = Field(description="Where a customer asks about a certificate (e-mail, phone).")

@@ -661,6 +661,38 @@ def make_lab(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+SAMPLE_REVOCATIONS = [
+    {
+        "id": "SAMPLE-SILVER-0003",
+        # The samples' issue date: the site, dated that day, shows the revoked state.
+        "date": "2026-11-29",
+        "reason": {
+            "en": "Illustrative revocation: this sample shows how the registry marks a "
+                  "withdrawn certificate.",
+            "ru": "Отзыв для примера: на этом образце видно, как реестр отмечает отозванный "
+                  "сертификат.",
+            "pt": "Revogação ilustrativa: este exemplo mostra como o registro assinala um "
+                  "certificado revogado.",
+        },
+    },
+]
+"""examples/revocations.yaml: one sample certificate withdrawn, to show the revoked page."""
+
+
+def make_revocations(path: Path) -> None:
+    """examples/revocations.yaml: the sample laboratory's withdrawn certificates."""
+    lines = [
+        "# Withdrawn certificates of the SAMPLE laboratory (examples/lab.yaml); the registry",
+        "# pages are rebuilt from it and the records. Written by examples/make_examples.py;",
+        "# edit the script, not this file.",
+    ]
+    for item in SAMPLE_REVOCATIONS:
+        body = _dump_yaml(item)
+        lines.append("- " + body[0])
+        lines.extend("  " + line for line in body[1:])
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE)
@@ -673,6 +705,7 @@ def main() -> None:
     make_compare(out)
     make_fleet(out / "fleet.jsonl")
     make_lab(out / "lab.yaml")
+    make_revocations(out / "revocations.yaml")
 
 
 if __name__ == "__main__":

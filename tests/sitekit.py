@@ -48,3 +48,56 @@ def resolve(site: Path, page: Path, href: str) -> tuple[Path, str] | None:
         return None
     target = page if not parts.path else (page.parent / unquote(parts.path)).resolve()
     return target, parts.fragment
+
+
+class _PrintedAddress(HTMLParser):
+    """The texts of `span.hash` inside a certificate's `section.verify` (hash and address)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.in_verify = False
+        self.in_span = False
+        self.spans: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "section" and ("class", "verify") in attrs:
+            self.in_verify = True
+        elif self.in_verify and tag == "span" and ("class", "hash") in attrs:
+            self.in_span = True
+            self.spans.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self.in_verify = False
+        if tag == "span":
+            self.in_span = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_span:
+            self.spans[-1] += data
+
+
+def qr_targets(site: Path) -> list[tuple[Path, str, Path, str]]:
+    """(certificate HTML, printed URL, registry page file, SHA-256 in the URL) per document.
+
+    The URL is read from the document and mapped with the base the record names, never
+    recomputed by certgen's own verify_url.
+    """
+    import json
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    out = []
+    for html in sorted(site.glob("samples/*/certificate.*.html")):
+        record = json.loads((html.parent / "record.json").read_bytes())
+        parser = _PrintedAddress()
+        parser.feed(html.read_text("utf-8"))
+        urls = [s.strip() for s in parser.spans if s.strip().startswith("https://")]
+        assert len(urls) == 1, html
+        url = urls[0]
+        base = record["issuer"]["verification_base"].rstrip("/") + "/"
+        assert url.startswith(base), (html, url)
+        parts = urlsplit(url[len(base):])
+        assert parts.path.endswith("/") and parts.path.count("/") == 1, url
+        page = site / "verify" / unquote(parts.path) / "index.html"
+        out.append((html, url, page, parse_qs(parts.query)["sha256"][0]))
+    return out

@@ -334,3 +334,33 @@ def test_the_phone_and_axe_checks_catch_a_bad_page(tmp_path: Path) -> None:
                for p in problems)
     assert any(p.startswith("bare.html at 390 px: html-has-lang (serious)") for p in problems)
     assert not any(p.startswith("fits.html") for p in problems), problems
+
+
+def test_every_qr_address_opens_its_registry_page_and_the_page_checks_the_hash(
+        site: Path, tmp_path: Path) -> None:
+    """The address each certificate prints (read from the document, mapped with the base its
+    record names) opens a registry page whose own script finds the same SHA-256; a changed
+    hash makes the same page say it does not match."""
+    from sitekit import qr_targets
+
+    browser = chromium()
+    targets = qr_targets(site)
+    assert len(targets) == 3 * len(LANGS)
+    problems: list[str] = []
+    for page, sha in sorted({(page, sha) for _, _, page, sha in targets}):
+        wrong = sha[:-1] + ("0" if sha[-1] != "0" else "1")
+        for given, shown, hidden in ((sha, "hash-match", "hash-mismatch"),
+                                     (wrong, "hash-mismatch", "hash-match")):
+            profile = tmp_path / f"profile-{page.parent.name}-{given[-6:]}"
+            profile.mkdir()
+            dom = _run(browser, profile, "--dump-dom", f"{page.as_uri()}?sha256={given}")
+            name = f"{page.relative_to(site)}?sha256=…{given[-6:]}"
+            if f'id="record-sha256">{sha}</code>' not in dom.stdout:
+                problems.append(f"{name}: the page does not carry {sha}")
+            if not re.search(rf'<p class="[^"]*" id="{shown}">', dom.stdout):
+                problems.append(f"{name}: #{shown} is not shown")
+            if not re.search(rf'<p class="[^"]*" id="{hidden}" hidden="">', dom.stdout):
+                problems.append(f"{name}: #{hidden} is shown")
+            if any(":CONSOLE" in line for line in dom.stderr.splitlines()):
+                problems.append(f"{name}: console messages")
+    assert problems == []

@@ -22,6 +22,8 @@ PENDING_MOVES = {"certgen.record.RecordError"}
 EXAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "LabError": ((["lab.yaml: contact: required key missing",
                    "lab.yaml: contakt: unknown key (did you mean 'contact'?)"],), {}),
+    "RevocationsError": ((["revocations.yaml:2: [0].date: expected a date YYYY-MM-DD, got 'x'",
+                           "revocations.yaml:4: [1].id: expected a text, got an empty one"],), {}),
     "RefusalError": (
         (['runs[1].soft_limit: run "Game 1 2560x1440" has stutter 0.6132 > 0.60',
           "runs[2].first_capture: sha256 mismatch"],),

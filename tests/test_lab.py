@@ -151,7 +151,7 @@ def test_the_issuer_is_in_the_record_on_page_one_and_the_pdf_author(
                      "D-PL-00000-01-00", "Dr. Jana Weber", "certs@framelab.de", valid[lang]):
             assert text in first or text in first.replace(" ", ""), (lang, text)
         # The QR code and the printed address point to the lab's own verification service.
-        assert "https://verify.framelab.de/c/TEST-0001?sha256=" in "".join(
+        assert "https://verify.framelab.de/c/TEST-0001/?sha256=" in "".join(
             p.extract_text() for p in reader.pages).replace("\n", "")
 
 

@@ -131,7 +131,7 @@ def test_verification_url_uses_the_configured_base() -> None:
     html, data = _render(_sample(), "en", verify_base="https://verify.lab.example/c/")
     sha = hashlib.sha256(data).hexdigest()
     assert verify_url("https://verify.lab.example/c/", "ASD-2026-000123", sha) in html
-    assert f"https://verify.lab.example/c/ASD-2026-000123?sha256={sha}" in html
+    assert f"https://verify.lab.example/c/ASD-2026-000123/?sha256={sha}" in html
     assert "<svg" in html.split('class="qr">', 1)[1][:200]
 
 

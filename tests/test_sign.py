@@ -277,3 +277,22 @@ def test_signing_needs_a_lab_profile(tmp_path: Path, key: SigningKey) -> None:
     with pytest.raises(CertgenError) as error:
         build_bundle(BUNDLE, tmp_path, draft=True, sign=key)
     assert str(error.value) == NO_LAB_TO_SIGN_MESSAGE
+
+
+def test_a_signed_build_records_its_signature_for_the_registry(built: Path,
+                                                              tmp_path: Path) -> None:
+    """The seam between signing and the registry: the manifest of a signed build names the
+    signer and the certificate, and the registry page built from it says the PDF is signed."""
+    import datetime as dt
+    import json
+
+    from certgen.build.registry import build_registry
+
+    manifest = json.loads((built / "manifest.json").read_text("utf-8"))
+    signature = manifest["signature"]
+    assert signature["signer"] == "A. Sample"
+    assert signature["certificate_subject"] and len(signature["certificate_sha256"]) == 64
+    reg = tmp_path / "verify"
+    build_registry(built.parent, reg, as_of=dt.date(2026, 12, 1))
+    page = (reg / built.name / "en" / "index.html").read_text("utf-8")
+    assert "The PDF is signed by A. Sample." in page and "Unsigned" not in page

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sitekit import parse, resolve
+from sitekit import parse, qr_targets, resolve
 
 from certgen.docs import LANGS, PAGES
 
@@ -213,3 +213,34 @@ def test_library_log_lines_stay_off_the_terminal(
     assert "1 rendering notes from libraries were kept off the terminal" in result.output
     assert log.read_text("utf-8") == "WARNING weasyprint: Ignored `overflow-x: auto` at 1:1\n"
     assert logging.getLogger().handlers == before  # the root logger is given back as it was
+
+
+def test_every_qr_address_is_a_registry_page_with_the_same_sha256(site: Path) -> None:
+    import hashlib
+
+    targets = qr_targets(site)
+    assert len(targets) == 3 * len(LANGS)
+    for html, url, page, sha in targets:
+        record_sha = hashlib.sha256((html.parent / "record.json").read_bytes()).hexdigest()
+        assert sha == record_sha, url
+        assert page.is_file(), f"{html.relative_to(site)}: {url} leads to no page"
+        text = page.read_text("utf-8")
+        assert f'<code class="hash" id="record-sha256">{sha}</code>' in text
+        # The PDF the page links to is the certificate itself.
+        pdf = page.parent / html.name.replace(".html", ".pdf")
+        assert pdf.read_bytes() == html.with_suffix(".pdf").read_bytes()
+
+
+def test_the_sample_registry_shows_one_revoked_certificate(site: Path) -> None:
+    import json
+
+    index = json.loads((site / "verify" / "index.json").read_bytes())
+    status = {c["id"]: c["status"] for c in index["certificates"]}
+    assert status == {"SAMPLE-PLATINUM-0001": "valid", "SAMPLE-GOLD-0002": "valid",
+                      "SAMPLE-SILVER-0003": "revoked"}
+    words = {"en": "REVOKED", "ru": "ОТОЗВАН", "pt": "REVOGADO"}
+    for lang in LANGS:
+        page = (site / "verify" / "SAMPLE-SILVER-0003" / lang / "index.html").read_text("utf-8")
+        assert 'class="status status-revoked"' in page and f"<strong>{words[lang]}</strong>" in page
+        index_page = (site / lang / "index.html").read_text("utf-8")
+        assert 'href="../verify/SAMPLE-SILVER-0003/' + lang + '/index.html"' in index_page

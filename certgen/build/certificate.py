@@ -299,6 +299,13 @@ def build_bundle(
         "record_sha256": record_sha,
         "inputs_sha256": key,
         "certgen_version": __version__,
+        # What the registry shows of the signature (certgen.registry.signature_of): the name the
+        # PDFs are signed in, and the signing certificate. Absent: the PDFs are not signed.
+        **({} if sign is None or record.issuer is None else {"signature": {
+            "signer": record.issuer.signatory.name,
+            "certificate_subject": sign.subject,
+            "certificate_sha256": sign.fingerprint,
+        }}),
     })
     return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)
 

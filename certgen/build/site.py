@@ -8,6 +8,10 @@ Layout of DIR (every link relative, nothing fetched from outside):
     <lang>/explainers/<slug>.pdf    the same page as PDF (SVG formulas)
     samples/<id>/…                  the sample certificates, built by the real build pipeline
                                     (record.json, certificate.<lang>.html / .pdf)
+    verify/…                        the verification registry of the samples, built from
+                                    samples/ by `certgen registry`'s code with
+                                    examples/revocations.yaml (certgen/render/registry.py);
+                                    the sample lab's verification base points here
     reports/<name>/…                the sample before/after reports, built by `certgen compare`
                                     (report.<lang>.html / .pdf, compare.csv, frame-times.svg)
     assets/site.css
@@ -84,6 +88,9 @@ SITE_HOME = "../../{lang}/index.html"
 SAMPLE_LAB = "lab.yaml"
 """The sample laboratory profile in examples/ (specimen: true)."""
 
+REGISTRY_FOLDER = "verify"
+"""Where the site publishes the registry: the sample lab's verification base is <site>/verify."""
+
 
 def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
     """Build every sample bundle of examples/ into out/samples with the sample fleet."""
@@ -146,10 +153,16 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
 
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
-               progress: Progress | None = None, pdf: bool = True) -> list[str]:
-    """Write the whole site into `out`; return the site-relative paths written, sorted."""
+               progress: Progress | None = None, pdf: bool = True,
+               as_of: dt.date | None = None) -> list[str]:
+    """Write the whole site into `out`; return the site-relative paths written, sorted.
+
+    `as_of` is the registry's date (the samples' statuses); None: the site's date.
+    """
+    from certgen.build.registry import build_registry
     from certgen.build.report import report_date
     from certgen.paths import templates_dir
+    from certgen.registry import REVOCATIONS_FILE
     from certgen.render.pdf import html_to_pdf
     from certgen.sop import load_rules
     from certgen.writer import Writer
@@ -165,6 +178,13 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     examples = examples or repo_examples_dir()
     samples = build_samples(out_path, examples, progress)
     reports = build_reports(out_path, examples, progress, reports_date)
+    if progress:
+        progress("registry")
+    revocations = examples / REVOCATIONS_FILE
+    build_registry(out_path / "samples", out_path, folder=REGISTRY_FOLDER,
+                   as_of=as_of or created.date(),
+                   revocations=revocations if revocations.is_file() else None,
+                   home="../{lang}/index.html")
 
     writer = Writer(out_path)
     writer.write("assets/site.css", css.encode("utf-8"))

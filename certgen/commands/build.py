@@ -8,7 +8,7 @@ bundle whose inputs did not change since its last build is not rebuilt (content-
 see certgen/build/certificate.py). A rebuild removes the documents the previous build of that
 folder listed and this one no longer makes (fewer languages, say). Each HTML document links
 its siblings of the same run (hreflang alternates and an on-screen language switcher). The QR code on each document points to
-<verify base>/<certificate id>?sha256=<record SHA-256>; the base is the lab profile's
+<verify base>/<certificate id>/?sha256=<record SHA-256>; the base is the lab profile's
 verification_base unless --verify-base says otherwise.
 
 The issuer: `--lab FILE` (or $CERTGEN_LAB) names the laboratory profile (certgen.lab). A build

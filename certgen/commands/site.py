@@ -59,14 +59,16 @@ def report_library_logs(records: list[logging.LogRecord], log_file: str | None) 
 
 
 def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
-             log_file: str | None = None) -> list[str]:
+             log_file: str | None = None, as_of: str | None = None) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written."""
     from certgen.build.site import REPORT_SAMPLES, build_site, repo_examples_dir
     from certgen.docs import LANGS, PAGES
+    from certgen.registry import parse_as_of
 
+    day = None if as_of is None else parse_as_of(as_of)
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0
-    total = samples + len(REPORT_SAMPLES) + len(LANGS) * len(PAGES)
+    total = samples + len(REPORT_SAMPLES) + 1 + len(LANGS) * len(PAGES)
     with library_logs(log_file) as records:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="certgen site", file=sys.stderr,
@@ -75,9 +77,9 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
                     bar.current_item = label
                     bar.update(1)
 
-                files = build_site(out, examples=ex, progress=progress, pdf=pdf)
+                files = build_site(out, examples=ex, progress=progress, pdf=pdf, as_of=day)
         else:
-            files = build_site(out, examples=ex, pdf=pdf)
+            files = build_site(out, examples=ex, pdf=pdf, as_of=day)
     report_library_logs(records, log_file)
     return files
 
@@ -93,9 +95,12 @@ LOG_OPTION = click.option(
               help="Folder to write the site into.")
 @click.option("--examples", default=None, type=click.Path(exists=True, file_okay=False),
               help="Folder of sample bundles, fleet.jsonl and compare/ (default: examples/).")
+@click.option("--as-of", "as_of", default=None, metavar="YYYY-MM-DD",
+              help="The registry's date for the samples' status (default: SOURCE_DATE_EPOCH, "
+              "else the samples' issue date; never the clock).")
 @LOG_OPTION
-def command(out: str, examples: str | None, log_file: str | None) -> Any:
+def command(out: str, examples: str | None, log_file: str | None, as_of: str | None) -> Any:
     """Build the publishable static site: samples, reports, explainers in EN/RU/PT, an index."""
-    files = run_site(out, examples=examples, log_file=log_file)
+    files = run_site(out, examples=examples, log_file=log_file, as_of=as_of)
     click.echo(f"{len(files)} files written to {out}")
     click.echo(f"Open {Path(out) / 'index.html'} in a browser.")

@@ -39,14 +39,18 @@ KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, S
                          FirstCaptureIdentical, CaptureUsedTwice)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
-"""Where the QR code points unless `--verify-base` says otherwise: <base>/<id>?sha256=<hash>."""
+"""Where the QR code points unless `--verify-base` says otherwise: <base>/<id>/?sha256=<hash>."""
 
 TEMPLATE = "certificate.html.j2"
 
 
 def verify_url(base: str, certificate_id: str, record_sha256: str) -> str:
-    """<base>/<certificate id>?sha256=<record hash> (the id percent-encoded)."""
-    return f"{base.rstrip('/')}/{quote(certificate_id, safe='')}?sha256={record_sha256}"
+    """<base>/<certificate id>/?sha256=<record hash> (the id percent-encoded).
+
+    The certificate's page in the registry (`certgen registry`, docs/registry.md) is the folder
+    <id>/ under the base; its index.html compares the address's sha256 with the record's.
+    """
+    return f"{base.rstrip('/')}/{quote(certificate_id, safe='')}/?sha256={record_sha256}"
 
 
 def qr_svg(url: str) -> str:

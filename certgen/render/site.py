@@ -133,6 +133,7 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
                 "html_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.html"),
                 "pdf_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.pdf"),
                 "record_href": rel(at, f"samples/{s.id}/record.json"),
+                "verify_href": rel(at, f"verify/{s.id}/{lang}/index.html"),
             }
             for s in samples
         ],

@@ -1,0 +1,120 @@
+"""Certificate folders → the verification registry (gather → entries → render → write).
+
+`certgen registry OUT --out DIR` and `certgen site` (for the samples) both call `build_registry`:
+it reads every finished certificate folder under OUT (record.json and the build manifest, as
+`certgen build` writes them), applies revocations.yaml on the registry's date, renders one page
+per certificate in en, ru and pt, copies each certificate's PDFs beside its page and writes
+index.json (layout: certgen/render/registry.py). The folder it writes is what the laboratory
+publishes at its verification base (docs/registry.md). Nothing in it is edited by hand: a
+change of status is a rebuild.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from certgen.errors import RegistryError
+from certgen.registry import (
+    INDEX_FORMAT,
+    NO_REVOCATIONS,
+    IssuedCertificate,
+    Revocations,
+    load_revocations,
+    pdf_path,
+    registry_entries,
+    registry_index,
+)
+
+RECORD_NAME = "record.json"
+
+
+def read_certificates(records: Path) -> list[IssuedCertificate]:
+    """Every finished certificate folder directly under `records` (one with record.json), sorted.
+
+    Refused (RegistryError naming the file): no such folder at all; a folder without its
+    manifest (an interrupted build); a file changed since the build; a folder not named
+    after its certificate.
+    """
+    from certgen.build.certificate import pdf_name
+    from certgen.record import load_record
+    from certgen.writer import read_manifest, verify_manifest
+
+    if not records.is_dir():
+        raise RegistryError("not a folder of certificate builds", file=str(records))
+    folders = sorted(p for p in records.iterdir()
+                     if p.is_dir() and not p.is_symlink() and (p / RECORD_NAME).is_file())
+    if not folders:
+        raise RegistryError("no certificate folder (a folder with record.json, as `certgen build` "
+                            "writes it)", file=str(records))
+    found = []
+    for folder in folders:
+        source = str(folder / RECORD_NAME)
+        manifest = read_manifest(folder)
+        if manifest is None:
+            raise RegistryError("no manifest.json beside it: an interrupted build; build the "
+                                "certificate again", file=source)
+        if not verify_manifest(folder, manifest):
+            raise RegistryError("a file of this folder differs from its manifest.json: changed "
+                                "or removed after the build; build the certificate again",
+                                file=str(folder / "manifest.json"))
+        data = (folder / RECORD_NAME).read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        if manifest.get("record_sha256") != sha:
+            raise RegistryError(f"SHA-256 {sha} differs from the manifest's record_sha256",
+                                file=source)
+        record = load_record(data, source=source)
+        if folder.name != record.certificate.id:
+            raise RegistryError(f"certificate {record.certificate.id!r} is in a folder named "
+                                f"{folder.name!r}; the registry needs the build's own layout",
+                                file=source)
+        listed = manifest.get("languages")
+        langs = tuple(lang for lang in (listed if isinstance(listed, list) else [])
+                      if isinstance(lang, str) and (folder / pdf_name(lang)).is_file())
+        found.append(IssuedCertificate(record=record, record_sha256=sha, source=source,
+                                       languages=langs, manifest=manifest))
+    return found
+
+
+def build_registry(records: Path, out: Path, *, as_of: dt.date,
+                   revocations: Path | None = None, folder: str = "",
+                   home: str | None = None) -> list[str]:
+    """Write the registry of the certificates under `records` into out/folder; return the
+    registry-relative paths written, sorted.
+
+    `home` is the site's index page relative to the registry root, with `{lang}` for the
+    page's language (None: the registry is published alone and links nowhere else).
+    """
+    from certgen.build.certificate import pdf_name
+    from certgen.render.i18n import LANGUAGES
+    from certgen.render.registry import (
+        CSS_PATH,
+        default_language,
+        page_path,
+        registry_css,
+        render_registry_page,
+    )
+    from certgen.writer import Writer
+
+    certificates = read_certificates(records)
+    revoked: Revocations = NO_REVOCATIONS if revocations is None else load_revocations(revocations)
+    entries = registry_entries(certificates, revoked, as_of)
+    folders = {c.record.certificate.id: Path(c.source).parent for c in certificates}
+
+    writer = Writer(out, folder)
+    writer.write(CSS_PATH, registry_css().encode("utf-8"))
+    for entry in entries:
+        pages = [(page_path(entry.id, lang), lang) for lang in LANGUAGES]
+        pages.append((page_path(entry.id), default_language(entry)))
+        for at, lang in pages:
+            writer.write(at, render_registry_page(
+                entry, lang, at=at, as_of=as_of,
+                home=None if home is None else home.format(lang=lang)).encode("utf-8"))
+        for lang in entry.languages:
+            writer.write(pdf_path(entry.id, lang),
+                         (folders[entry.id] / pdf_name(lang)).read_bytes())
+    writer.write("index.json", registry_index(entries, as_of))
+    writer.finish({"registry": INDEX_FORMAT, "as_of": as_of.isoformat(),
+                   "certificates": [e.id for e in entries]})
+    return sorted(writer.written())

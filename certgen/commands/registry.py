@@ -1,0 +1,48 @@
+"""`certgen registry OUT --out DIR [--revocations FILE] [--as-of DATE]`: the verification
+registry of the certificates `certgen build` wrote into OUT, for the laboratory to publish at
+its verification base (docs/registry.md).
+
+The registry's date decides expired and revoked: --as-of, else SOURCE_DATE_EPOCH (the build
+date rule, certgen/builddate.py); with neither the command refuses, since the clock is never read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOURCE_DATE_EPOCH "
+                   "(the registry never reads the clock)")
+"""The refusal of a registry without a date (tests assert it word for word)."""
+
+
+@click.command("registry")
+@click.argument("records", type=click.Path(file_okay=False))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the registry into (publish it at the verification base).")
+@click.option("--revocations", default=None, type=click.Path(dir_okay=False),
+              help="revocations.yaml: the withdrawn certificates (id, date, reason).")
+@click.option("--as-of", "as_of", default=None, metavar="YYYY-MM-DD",
+              help="The date the statuses are given for (default: SOURCE_DATE_EPOCH).")
+def command(records: str, out: str, revocations: str | None, as_of: str | None) -> Any:
+    """Publish the verification registry of the certificates built into RECORDS."""
+    from certgen.build.registry import build_registry
+    from certgen.builddate import source_date_epoch
+    from certgen.errors import RegistryError
+    from certgen.registry import parse_as_of
+
+    if as_of is not None:
+        day = parse_as_of(as_of)
+    else:
+        epoch = source_date_epoch()
+        if epoch is None:
+            raise RegistryError(NO_DATE_MESSAGE)
+        day = epoch.date()
+    files = build_registry(Path(records), Path(out), as_of=day,
+                           revocations=None if revocations is None else Path(revocations))
+    pages = sum(1 for f in files if f.endswith("/index.html") and f.count("/") == 1)
+    click.echo(f"{pages} certificates, {len(files)} files written to {out} "
+               f"(statuses as of {day.isoformat()})")
+    click.echo(f"Publish {out} at the laboratory's verification base.")
