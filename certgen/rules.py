@@ -512,11 +512,13 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
 
 
 def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
-    """Refuse one capture file backing two runs: every recorded capture and archived first
-    capture card.yaml names must be a file of its own.
+    """Refuse one capture backing two runs: every recorded capture and archived first capture
+    card.yaml names must be a capture of its own.
 
-    A first capture identical to its own run's recorded capture is refused by rerun_audit (by
-    SHA-256, whatever its name). Each later use names the first one, in card.yaml order.
+    Captures are compared by content (SHA-256 of the bytes), so two copies of one file under
+    different names are refused like one path named twice. A first capture identical to its own
+    run's recorded capture is refused by rerun_audit. Each later use names the first one, in
+    card.yaml order.
     """
     seen: dict[str, tuple[int, str, str]] = {}
     refusals: list[Refusal] = []
@@ -526,10 +528,9 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
         for field, file, sha in uses:
             if file is None or sha is None:
                 continue
-            key = "/".join(p for p in file.replace("\\", "/").split("/") if p not in ("", "."))
-            first = seen.get(key)
+            first = seen.get(sha)
             if first is None:
-                seen[key] = (run.index, field, file)
+                seen[sha] = (run.index, field, file)
                 continue
             if first[0] == run.index:
                 continue  # the same run's capture and first capture: rerun_audit's refusal
