@@ -33,7 +33,9 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -137,6 +139,102 @@ Text = Annotated[str, Field(min_length=1), AfterValidator(_check_text)]
 """A card.yaml text: non-empty, visible, no bidi or control characters, length-limited."""
 
 
+# Text a lab writes (justification, VRM outcomes, reasons, bench notes) may be given per
+# language. Each language's text obeys the rules of the field it belongs to, so the rule is
+# bound here by kind rather than read from the (language) field name.
+def _justification_rule(value: str) -> str:
+    return check_text(value, "justification")
+
+
+def _prose_rule(value: str) -> str:
+    return check_text(value, "reason")  # the 1000-character prose limit, line breaks allowed
+
+
+def _note_rule(value: str) -> str:
+    return check_text(value, "notes")  # a one-line field (NAME_LIMIT)
+
+
+_JustificationText = Annotated[str, Field(min_length=1), AfterValidator(_justification_rule)]
+_ProseText = Annotated[str, Field(min_length=1), AfterValidator(_prose_rule)]
+_NoteText = Annotated[str, Field(min_length=1), AfterValidator(_note_rule)]
+
+TEXT_LANGUAGES = ("en", "ru", "pt")
+"""The languages a lab may write its text in (the languages of the documents)."""
+
+
+class _PerLanguage(_Strict):
+    """Text a lab writes, per language (`{en: …, ru: …, pt: …}`): at least one is given.
+
+    A certificate shows its own language's text, else the English, else the first given
+    (in the order en, ru, pt), marked as written in that language (docs/spec/bundle.md)."""
+
+    @model_validator(mode="after")
+    def _one_given(self) -> _PerLanguage:
+        if all(getattr(self, lang) is None for lang in TEXT_LANGUAGES):
+            raise PydanticCustomError(
+                "languages_empty", "expected the text in at least one of en, ru, pt")
+        return self
+
+
+class JustificationPerLanguage(_PerLanguage):
+    """A Soft Limit justification per language (Markdown, each sanitised like a plain one)."""
+
+    en: _JustificationText | None = Field(default=None, description="English.")
+    ru: _JustificationText | None = Field(default=None, description="Russian.")
+    pt: _JustificationText | None = Field(default=None, description="Portuguese.")
+
+
+class ProsePerLanguage(_PerLanguage):
+    """An outcome or a reason per language."""
+
+    en: _ProseText | None = Field(default=None, description="English.")
+    ru: _ProseText | None = Field(default=None, description="Russian.")
+    pt: _ProseText | None = Field(default=None, description="Portuguese.")
+
+
+class NotePerLanguage(_PerLanguage):
+    """A one-line note per language."""
+
+    en: _NoteText | None = Field(default=None, description="English.")
+    ru: _NoteText | None = Field(default=None, description="Russian.")
+    pt: _NoteText | None = Field(default=None, description="Portuguese.")
+
+
+# The union's branches are tagged so that an error names only the branch the value is meant
+# for (a mapping's error is not paired with "expected a text"); the tags never reach a message.
+_PLAIN_TAG = "plain text"
+_PER_LANGUAGE_TAG = "per language"
+
+
+def _written_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return _PLAIN_TAG
+    if isinstance(value, dict | _PerLanguage):
+        return _PER_LANGUAGE_TAG
+    return None
+
+
+_WRITTEN = Discriminator(
+    _written_tag, custom_error_type="written_type",
+    custom_error_message="expected a text or a mapping of languages (en, ru, pt) to texts")
+
+Justification = Annotated[
+    Annotated[_JustificationText, Tag(_PLAIN_TAG)]
+    | Annotated[JustificationPerLanguage, Tag(_PER_LANGUAGE_TAG)], _WRITTEN]
+"""A justification: a plain string (English) or per language."""
+Prose = Annotated[
+    Annotated[_ProseText, Tag(_PLAIN_TAG)]
+    | Annotated[ProsePerLanguage, Tag(_PER_LANGUAGE_TAG)], _WRITTEN]
+"""An outcome or a reason: a plain string (English) or per language."""
+Note = Annotated[
+    Annotated[_NoteText, Tag(_PLAIN_TAG)]
+    | Annotated[NotePerLanguage, Tag(_PER_LANGUAGE_TAG)], _WRITTEN]
+"""A one-line note: a plain string (English) or per language."""
+
+Written = str | _PerLanguage
+"""Any text a lab writes, as validated: a plain string (English) or per language."""
+
+
 class Certificate(_Strict):
     """Which certificate this is and which SOP rules file applies."""
 
@@ -205,14 +303,15 @@ class Card(_Strict):
 class Phase1(_Strict):
     """Outcomes of SOP Phase 1 (electrical checks) that bear on the certificate."""
 
-    vrm_rail_resistance: Text = Field(description="Outcome of the VRM rail resistance check.")
+    vrm_rail_resistance: Prose = Field(
+        description="Outcome of the VRM rail resistance check (per language or a string).")
 
 
 class GradeCap(_Strict):
     """A cap on the grade imposed by another SOP phase, with its reason."""
 
     grade: Literal["PLATINUM", "GOLD", "SILVER"]
-    reason: Text
+    reason: Prose = Field(description="Why (per language or a string).")
 
 
 class FirstCapture(_Strict):
@@ -240,10 +339,11 @@ class FirstCapture(_Strict):
 class SoftLimit(_Strict):
     """What a raised Stutter Soft Limit requires: a justification and a VRM re-examination."""
 
-    justification: Text | None = Field(default=None, description="Written justification (Markdown).")
-    vrm_reexamination: Text | None = Field(
-        default=None, description="Outcome of the Phase 1 VRM rail resistance re-examination."
-    )
+    justification: Justification | None = Field(
+        default=None, description="Written justification (Markdown; per language or a string).")
+    vrm_reexamination: Prose | None = Field(
+        default=None, description="Outcome of the Phase 1 VRM rail resistance re-examination "
+                                  "(per language or a string).")
 
 
 class TestSystem(_Strict):
@@ -255,7 +355,8 @@ class TestSystem(_Strict):
         default=None, description="System memory in GB.")
     os: Text | None = Field(default=None, description="Operating system and build.")
     motherboard: Text | None = Field(default=None, description="Motherboard.")
-    notes: Text | None = Field(default=None, description="Anything else about the bench.")
+    notes: Note | None = Field(
+        default=None, description="Anything else about the bench (per language or a string).")
 
 
 class Run(_Strict):
@@ -272,7 +373,8 @@ class Run(_Strict):
     upscaler_mode: Text | None = Field(description="e.g. Quality; null when no upscaler.")
     frame_generation: bool
     capture: str | None = Field(default=None, description="Capture file inside the bundle.")
-    not_run: Text | None = Field(default=None, description="Why the run could not execute.")
+    not_run: Prose | None = Field(
+        default=None, description="Why the run could not execute (per language or a string).")
     first_capture: FirstCapture | None = None
     soft_limit: SoftLimit | None = None
     process: Text | None = Field(
@@ -495,6 +597,24 @@ def _model_in(ann: Any) -> Any:
     return None
 
 
+_LANGUAGE_NAMES = {"english": "en", "eng": "en", "russian": "ru", "rus": "ru",
+                   "portuguese": "pt", "por": "pt", "br": "pt"}
+
+
+def _language_hint(name: str) -> str | None:
+    """The language a mistyped language key most likely means: 'EN', 'pt-BR', 'ru_RU',
+    'english' and 'pt ' name one; otherwise the closest spelling, if any is close."""
+    key = name.strip().lower().replace("_", "-")
+    base = key.split("-", 1)[0]
+    for candidate in (key, base):
+        if candidate in TEXT_LANGUAGES:
+            return candidate
+        if candidate in _LANGUAGE_NAMES:
+            return _LANGUAGE_NAMES[candidate]
+    close = difflib.get_close_matches(key, TEXT_LANGUAGES, n=1)
+    return close[0] if close else None
+
+
 def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
                              root: Any = None) -> list[str]:
     """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated.
@@ -503,10 +623,12 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
     lines: list[str] = []
     unions: set[str] = set()
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+        # A per-language text's branch tag is not a key a user wrote: never part of a path.
+        err_loc = tuple(p for p in err["loc"] if p not in (_PLAIN_TAG, _PER_LANGUAGE_TAG))
+        loc = tuple(p for p in err_loc if not (isinstance(p, str) and p in _UNION_TAGS))
         kind = err["type"]
         where = _loc(loc)
-        if len(loc) != len(err["loc"]):
+        if len(loc) != len(err_loc):
             # A number union (int | float): one message for the field, not one per member.
             if where in unions:
                 continue
@@ -515,6 +637,10 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
                 kind = "float_type"
         if kind == "missing":
             text = "required key missing"
+        elif kind == "extra_forbidden" and _known_keys(loc, root) == list(TEXT_LANGUAGES):
+            hint = _language_hint(str(loc[-1]))
+            text = ("unknown language (expected en, ru or pt" +
+                    (f"; did you mean {hint!r}?)" if hint else ")"))
         elif kind == "extra_forbidden":
             name = str(loc[-1])
             close = difflib.get_close_matches(name, _known_keys(loc, root), n=1)

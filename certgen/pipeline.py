@@ -17,9 +17,9 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.bundle import LoadedBundle, Run, load_bundle
+from certgen.bundle import LoadedBundle, Run, Written, load_bundle
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
@@ -43,9 +43,11 @@ from certgen.record import (
     build_record,
     chart_series,
     frame_diagnostics,
+    lab_text,
     run_metrics,
 )
 from certgen.rules import GradeCap, RunFacts, decide
+from certgen.rules import Written as RulesText
 from certgen.sop import Rules, load_rules
 
 __all__ = ["RANKED_METRICS", "Fleet", "bundle_cohorts", "check_record", "make_record", "provisional_ranks",
@@ -125,6 +127,20 @@ CAPTURE_TOOLS = {
 """The capture tool a format id names (the record's `capture.tool`)."""
 
 
+@overload
+def _written(value: Written) -> RulesText: ...
+@overload
+def _written(value: None) -> None: ...
+@overload
+def _written(value: Written | None) -> RulesText | None: ...
+def _written(value: Written | None) -> RulesText | None:
+    """Lab-written text as the rules and the record take it: a plain string stays one, text
+    per language becomes {language: text or None}."""
+    if value is None or isinstance(value, str):
+        return value
+    return {lang: getattr(value, lang) for lang in ("en", "ru", "pt")}
+
+
 def _conditions(run: Run) -> RunConditions:
     """How the run was made, as card.yaml states it (None where it does not)."""
     return RunConditions(
@@ -146,7 +162,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
             first_capture_file=first_file, first_capture_declared=first_declared,
             first_capture_actual=first_actual,
         )
-        return RunInput(index=index, config=_config(run), not_run_reason=run.not_run,
+        return RunInput(index=index, config=_config(run),
+                        not_run_reason=lab_text(_written(run.not_run)),
                         conditions=_conditions(run)), facts
 
     capture_file = bundle.file(run.capture)
@@ -192,8 +209,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         stutter=sop.stutter,
         incomplete=capture.incomplete,
         incomplete_reason=capture.incomplete_reason,
-        justification=soft.justification if soft else None,
-        vrm_reexamination=soft.vrm_reexamination if soft else None,
+        justification=_written(soft.justification) if soft else None,
+        vrm_reexamination=_written(soft.vrm_reexamination) if soft else None,
         first_capture_file=first_file,
         first_capture_declared=first_declared,
         first_capture_actual=first_actual,
@@ -258,7 +275,8 @@ def record_from_bundle(
         run_input, run_facts = _read_run(bundle, index, run, rules)
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
         facts.append(run_facts)
-    cap = None if card.grade_cap is None else GradeCap(card.grade_cap.grade, card.grade_cap.reason)
+    cap = (None if card.grade_cap is None
+           else GradeCap(card.grade_cap.grade, _written(card.grade_cap.reason)))
     verdict = decide(facts, cap, rules)
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(

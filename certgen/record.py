@@ -15,7 +15,7 @@ import json
 import math
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Final, Literal, Union, get_args, get_origin
 
@@ -32,6 +32,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     model_serializer,
+    model_validator,
 )
 from pydantic_core import ErrorDetails
 
@@ -104,16 +105,49 @@ class CertificateInfo(_Frozen):
 
 
 class LocalText(_Frozen):
-    """Lab-written text per language: the English original and optional translations (a
-    certificate in a language without its own text shows the English, marked as such)."""
+    """Lab-written text per language, at least one given (a lab profile always gives the
+    English). A document in a language without its own text shows the English, else the first
+    given (en, ru, pt), marked as written in that language."""
 
-    en: str = Field(description="The English original.")
-    ru: str | None = Field(default=None, description="Russian translation, or null.")
-    pt: str | None = Field(default=None, description="Portuguese translation, or null.")
+    en: str | None = Field(default=None, description="English, or null.")
+    ru: str | None = Field(default=None, description="Russian, or null.")
+    pt: str | None = Field(default=None, description="Portuguese, or null.")
+
+    @model_validator(mode="after")
+    def _one_given(self) -> LocalText:
+        if self.en is None and self.ru is None and self.pt is None:
+            raise ValueError("expected the text in at least one of en, ru, pt")
+        return self
 
 
 LabText = str | LocalText
 """A plain string (English, shown in every language) or text per language."""
+
+TEXT_ORDER: Final = ("en", "ru", "pt")
+"""The fallback order of lab-written text: a language's own text, else the first given."""
+
+
+def text_for(value: LabText, lang: str) -> tuple[str, Language]:
+    """Lab-written text as a document in `lang` shows it, and the language it is written in:
+    `lang`'s own text, else the English, else the first given (en, ru, pt). A plain string is
+    English."""
+    if isinstance(value, str):
+        return value, "en"
+    texts: tuple[tuple[Language, str | None], ...] = (
+        ("en", value.en), ("ru", value.ru), ("pt", value.pt))
+    # A stable sort: the document's own language first, then en, ru, pt.
+    for source, text in sorted(texts, key=lambda item: item[0] != lang):
+        if text is not None:
+            return text, source
+    raise AssertionError("LocalText gives at least one language")
+
+
+def lab_text(value: LabText | Mapping[str, str | None] | None) -> LabText | None:
+    """Lab-written text as the record holds it: a plain string stays one (an older record's
+    bytes do not change), a mapping of languages becomes a LocalText."""
+    if value is None or isinstance(value, str | LocalText):
+        return value
+    return LocalText.model_validate(dict(value))
 
 
 class Accreditation(_Frozen):
@@ -309,14 +343,15 @@ class CardInfo(_Frozen):
 class Phase1(_Frozen):
     """`phase1`: outcomes of SOP Phase 1 (electrical checks)."""
 
-    vrm_rail_resistance: str = Field(description='Outcome of the VRM rail resistance check ("pass").')
+    vrm_rail_resistance: LabText = Field(
+        description='Outcome of the VRM rail resistance check ("pass"; per language or a string).')
 
 
 class GradeCap(_Frozen):
     """A cap on the grade imposed by another SOP phase."""
 
     grade: GradeName = Field(description="The highest grade allowed.")
-    reason: str = Field(description="Why.")
+    reason: LabText = Field(description="Why (per language or a string).")
 
 
 class TierScore(_Frozen):
@@ -605,8 +640,10 @@ class SoftLimit(_Frozen):
 
     raised: bool = Field(description="Stutter strictly above the limit.")
     limit: float = Field(description="The limit.")
-    justification: str | None = Field(description="Markdown justification; null unless raised.")
-    vrm_reexamination: str | None = Field(description="VRM re-examination; null unless raised.")
+    justification: LabText | None = Field(
+        description="Markdown justification (per language or a string); null unless raised.")
+    vrm_reexamination: LabText | None = Field(
+        description="VRM re-examination (per language or a string); null unless raised.")
     satisfied: bool = Field(description="False = a refusal names this run.")
 
 
@@ -665,7 +702,8 @@ class TestSystem(_Frozen):
     memory_gb: float | None = Field(description="System memory, GB.")
     os: str | None = Field(description="Operating system and build.")
     motherboard: str | None = Field(description="Motherboard.")
-    notes: str | None = Field(description="Anything else about the bench.")
+    notes: LabText | None = Field(
+        description="Anything else about the bench (per language or a string).")
 
 
 class Run(_WithLaterKeys):
@@ -682,7 +720,8 @@ class Run(_WithLaterKeys):
     frame_generation: bool = Field(description="Frame generation on.")
     cohort: str = Field(description="The cohort key as one line.")
     status: RunStatus = Field(description="recorded | not_run.")
-    not_run_reason: str | None = Field(description="The card.yaml reason for a not_run run.")
+    not_run_reason: LabText | None = Field(
+        description="The card.yaml reason for a not_run run (per language or a string).")
     capture: CaptureInfo | None = Field(description="The capture.")
     metrics: RunMetrics | None = Field(description="The figures.")
     ranks: Ranks | None = Field(description="Ranks in the cohort (provisional below the minimum; "
@@ -736,8 +775,10 @@ class AuditSoftLimit(_Frozen):
 
     run: int = Field(description="0-based run index.")
     stutter: float | None = Field(description="The run's stutter.")
-    justification: str | None = Field(description="The justification, or null.")
-    vrm_reexamination: str | None = Field(description="The VRM re-examination, or null.")
+    justification: LabText | None = Field(
+        description="The justification (per language or a string), or null.")
+    vrm_reexamination: LabText | None = Field(
+        description="The VRM re-examination (per language or a string), or null.")
     satisfied: bool = Field(description="Both are given.")
 
 
@@ -745,7 +786,7 @@ class AuditNotRun(_Frozen):
     """`audit.not_run[]`: every run declared not_run."""
 
     run: int = Field(description="0-based run index.")
-    reason: str | None = Field(description="The card.yaml reason.")
+    reason: LabText | None = Field(description="The card.yaml reason (per language or a string).")
 
 
 class Audit(_Frozen):
@@ -948,7 +989,7 @@ class RunInput:
 
     index: int
     config: RunConfig
-    not_run_reason: str | None = None
+    not_run_reason: LabText | None = None
     capture: CaptureInfo | None = None
     """None for a not_run run."""
     metrics: RunMetrics | None = None
@@ -1026,8 +1067,8 @@ def _tier(tier: VerdictTier) -> Tier:
 
 def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     return SoftLimit(
-        raised=check.raised, limit=check.limit, justification=check.justification,
-        vrm_reexamination=check.vrm_reexamination, satisfied=check.satisfied,
+        raised=check.raised, limit=check.limit, justification=lab_text(check.justification),
+        vrm_reexamination=lab_text(check.vrm_reexamination), satisfied=check.satisfied,
     )
 
 
@@ -1101,8 +1142,9 @@ def build_record(
             for f in verdict.first_captures if f is not None and f.file is not None
         ),
         soft_limit=tuple(
-            AuditSoftLimit(run=s.run, stutter=s.stutter, justification=s.justification,
-                           vrm_reexamination=s.vrm_reexamination, satisfied=s.satisfied)
+            AuditSoftLimit(run=s.run, stutter=s.stutter, justification=lab_text(s.justification),
+                           vrm_reexamination=lab_text(s.vrm_reexamination),
+                           satisfied=s.satisfied)
             for s in verdict.soft_limits if s is not None and s.raised
         ),
         not_run=tuple(

@@ -20,7 +20,7 @@ Verdict comes out with its reasoning as data. Nothing here reads a file or a clo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -29,6 +29,14 @@ from certgen.metrics import round_half_away
 from certgen.sop import Rules
 
 CARD_FILE = "card.yaml"
+
+Written = str | Mapping[str, str | None]
+"""Text a lab writes: a plain string (English) or {language: text} (docs/spec/bundle.md). The
+bundle loader has checked every given language's text; a rule asks only whether it is given."""
+
+
+def _written_json(value: Written | None) -> str | dict[str, str | None] | None:
+    return value if value is None or isinstance(value, str) else dict(value)
 
 # --------------------------------------------------------------------------------------------
 # Inputs
@@ -48,8 +56,8 @@ class RunFacts:
     stutter: float | None = None
     incomplete: bool = False
     incomplete_reason: str | None = None
-    justification: str | None = None
-    vrm_reexamination: str | None = None
+    justification: Written | None = None
+    vrm_reexamination: Written | None = None
     first_capture_file: str | None = None
     first_capture_declared: str | None = None
     first_capture_actual: str | None = None
@@ -74,10 +82,10 @@ class GradeCap:
     """A grade cap imposed by another SOP phase."""
 
     grade: str
-    reason: str
+    reason: Written
 
-    def as_json(self) -> dict[str, str]:
-        return {"grade": self.grade, "reason": self.reason}
+    def as_json(self) -> dict[str, Any]:
+        return {"grade": self.grade, "reason": _written_json(self.reason)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,8 +317,8 @@ class SoftLimitCheck:
     stutter: float | None
     limit: float
     raised: bool
-    justification: str | None
-    vrm_reexamination: str | None
+    justification: Written | None
+    vrm_reexamination: Written | None
 
     @property
     def satisfied(self) -> bool:
@@ -321,8 +329,8 @@ class SoftLimitCheck:
         return {
             "raised": self.raised,
             "limit": self.limit,
-            "justification": self.justification,
-            "vrm_reexamination": self.vrm_reexamination,
+            "justification": _written_json(self.justification),
+            "vrm_reexamination": _written_json(self.vrm_reexamination),
             "satisfied": self.satisfied,
         }
 
@@ -512,11 +520,13 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
 
 
 def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
-    """Refuse one capture file backing two runs: every recorded capture and archived first
-    capture card.yaml names must be a file of its own.
+    """Refuse one capture backing two runs: every recorded capture and archived first capture
+    card.yaml names must be a capture of its own.
 
-    A first capture identical to its own run's recorded capture is refused by rerun_audit (by
-    SHA-256, whatever its name). Each later use names the first one, in card.yaml order.
+    Captures are compared by content (SHA-256 of the bytes), so two copies of one file under
+    different names are refused like one path named twice. A first capture identical to its own
+    run's recorded capture is refused by rerun_audit. Each later use names the first one, in
+    card.yaml order.
     """
     seen: dict[str, tuple[int, str, str]] = {}
     refusals: list[Refusal] = []
@@ -526,10 +536,9 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
         for field, file, sha in uses:
             if file is None or sha is None:
                 continue
-            key = "/".join(p for p in file.replace("\\", "/").split("/") if p not in ("", "."))
-            first = seen.get(key)
+            first = seen.get(sha)
             if first is None:
-                seen[key] = (run.index, field, file)
+                seen[sha] = (run.index, field, file)
                 continue
             if first[0] == run.index:
                 continue  # the same run's capture and first capture: rerun_audit's refusal

@@ -255,11 +255,12 @@ def _compare_figures(printed: str, expected: str) -> str | None:
 
 
 def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
-    """The verification base printed before `/<id>?sha256=<sha>` (whitespace ignored)."""
-    from urllib.parse import quote
+    """The verification base printed before the address's own tail (`/<id>/?sha256=<sha>`, as
+    certgen.render.certificate.verify_url writes it; whitespace ignored)."""
+    from certgen.render.certificate import verify_url
 
     flat = "".join(text.split())
-    tail = f"/{quote(cert_id, safe='')}?sha256={sha}"
+    tail = verify_url("", cert_id, sha)
     end = flat.find(tail)
     if end < 0:
         return None

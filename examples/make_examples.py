@@ -361,13 +361,27 @@ def make_gold(root: Path) -> None:
         capture="captures/hzd-1440p.csv",
         first_capture={"file": "archive/hzd-1440p-first.csv",
                        "sha256": sha256_of(b / "archive/hzd-1440p-first.csv")},
+        # Lab-written text per language: the justification in all three languages; the VRM
+        # outcome in English and Russian only, so the Portuguese certificate shows the English
+        # and says so ("original em inglês").
         soft_limit={
-            "justification": (
-                "Both captures show the same handful of isolated long frames at the same "
-                "streaming points of the benchmark path; the bulk of the run is steady. "
-                "Recorded as a Soft Limit for investigation (illustrative sample)."
-            ),
-            "vrm_reexamination": "pass: all rails within 5% of nominal (illustrative)",
+            "justification": {
+                "en": "Both captures show the same handful of isolated long frames at the same "
+                      "streaming points of the benchmark path; the bulk of the run is steady. "
+                      "Recorded as a Soft Limit for investigation (illustrative sample).",
+                "ru": "На обеих записях видны одни и те же единичные длинные кадры в одних и тех "
+                      "же точках подгрузки данных на маршруте теста; в остальном прогон ровный. "
+                      "Превышение мягкого предела зафиксировано для разбора (иллюстративный "
+                      "образец).",
+                "pt": "As duas capturas mostram os mesmos poucos quadros longos e isolados nos "
+                      "mesmos pontos de carregamento do percurso do teste; o restante da execução "
+                      "é estável. Registrado como Limite Suave para investigação (amostra "
+                      "ilustrativa).",
+            },
+            "vrm_reexamination": {
+                "en": "pass: all rails within 5% of nominal (illustrative)",
+                "ru": "норма: все шины питания в пределах 5 % от номинала (иллюстративно)",
+            },
         },
     ))
     card = {
@@ -414,7 +428,9 @@ def make_silver(root: Path) -> None:
     runs.append(run_entry("Cyberpunk 2077", "2560x1440", "High",
                           capture="captures/cp2077-1440p.csv"))
     runs.append(run_entry("Alan Wake 2", "2560x1440", "High", rt=True,
-                          not_run="no hardware ray tracing on this GPU"))
+                          not_run={"en": "no hardware ray tracing on this GPU",
+                                   "ru": "у этого GPU нет аппаратной трассировки лучей",
+                                   "pt": "esta GPU não tem ray tracing por hardware"}))
     card = {
         "certificate": {"id": "SAMPLE-SILVER-0003", "issued": "2026-11-29",
                         "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},

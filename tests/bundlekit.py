@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +46,19 @@ def frames_for(avg: float, low1: float, low01: float, n: int = N_FRAMES) -> np.n
 
 
 def write_presentmon(path: Path, frames: np.ndarray, app: str = "Game.exe") -> Path:
-    """PresentMon 1.x CSV (one process, one swap chain)."""
+    """PresentMon 1.x CSV (one process, one swap chain).
+
+    The process id comes from the file's folder and name, as two real captures never share
+    their bytes: a bundle's runs with the same figures are still different captures (certgen
+    refuses one capture backing two runs by content), while one name in two bundles gives
+    the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    pid = 1000 + zlib.crc32(f"{path.parent.name}/{path.name}".encode()) % 9000
     lines = ["Application,ProcessID,SwapChainAddress,Dropped,TimeInSeconds,MsBetweenPresents"]
     t = 0.0
     for ft in frames.tolist():
         t += ft / 1000.0
-        lines.append(f"{app},1234,0x1,0,{t!r},{ft!r}")
+        lines.append(f"{app},{pid},0x1,0,{t!r},{ft!r}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

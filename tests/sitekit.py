@@ -58,18 +58,22 @@ class _PrintedAddress(HTMLParser):
         self.in_verify = False
         self.in_span = False
         self.spans: list[str] = []
+        self.hrefs: list[str | None] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "section" and ("class", "verify") in attrs:
             self.in_verify = True
-        elif self.in_verify and tag == "span" and ("class", "hash") in attrs:
+        elif self.in_verify and tag in ("span", "a") and ("class", "hash") in attrs:
+            # The printed address (a link on screen): its visible text, which must also be
+            # where the link leads.
             self.in_span = True
             self.spans.append("")
+            self.hrefs.append(dict(attrs).get("href"))
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "section":
             self.in_verify = False
-        if tag == "span":
+        if tag in ("span", "a"):
             self.in_span = False
 
     def handle_data(self, data: str) -> None:
@@ -94,6 +98,7 @@ def qr_targets(site: Path) -> list[tuple[Path, str, Path, str]]:
         urls = [s.strip() for s in parser.spans if s.strip().startswith("https://")]
         assert len(urls) == 1, html
         url = urls[0]
+        assert url in parser.hrefs, (html, url, parser.hrefs)  # the link goes where it says
         base = record["issuer"]["verification_base"].rstrip("/") + "/"
         assert url.startswith(base), (html, url)
         parts = urlsplit(url[len(base):])

@@ -96,6 +96,40 @@ def test_one_capture_file_backing_two_runs_is_refused(tmp_path: Path) -> None:
     ]
 
 
+def test_two_copies_of_one_capture_under_different_names_are_refused(tmp_path: Path) -> None:
+    """The same bytes under another name are the same capture: compared by SHA-256, not path.
+    A copy of run 0's capture is run 2's capture, and a copy of run 1's archived first capture
+    is run 3's archived first capture."""
+    bundle = _rerun_bundle(tmp_path)
+    shutil.copy(bundle / "captures/run0.csv", bundle / "captures/run2.csv")
+    write_presentmon(bundle / "captures/run3.csv", frames_for(118.0, 108.0, 98.0))
+    shutil.copy(bundle / "archive/first.csv", bundle / "archive/first-copy.csv")
+    first = sha256_of(bundle / "archive/first.csv")
+    data = card([run_entry("Game 0", capture="captures/run0.csv"),
+                 run_entry("Game 1", capture="captures/run1.csv",
+                           first_capture={"file": "archive/first.csv", "sha256": first},
+                           soft_limit={"justification": "j", "vrm_reexamination": "pass"}),
+                 run_entry("Game 2", capture="captures/run2.csv"),
+                 run_entry("Game 3", capture="captures/run3.csv",
+                           first_capture={"file": "archive/first-copy.csv", "sha256": first})])
+    write_card(bundle, data)
+    run0 = sha256_of(bundle / "captures/run0.csv")
+    with pytest.raises(RefusalError) as err:
+        make_record(bundle)
+    assert err.value.reasons == [
+        f"card.yaml: runs[2].capture: captures/run2.csv is the same capture (SHA-256 {run0}) as "
+        "runs[0].capture captures/run0.csv; one capture file cannot back two runs",
+        f"card.yaml: runs[3].first_capture: archive/first-copy.csv is the same capture (SHA-256 "
+        f"{first}) as runs[1].first_capture archive/first.csv; one capture file cannot back two "
+        "runs",
+    ]
+    draft = make_record(bundle, draft=True)
+    assert [(d.run, d.file, d.other_run, d.other_file)  # type: ignore[union-attr]
+            for d in draft.status.refusal_details] == [
+        (2, "captures/run2.csv", 0, "captures/run0.csv"),
+        (3, "archive/first-copy.csv", 1, "archive/first.csv")]
+
+
 def test_a_refused_draft_words_the_new_refusals_in_each_language(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -299,14 +299,26 @@ def test_the_rerun_reason_in_the_audit_trail_is_in_the_language(lang: str, why: 
     assert "<td>stutter 0.6110 &gt; 0.60</td>" in html
 
 
-@pytest.mark.parametrize(("lang", "word"), [("en", "passed"), ("ru", "пройдена"), ("pt", "aprovada")])
-def test_phase1_outcome_words_are_translated(lang: str, word: str) -> None:
+@pytest.mark.parametrize(("lang", "word", "mark"), [
+    ("en", "passed", ""),
+    ("ru", "пройдена", " (оригинал на английском)"),
+    ("pt", "aprovada", " (original em inglês)"),
+])
+def test_phase1_outcome_words_are_translated(lang: str, word: str, mark: str) -> None:
+    """pass/fail is translated; any other outcome is the lab's text, marked on a page in
+    another language than the one it is written in."""
     record = _sample()
     html, _ = _render(record, lang)
     assert f"<dd>{word}</dd>" in html
+    record["phase1"]["vrm_rail_resistance"] = {"en": "Pass", "pt": "reprovada"}
+    html, _ = _render(record, lang)
+    assert f"<dd>{word if lang != 'pt' else 'reprovada'}</dd>" in html
     record["phase1"]["vrm_rail_resistance"] = "rail 3 at 7% over nominal"
     html, _ = _render(record, lang)
-    assert "<dd>rail 3 at 7% over nominal</dd>" in html
+    text = "rail 3 at 7% over nominal"
+    shown = f'<span lang="en">{text}</span>' if mark else text
+    note = f' <span class="original-note">{mark.strip()}</span>' if mark else ""
+    assert f"<dd>{shown}{note}</dd>" in html
 
 
 def _shown_words(lang: str, refused: bool) -> tuple[dict[str, Any], set[str]]:

@@ -21,7 +21,7 @@ def _num(value: float | None, digits: int) -> str:
 
 
 def _gate_line(gate: GateReason) -> str:
-    from certgen.record import GradeCapGate, MeasuredTierGate
+    from certgen.record import GradeCapGate, MeasuredTierGate, text_for
 
     verdict = "pass" if gate.passed else "fail"
     compared = ""
@@ -29,7 +29,7 @@ def _gate_line(gate: GateReason) -> str:
         what = f"at least one measured tier ({gate.measured_tiers} measured)"
     elif isinstance(gate, GradeCapGate):
         what = "no cap from another SOP phase" if gate.cap is None else (
-            f"cap {gate.cap.grade}: {gate.cap.reason}")
+            f"cap {gate.cap.grade}: {text_for(gate.cap.reason, 'en')[0]}")
     else:
         what = (f"one measured tier >= {gate.line:.2f}" if gate.gate == "platinum_one_tier"
                 else f"every measured tier >= {gate.line:.2f}")
@@ -40,11 +40,14 @@ def _gate_line(gate: GateReason) -> str:
 
 def report_lines(record: Record) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
+    from certgen.record import text_for
+
     grade = record.grade
     cap = grade.cap
     lines = [
         f"{record.certificate.id}: {grade.value}"
-        + (f" (fluidity gates allow {grade.fluidity_grade}; capped: {cap.reason})"
+        + (f" (fluidity gates allow {grade.fluidity_grade}; capped: "
+           f"{text_for(cap.reason, 'en')[0]})"
            if cap and grade.value != grade.fluidity_grade else ""),
         "tiers:",
     ]
@@ -62,7 +65,8 @@ def report_lines(record: Record) -> list[str]:
         name = f"  [{run.index}] {run.title} {run.resolution} {run.preset}"
         m = run.metrics
         if run.status == "not_run" or m is None:
-            lines.append(f"{name}: not run ({run.not_run_reason})")
+            reason = "" if run.not_run_reason is None else text_for(run.not_run_reason, "en")[0]
+            lines.append(f"{name}: not run ({reason})")
             continue
         extra = []
         if run.soft_limit is not None and run.soft_limit.raised:

@@ -29,6 +29,7 @@ from certgen.record import (
     Run,
     SoftLimitMissing,
     Status,
+    text_for,
 )
 from certgen.render import i18n
 
@@ -87,24 +88,22 @@ def _chart(run: Run, chart: Chart, lang: str) -> str:
 
 @dataclass(frozen=True)
 class Shown:
-    """Lab-written text as a document in one language shows it: the text, and whether it is
-    another language's (the English original), which the document then says."""
+    """Lab-written text as a document in one language shows it: the text, whether it is
+    another language's, and which (the document then says "original in English")."""
 
     text: str
     fallback: bool
+    source: str = "en"
+    """The language the text is written in (en, ru or pt)."""
 
 
 def local_text(value: LabText | None, lang: str) -> Shown:
-    """The text of `value` for `lang`: its own translation, else the English original (marked
-    as such outside English). A plain string is English."""
+    """The text of `value` for `lang`: its own, else the English, else the first given (en, ru,
+    pt; record.text_for), marked as such when it is not `lang`'s. A plain string is English."""
     if value is None:
         return Shown("", False)
-    if isinstance(value, str):
-        return Shown(value, lang != "en")
-    own = getattr(value, lang, None) if lang in ("en", "ru", "pt") else None
-    if own:
-        return Shown(own, False)
-    return Shown(value.en, lang != "en")
+    text, source = text_for(value, lang)
+    return Shown(text, source != lang, source)
 
 
 @dataclass(frozen=True)
@@ -181,13 +180,14 @@ def certificate_context(
     status = record.status
     url = verify_url(verify_base, record.certificate.id, record_sha256)
     charts: dict[int, Markup] = {}
-    justifications: dict[int, Markup] = {}
+    justifications: dict[int, tuple[Markup, Shown]] = {}
     for run in record.runs:
         if run.chart is not None and run.chart.buckets:
             charts[run.index] = Markup(_chart(run, run.chart, lang))
         soft = run.soft_limit
         if soft is not None and soft.raised:
-            justifications[run.index] = Markup(sanitise_markdown(soft.justification))
+            shown = local_text(soft.justification, lang)
+            justifications[run.index] = (Markup(sanitise_markdown(shown.text)), shown)
     runs_by_index = {run.index: run for run in record.runs}
     siblings = alternates(lang, languages)
     default = "en" if any(a["lang"] == "en" for a in siblings) else (

@@ -20,6 +20,7 @@ from typing import Any, cast
 from certgen.registry import RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
+from certgen.render.nav import doc_nav
 from certgen.render.site import rel
 
 CSS_PATH = "registry.css"
@@ -39,12 +40,12 @@ def default_language(entry: RegistryEntry) -> str:
 
 
 def registry_css() -> str:
-    """templates/site.css followed by templates/registry.css."""
+    """templates/site.css, the shared navigation's nav.css, then templates/registry.css."""
     from certgen.paths import templates_dir
 
     folder = templates_dir()
     return "".join((folder / name).read_text(encoding="utf-8")
-                   for name in ("site.css", "registry.css"))
+                   for name in ("site.css", "nav.css", "registry.css"))
 
 
 def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.date,
@@ -66,7 +67,13 @@ def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.
         ],
         "x_default": rel(at, page_path(entry.id)),
         "css_href": rel(at, CSS_PATH),
-        "home_href": None if home is None else rel(at, home),
+        # The shared navigation (certgen.render.nav): home, this page in each language, the PDFs.
+        "nav": doc_nav(
+            home=None if home is None else rel(at, home),
+            languages=[(other, rel(at, page_path(entry.id, other))) for other in LANGUAGES],
+            files=[(f"PDF ({pdf_lang})", rel(at, pdf_path(entry.id, pdf_lang)))
+                   for pdf_lang in entry.languages],
+        ),
         "pdfs": [
             {"lang": pdf_lang, "name": LANGUAGE_NAMES[pdf_lang],
              "href": rel(at, pdf_path(entry.id, pdf_lang))}
