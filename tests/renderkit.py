@@ -121,3 +121,29 @@ def check_scores_rederive(html: str, lang: str, weights: dict[str, float]) -> in
         assert number(score_t, lang) == score
         checked += 1
     return checked
+
+
+def pdf_structure(data: bytes) -> dict[str, int]:
+    """How many structure elements of each type a tagged PDF holds ({} when it is untagged):
+    the reading structure a screen reader gets (headings, tables, figures)."""
+    import io
+    from collections import Counter
+
+    import pypdf
+
+    root = pypdf.PdfReader(io.BytesIO(data)).trailer["/Root"]
+    if "/StructTreeRoot" not in root:
+        return {}
+    found: Counter[str] = Counter()
+    todo: list[Any] = [root["/StructTreeRoot"]]
+    while todo:
+        node = todo.pop()
+        node = node.get_object() if hasattr(node, "get_object") else node
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            if "/S" in node:
+                found[str(node["/S"]).lstrip("/")] += 1
+            if "/K" in node:
+                todo.append(node["/K"])
+    return dict(found)

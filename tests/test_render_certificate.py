@@ -69,6 +69,27 @@ def test_pdf_text_and_metadata_snapshot(lang: str, snapshot: Any) -> None:
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_pdf_is_tagged_pdfa_3a_with_headings_tables_and_figures(lang: str) -> None:
+    """Tagged PDF/A-3a (issue 13): a structure tree a screen reader can follow, the record still
+    attached, and the document's language set."""
+    from renderkit import pdf_structure
+
+    record = _sample()
+    html, data = _render(record, lang)
+    pdf = render_certificate_pdf(html, _typed(record), data, lang)
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    root = reader.trailer["/Root"]
+    assert bool(root["/MarkInfo"]["/Marked"])
+    assert b'pdfaid:part="3" pdfaid:conformance="A"' in root["/Metadata"].get_object().get_data()
+    found = pdf_structure(pdf)
+    assert found["H1"] == 1 and found["H2"] >= 5
+    # Every data table keeps its header cells apart from its data cells.
+    assert found["Table"] >= 3 and found["TH"] >= found["Table"] and found["TD"] > found["TH"]
+    assert found.get("Figure", 0) >= 1  # the QR code and the charts
+    assert dict(reader.attachments) == {"record.json": [data]}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_printed_fps_figures_rederive_the_printed_score(lang: str) -> None:
     """g and s from the printed FPS give the printed % (4 decimals) and, unrounded, the score."""
     record = _sample()

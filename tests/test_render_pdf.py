@@ -49,7 +49,7 @@ def test_metadata_attachment_and_pdfa() -> None:
     spec = root["/AF"][0].get_object()["/EF"]["/F"].get_object()["/Params"]
     assert spec["/CreationDate"] == "D:20261129000000Z"
     xmp = root["/Metadata"].get_object().get_data()
-    assert b'pdfaid:part="3" pdfaid:conformance="B"' in xmp
+    assert b'pdfaid:part="3" pdfaid:conformance="A"' in xmp
     width, height = reader.pages[0].mediabox.width, reader.pages[0].mediabox.height
     assert (round(float(width)), round(float(height))) == (595, 842)  # A4 by default
 

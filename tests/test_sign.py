@@ -217,7 +217,7 @@ def test_the_signed_pdf_keeps_pdfa_metadata_attachment_and_fonts(built: Path) ->
     assert root["/Lang"] == "en"
     assert root["/AF"][0].get_object()["/AFRelationship"] == "/Data"
     xmp = root["/Metadata"].get_object().get_data()
-    assert b'pdfaid:part="3" pdfaid:conformance="B"' in xmp
+    assert b'pdfaid:part="3" pdfaid:conformance="A"' in xmp
     # The modification date is the build date in both the Info dictionary and the XMP packet
     # (PDF/A wants them equal), never the clock.
     meta = reader.metadata

@@ -9,8 +9,8 @@
 - Errors: a refusal that stops the rendering (WeasyPrint lets a few fetches, such as an
   @color-profile source, fail the whole document) is a RenderError, the document's fault; any
   other exception out of WeasyPrint is a bug in certgen or WeasyPrint and propagates unchanged.
-- Output: A4 (from the print CSS), PDF/A-3b, attachments with relationship Data and explicit
-  dates, title / author / language metadata, the Creator naming the software stack
+- Output: A4 (from the print CSS), tagged PDF/A-3a (a structure tree of headings, tables and
+  figures that screen readers follow), attachments with relationship Data and explicit dates, title / author / language metadata, the Creator naming the software stack
   (certgen.software: certgen, Python, WeasyPrint, pydyf, Pango, HarfBuzz), creation and modification dates from the
   caller (the bundle's date or SOURCE_DATE_EPOCH), never the clock.
 """
@@ -173,7 +173,7 @@ def html_to_pdf(
     fetcher: ConfinedURLFetcher | None = None,
     generator: str | None = None,
 ) -> bytes:
-    """Render `html` to PDF/A-3b bytes (A4 from the print CSS), deterministic for equal inputs.
+    """Render `html` to tagged PDF/A-3a bytes (A4 from the print CSS), deterministic for equal inputs.
 
     Relative URLs resolve against templates/. `created` is used for the document's creation
     and modification dates and every attachment's dates; pass the bundle's date. With None the
@@ -230,7 +230,7 @@ def html_to_pdf(
     ]
     try:
         out = document.write_pdf(
-            pdf_variant="pdf/a-3b",
+            pdf_variant="pdf/a-3a",
             attachments=pdf_attachments,
             uncompressed_pdf=False,
         )

@@ -2,7 +2,7 @@
 
 `sign_pdf(pdf, key, name=..., when=...)` appends one incremental update to a rendered PDF: an
 invisible signature field whose CMS signature (PAdES baseline B, SHA-256) covers the whole file.
-The original bytes stay as they were, so the PDF/A-3b conformance, the XMP metadata and the
+The original bytes stay as they were, so the tagged PDF/A-3a conformance, the XMP metadata and the
 attached record.json are kept; pyHanko updates the modification date and producer in both the
 Info dictionary and the XMP packet, as PDF/A asks (the producer becomes pyHanko's in both).
 
