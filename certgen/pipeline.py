@@ -178,7 +178,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         [first] = _single_capture(bundle, first_file, run, index, "first_capture")
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
-    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps)
+    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps,
+                         avg_fps=sop.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,

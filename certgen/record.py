@@ -673,7 +673,7 @@ class FirstCapture(_WithLaterKeys):
 Bucket = tuple[float, float, float]
 
 
-class Chart(_Frozen):
+class Chart(_WithLaterKeys):
     """`runs[].chart`: frame times downsampled for the chart."""
 
     duration_ms: float = Field(description="Capture duration, ms.")
@@ -682,7 +682,11 @@ class Chart(_Frozen):
                     "in the bucket it starts in; empty buckets left out; 3 dp.")
     low_1pct_ms: float | None = Field(description="1000 / 1% low FPS, 3 dp (null if no low).")
     low_0_1pct_ms: float | None = Field(description="1000 / 0.1% low FPS, 3 dp (null if no low).")
+    mean_ms: float | None = Field(
+        default=None, description="1000 / average FPS (the mean frame time), 3 dp (null if no "
+                                  "frames; absent in records of an older certgen).")
 
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("mean_ms",)
 
 RunStatus = Literal["recorded", "not_run"]
 
@@ -925,11 +929,17 @@ def min_max_buckets(
     ]
 
 
+def frame_ms(fps: float | None) -> float | None:
+    """An FPS figure as the chart draws it: the frame time 1000 / FPS, 3 dp (None: no figure)."""
+    return None if not fps else _r3(1000.0 / fps)
+
+
 def chart_series(
     frame_times_ms: npt.NDArray[np.float64],
     low_1pct_fps: float | None,
     low_0_1pct_fps: float | None,
     *,
+    avg_fps: float | None = None,
     ends_ms: npt.NDArray[np.float64] | None = None,
     max_buckets: int = CHART_BUCKETS,
 ) -> Chart:
@@ -937,7 +947,8 @@ def chart_series(
 
     Each frame falls in the bucket where it starts; a bucket keeps its shortest and longest
     frame, so a single spike survives the downsampling. Buckets no frame starts in (inside a
-    long stall) are left out. The 1% and 0.1% lows are given as frame times (1000 / FPS).
+    long stall) are left out. The average FPS and the 1% and 0.1% lows are given as frame
+    times (1000 / FPS): the mean line and the low lines show the run's own figures.
     A frame ends at the running sum of the frame times, unless `ends_ms` gives each frame's end
     on the capture's own clock (a before/after report, where excluded frames leave their gap);
     then the frames are used as given.
@@ -945,10 +956,10 @@ def chart_series(
     frames = np.asarray(frame_times_ms, dtype=np.float64)
     if ends_ms is None:
         frames = frames[frames > 0.0]
-    low1 = None if not low_1pct_fps else _r3(1000.0 / low_1pct_fps)
-    low01 = None if not low_0_1pct_fps else _r3(1000.0 / low_0_1pct_fps)
+    low1, low01, mean = frame_ms(low_1pct_fps), frame_ms(low_0_1pct_fps), frame_ms(avg_fps)
     if frames.size == 0:
-        return Chart(duration_ms=0.0, buckets=(), low_1pct_ms=low1, low_0_1pct_ms=low01)
+        return Chart(duration_ms=0.0, buckets=(), low_1pct_ms=low1, low_0_1pct_ms=low01,
+                     mean_ms=mean)
     ends = np.cumsum(frames) if ends_ms is None else np.asarray(ends_ms, dtype=np.float64)
     duration = float(ends[-1])
     buckets = min_max_buckets(frames, ends - frames, duration, max_buckets)
@@ -957,6 +968,7 @@ def chart_series(
         buckets=tuple((start, lo, hi) for start, lo, hi in buckets),
         low_1pct_ms=low1,
         low_0_1pct_ms=low01,
+        mean_ms=mean,
     )
 
 

@@ -635,6 +635,7 @@ def make_compare(root: Path) -> None:
         "# Eight pairs run in ABBA order: Resizable BAR off (before) and on (after).",
         "series: 1",
         "order: ABBA",
+        "description: Resizable BAR off (before) and on (after)",
         "pairs:",
         *(f"  - {{before: {a}, after: {b}}}" for a, b in pairs),
         "pilot:",

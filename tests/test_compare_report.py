@@ -3,6 +3,7 @@ the paired-series file, and the refusals."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -17,6 +18,7 @@ from bundlekit import run_cli
 
 from certgen import compare
 from certgen.cli import main
+from certgen.render.i18n import fmt_number
 
 LANGS = ("en", "ru", "pt")
 
@@ -258,7 +260,8 @@ def test_series_file_with_an_unknown_key_is_refused(tmp_path: Path, capsys: pyte
     path = tmp_path / "s.yaml"
     path.write_text("series: 1\npairs: []\npliot: []\n", encoding="utf-8")
     code, _, err = run_cli(["compare", "--series", str(path), "--out", str(tmp_path / "o")], capsys)
-    assert (code, err) == (1, f"certgen: {path}: pliot: unknown key (expected series, order, pairs, pilot)\n")
+    assert (code, err) == (1, f"certgen: {path}: pliot: unknown key "
+                           "(expected series, order, description, settings, pairs, pilot)\n")
 
 
 def test_series_file_with_a_duplicate_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -377,7 +380,185 @@ def test_the_report_chart_is_the_certificate_drawer_with_one_scale_for_both_side
     svg = (pair_report / "frame-times.svg").read_text(encoding="utf-8")
     panels = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart"[^>]*>', svg)
     assert len(panels) == 2 and 'y="0.0"' in panels[0] and 'y="190.0"' in panels[1]
-    assert svg.count("<polygon") == 2 and svg.count('stroke-dasharray="5 3"') >= 2
+    assert svg.count("<polygon") == 2 and svg.count('stroke-dasharray="6 3"') >= 2
     y_ticks = [re.findall(r'text-anchor="end" class="tick"[^>]*>([^<]*)<', part)
                for part in svg.split('class="chart"')[1:]]
     assert y_ticks[0] == y_ticks[1] and len(y_ticks[0]) >= 3
+
+
+# --------------------------------------------------------------------------- what was compared
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "compare"
+
+
+@pytest.fixture(scope="module")
+def named_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample driver change (CapFrameX captures that name game, GPU and date), with a
+    description and settings given as options; the description tries to be markup."""
+    out = tmp_path_factory.mktemp("named") / "o"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+        mp.chdir(EXAMPLES)
+        try:
+            main(["compare", "change/before.json", "change/after.json", "--out", str(out),
+                  "--lang", "en,ru,pt", "--description", "Driver 24.10.1 → 24.12.1 <b>x</b>",
+                  "--settings", "2560x1440, Ultra"])
+        except SystemExit as exc:  # pragma: no cover - a failure shows in the asserts below
+            assert exc.code == 0
+    return out
+
+
+@pytest.mark.parametrize(("lang", "heads"), [
+    ("en", ("Before/after report: Cyberpunk 2077", "Change", "Game", "Card", "Settings",
+            "Captured", "Files")),
+    ("ru", ("Отчёт «до и после»: Cyberpunk 2077", "Изменение", "Игра", "Видеокарта",
+            "Настройки", "Дата записи", "Файлы")),
+    ("pt", ("Relatório antes/depois: Cyberpunk 2077", "Mudança", "Jogo", "Placa de vídeo",
+            "Configurações", "Capturado em", "Arquivos")),
+])
+def test_report_names_what_was_compared(named_report: Path, lang: str, heads: tuple[str, ...]) -> None:
+    """Title with the game; the change (as text, never markup), game, card, settings, capture
+    date and both file names, before the first section."""
+    html = (named_report / f"report.{lang}.html").read_text(encoding="utf-8")
+    top = html.split("<h2>", 1)[0]
+    assert f"<title>{heads[0]}</title>" in html and f"<h1>{heads[0]}</h1>" in top
+    for head in heads[1:]:
+        assert f"<dt>{head}</dt>" in top
+    for value in ("Driver 24.10.1 → 24.12.1 &lt;b&gt;x&lt;/b&gt;", "Cyberpunk 2077",
+                  "Illustrative RX 7800 XT", "2560x1440, Ultra", "2026-11-20T10:00:00",
+                  "change/before.json", "change/after.json"):
+        assert value in top, value
+    assert "<b>x</b>" not in html
+
+
+def test_report_without_metadata_says_what_is_not_recorded(pair_report: Path) -> None:
+    """A benchmark CSV records no game, card or date: the report says so, and states no
+    change it was not told about."""
+    top = (pair_report / "report.en.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
+    assert "<h1>Before/after report</h1>" in top
+    assert top.count("not recorded in the captures") == 3 and "<dt>Change</dt>" not in top
+    assert "<dd>not stated</dd>" in top
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_report_chart_has_a_text_alternative_per_side(named_report: Path, lang: str) -> None:
+    """The chart image's alt text, the SVG's <desc> and the visible caption give each side's
+    figures in words, in the report's language."""
+    import html as html_lib
+
+    from certgen.render.i18n import gettext_for
+
+    _ = gettext_for(lang)
+    page = (named_report / f"report.{lang}.html").read_text(encoding="utf-8")
+    texts = [html_lib.unescape(t) for t in re.findall(r'<span class="chart-text">([^<]*)</span>', page)]
+    assert [t.split(":", 1)[0] for t in texts] == [_("Before"), _("After")]
+    alt = re.search(r'<img src="data:image/svg\+xml;base64,([^"]*)" alt="([^"]*)"', page)
+    assert alt is not None and html_lib.unescape(alt.group(2)) == " ".join(texts)
+    svg = base64.b64decode(alt.group(1)).decode("utf-8")
+    descs = [html_lib.unescape(d) for d in re.findall(r"<desc>([^<]*)</desc>", svg)]
+    assert descs[1:] == texts and descs[0] == " ".join(texts)
+    mean = _("mean")
+    csv_rows = list(csv.DictReader(io.StringIO((named_report / "compare.csv").read_text())))
+    for side, text in zip(("before", "after"), texts, strict=True):
+        avg = float(next(r["value"] for r in csv_rows if r["side"] == side and r["name"] == "avg_fps"))
+        assert f"{mean} {fmt_number(round(1000.0 / avg, 3), lang, 1)} " in text
+
+
+def test_series_description_comes_from_the_series_file(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    series.write_text(series.read_text().replace(
+        "order: ABBA\n", "order: ABBA\ndescription: 'ReBAR off -> on'\nsettings: 1080p Low\n"))
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (0, "")
+    top = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
+    assert '<dd class="description">ReBAR off -&gt; on</dd>' in top and "<dd>1080p Low</dd>" in top
+    assert '<dd class="file">series.yaml</dd>' in top
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_series_report_does_not_explain_the_noise_floor(tmp_path: Path, lang: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The series is decided by the signed-rank test and the bootstrap: its report never
+    mentions the two-capture noise floor (which the pair report does)."""
+    from certgen.render.i18n import gettext_for
+
+    floor = gettext_for(lang)("Noise floor").lower()
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o"),
+                            "--lang", lang], capsys)
+    assert (code, err) == (0, "")
+    html = (tmp_path / "o" / f"report.{lang}.html").read_text(encoding="utf-8").lower()
+    assert floor not in html and "noise floor" not in html
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pair_report_explains_its_noise_floor(pair_report: Path, lang: str) -> None:
+    """The counterpart of the series check: the word it looks for is there in a pair report."""
+    from certgen.render.i18n import gettext_for
+
+    floor = gettext_for(lang)("Noise floor").lower()
+    assert floor in (pair_report / f"report.{lang}.html").read_text(encoding="utf-8").lower()
+
+
+def test_description_longer_than_the_limit_is_refused(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "both.csv"
+    write_bench_csv(src, {"before": [10.0] * 950, "after": [9.0] * 950})
+    code, _, err = run_cli(["compare", str(src), "--out", str(tmp_path / "o"),
+                            "--description", "x" * 1001], capsys)
+    assert (code, err) == (1, "certgen: --description: expected at most 1000 characters, got 1001\n")
+    code, _, err = run_cli(["compare", str(src), "--out", str(tmp_path / "o"),
+                            "--settings", "EVIL\u202egnp.exe"], capsys)
+    assert (code, err) == (1, "certgen: --settings: bidirectional control U+202E is not allowed "
+                              "(it reorders the text)\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_series_file_description_is_checked_and_given_once(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    text = series.read_text()
+    series.write_text(text.replace("order: ABBA\n", "order: ABBA\ndescription: [1]\n"))
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (1, f"certgen: {series}: description: expected a text\n")
+    series.write_text(text.replace("order: ABBA\n", "order: ABBA\ndescription: a\n"))
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o"),
+                            "--description", "b"], capsys)
+    assert (code, err) == (1, f"certgen: {series}: description: given in the series file and "
+                              "as --description; give it once\n")
+
+
+# --------------------------------------------------------------------------- the stall count row
+
+
+def test_the_stall_count_is_written_under_the_new_name_and_the_pinned_one(pair_report: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO((pair_report / "compare.csv").read_text())))
+    for side in ("before", "after"):
+        metric = {r["name"]: r["value"] for r in rows if r["side"] == side and r["kind"] == "metric"}
+        frames = [float(r["value"]) for r in rows if r["side"] == side and r["kind"] == "frame"]
+        stalls = sum(v > 200 for v in frames)
+        assert stalls == 3
+        assert metric["excluded_over_stall_count"] == metric["excluded_over_stall_ms"] == str(stalls)
+    names = [r["name"] for r in rows if r["side"] == "before" and r["kind"] == "metric"]
+    assert names.index("excluded_over_stall_count") < names.index("excluded_over_stall_ms")
+
+
+@pytest.mark.parametrize("name", ["excluded_over_stall_ms", "excluded_over_stall_count"])
+def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
+    tmp_path: Path, name: str,
+) -> None:
+    """An export of an older certgen (only the old name) reads back without a warning; a
+    wrong count under either name is reported."""
+    from certgen.captures.detect import read_capture_file
+
+    frames = [10.0] * 950 + [250.0, 300.0]
+    for value, warned in (("2", False), ("5", True)):
+        path = tmp_path / f"{name}-{value}.csv"
+        rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),
+                f"before,metric,{name},{value}",
+                *(f"after,frame,frame_time_ms,{v}" for v in frames)]
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        before, _after = read_capture_file(path)
+        expected = (f"side 'before': {name} is 5.0 in the file, recomputed 2",) if warned else ()
+        assert before.warnings == expected

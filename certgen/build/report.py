@@ -11,6 +11,8 @@ The series file (YAML, paths relative to the file; unknown keys are refused):
 
     series: 1                   # format version
     order: ABBA                 # optional, how the runs were made (printed on the report)
+    description: Resizable BAR off (before) and on (after)   # optional: the change compared
+    settings: 2560x1440, Ultra, ray tracing off             # optional: what both sides share
     pairs:                      # at least 6 (8 recommended), in run order
       - {before: runs/01-a.csv, after: runs/01-b.csv}
       - ...
@@ -19,6 +21,11 @@ The series file (YAML, paths relative to the file; unknown keys are refused):
       - ...
 
 Without a pilot the smallest detectable effect is unknown and no change is reported.
+
+`description` and `settings` (or `--description` / `--settings` for two captures) are free text
+under the rules of card.yaml texts (docs/limits.md: at most 1000 and 200 characters); the
+report prints them as text, never as markup. The game, card and capture dates come from the
+captures themselves where their format records them.
 """
 
 from __future__ import annotations
@@ -87,7 +94,8 @@ def side_input(capture: Any) -> Any:
 # --------------------------------------------------------------------------- the report record
 
 
-def build_comparison(before: Any, after: Any) -> dict[str, Any]:
+def build_comparison(before: Any, after: Any, *, description: str | None = None,
+                     settings: str | None = None) -> dict[str, Any]:
     """The report record of two captures: plain data (JSON-able), what the template reads."""
     from certgen import compare
     from certgen.framegen import compute_frame_diagnostics
@@ -101,6 +109,7 @@ def build_comparison(before: Any, after: Any) -> dict[str, Any]:
     captures = {"before": before, "after": after}
     return {
         "mode": "pair",
+        "compared": _compared([before, after], description, settings),
         "sides": [
             {"side": side, **_capture_info(captures[side]), **asdict(counted[side].summary),
              "lost_events": counted[side].lost_events_unplaced,
@@ -117,14 +126,80 @@ def build_comparison(before: Any, after: Any) -> dict[str, Any]:
     }
 
 
+def _compared(captures: list[Any], description: str | None,
+              settings: str | None) -> dict[str, Any]:
+    """What the report names at its top: the change, the settings, and every distinct game,
+    card and capture date the captures record (first and last date of a series)."""
+    subjects = [subject(c) for c in captures]
+    dates = sorted(_distinct([s["captured"] for s in subjects]))
+    return {
+        "description": description,
+        "settings": settings,
+        "games": _distinct([s["game"] for s in subjects]),
+        "cards": _distinct([s["card"] for s in subjects]),
+        "first_captured": dates[0] if dates else None,
+        "last_captured": dates[-1] if dates else None,
+    }
+
+
 def _capture_info(capture: Any) -> dict[str, Any]:
     return {
+        **subject(capture),
         "file": capture.source,
         "format": capture.format,
         "interval_column": capture.interval_column,
         "incomplete_reason": capture.incomplete_reason,
         "warnings": list(capture.warnings),
     }
+
+
+SHOWN_LIMIT = 200
+"""Longest name read from a capture (game, card, date) that a report prints whole."""
+
+
+def _shown(value: str | None) -> str | None:
+    """A name read from a capture as a report prints it: escaped, and shortened (it is the
+    capture's text, never refused, but not printed at any length)."""
+    from certgen.captures.common import escape_invisible
+
+    return None if not value else shorten(escape_invisible(value), SHOWN_LIMIT)
+
+
+def subject(capture: Any) -> dict[str, str | None]:
+    """What a capture says it measured: game (its name, else the process read), card and when
+    it was made; None where the format records nothing."""
+    hints = capture.hints
+    group = capture.group
+    game = hints.game or (group.application if group is not None else None)
+    return {"game": _shown(game), "card": _shown(hints.gpu), "captured": _shown(hints.captured)}
+
+
+def _distinct(values: list[str | None]) -> list[str]:
+    """The values that are set, each once, in first-seen order."""
+    return list(dict.fromkeys(v for v in values if v))
+
+
+TEXT_LIMITS = {"description": 1000, "settings": 200}
+"""Lengths of the free texts of a report (the limits of card.yaml's prose and name fields)."""
+
+
+def check_free_text(value: object, name: str, *, file: str | None = None) -> str:
+    """A description or settings text, checked like card.yaml texts (docs/limits.md), or a
+    CompareError naming the file (series file) or the option (`--description`)."""
+    from pydantic_core import PydanticCustomError
+
+    from certgen.bundle import check_text
+
+    shown, field = (file, name) if file is not None else (f"--{name}", None)
+    if not isinstance(value, str):
+        raise CompareError("expected a text", file=shown, field=field)
+    try:
+        # check_text knows the limits of card.yaml fields by name: "not_run" is a 1000-character
+        # prose field (line breaks allowed), "title" a 200-character name.
+        check_text(value, "not_run" if name == "description" else "title")
+    except PydanticCustomError as exc:
+        raise CompareError(exc.message(), file=shown, field=field) from None
+    return value
 
 
 def _fraction(pct: float | None) -> float | None:
@@ -182,6 +257,16 @@ def _inside(base: Path, raw: str, shown: str, field: str) -> Path:
 
 def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None]:
     """Pairs, pilot and order of a series file (see the module docstring); strict."""
+    pairs, pilot, order, _texts = read_series(path)
+    return pairs, pilot, order
+
+
+SERIES_KEYS = ("series", "order", "description", "settings", "pairs", "pilot")
+
+
+def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None,
+                                     dict[str, str]]:
+    """Pairs, pilot, order and the free texts (description, settings) of a series file."""
     import yaml
 
     shown = str(path)
@@ -209,9 +294,9 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
                            line=first.line)
     if not isinstance(data, dict):
         raise CompareError("expected a mapping with 'series', 'pairs' and optionally 'pilot'", file=shown)
-    unknown = sorted(shorten(k) for k in set(map(str, data)) - {"series", "order", "pairs", "pilot"})
+    unknown = sorted(shorten(k) for k in set(map(str, data)) - set(SERIES_KEYS))
     if unknown:
-        raise CompareError("unknown key (expected series, order, pairs, pilot)", file=shown,
+        raise CompareError(f"unknown key (expected {', '.join(SERIES_KEYS)})", file=shown,
                            field=unknown[0])
     if data.get("series") != 1:
         raise CompareError(f"expected 1 (the format version), got {shorten(repr(data.get('series')))}",
@@ -237,14 +322,23 @@ def read_series_file(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | 
     order = data.get("order")
     if order is not None and not isinstance(order, str):
         raise CompareError("expected a text such as ABBA", file=shown, field="order")
-    return pairs, pilot, order
+    texts = {name: check_free_text(data[name], name, file=shown)
+             for name in ("description", "settings") if name in data}
+    return pairs, pilot, order, texts
 
 
-def build_series(series_path: Path, fmt: str | None, process: str | None) -> dict[str, Any]:
-    """The report record of a paired series."""
+def build_series(series_path: Path, fmt: str | None, process: str | None,
+                 texts: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report record of a paired series; `texts` (description, settings given as options)
+    stand in for the series file's own, which may not state them as well."""
     from certgen import compare
 
-    pairs, pilot_paths, order = read_series_file(series_path)
+    pairs, pilot_paths, order, own = read_series(series_path)
+    twice = sorted(set(own) & set(texts or {}))
+    if twice:
+        raise CompareError(f"given in the series file and as --{twice[0]}; give it once",
+                           file=str(series_path), field=twice[0])
+    own = {**own, **(texts or {})}
     shown_base = series_path.parent
 
     def shown(p: Path) -> str:
@@ -267,10 +361,13 @@ def build_series(series_path: Path, fmt: str | None, process: str | None) -> dic
             file=str(series_path), field="pilot",
         )
     counted_pairs = []
+    runs = []
     for b, a in pairs:
-        cb = compare.count_side(side_input(_one_run(b, fmt, process, shown(b))))
-        ca = compare.count_side(side_input(_one_run(a, fmt, process, shown(a))))
-        counted_pairs.append((cb, ca))
+        rb = _one_run(b, fmt, process, shown(b))
+        ra = _one_run(a, fmt, process, shown(a))
+        runs += [rb, ra]
+        counted_pairs.append((compare.count_side(side_input(rb)),
+                              compare.count_side(side_input(ra))))
     pilot = None
     if pilot_paths is not None:
         pilot = [compare.count_side(side_input(_one_run(p, fmt, process, shown(p)))).summary
@@ -278,6 +375,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None) -> dic
     figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
     return {
         "mode": "series",
+        "compared": _compared(runs, own.get("description"), own.get("settings")),
         "order": order,
         "series_file": series_path.name,
         "pairs": [
@@ -296,23 +394,28 @@ def build_series(series_path: Path, fmt: str | None, process: str | None) -> dic
 
 
 def report_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
-                 process: str | None = None, base: Path | None = None) -> dict[str, Any]:
+                 process: str | None = None, base: Path | None = None,
+                 description: str | None = None, settings: str | None = None) -> dict[str, Any]:
     """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
 
     With `base`, capture files are named relative to it on the report (the site's samples);
-    otherwise as given.
+    otherwise as given. `description` and `settings` are the options' texts (checked here).
     """
+    texts = {name: check_free_text(value, name)
+             for name, value in (("description", description), ("settings", settings))
+             if value is not None}
     def shown(p: Path) -> str | None:
         return None if base is None else p.relative_to(base).as_posix()
 
     if series is not None:
-        return build_series(series, fmt, process)
+        return build_series(series, fmt, process, texts)
     if len(captures) == 2:
         before = _one_run(captures[0], fmt, process, shown(captures[0]))
         after = _one_run(captures[1], fmt, process, shown(captures[1]))
-        return build_comparison(before, after)
+        return build_comparison(before, after, **texts)
     if len(captures) == 1:
-        return build_comparison(*_two_sides(captures[0], fmt, process, shown(captures[0])))
+        return build_comparison(*_two_sides(captures[0], fmt, process, shown(captures[0])),
+                                **texts)
     raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
 
 
@@ -385,8 +488,10 @@ def write_report(record: dict[str, Any], out: Path, langs: list[str],
 
 def build_report(captures: list[Path], out: Path, langs: list[str], *,
                  series: Path | None = None, fmt: str | None = None, process: str | None = None,
-                 date: dt.date | None = None, base: Path | None = None) -> list[str]:
+                 date: dt.date | None = None, base: Path | None = None,
+                 description: str | None = None, settings: str | None = None) -> list[str]:
     """The whole report of BEFORE AFTER, one file with both sides, or a series file, written
     into `out`; returns the file names written (manifest.json last, not listed)."""
-    record = report_record(captures, series, fmt=fmt, process=process, base=base)
+    record = report_record(captures, series, fmt=fmt, process=process, base=base,
+                           description=description, settings=settings)
     return write_report(record, out, langs, date)

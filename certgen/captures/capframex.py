@@ -74,6 +74,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
         gpu=_text(info.get("GPU")),
         cpu=_text(info.get("Processor")),
         game=_text(info.get("GameName")),
+        captured=_text(info.get("CreationDate")),
     )
     captures: list[Capture] = []
     for index, run in enumerate(runs):

@@ -34,6 +34,9 @@ class Hints:
     gpu: str | None = None
     cpu: str | None = None
     game: str | None = None
+    captured: str | None = None
+    """When the capture was made, as the file states it (CapFrameX CreationDate/Time); shown on
+    a before/after report, never parsed."""
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,8 @@ def _hints(layout: _Layout, head: bytes) -> Hints:
             gpu=layout.info.get("GPU") or None,
             cpu=layout.info.get("Processor") or None,
             game=layout.info.get("GameName") or None,
+            captured=" ".join(v for v in (layout.info.get("CreationDate"),
+                                          layout.info.get("CreationTime")) if v) or None,
         )
     if layout.flavour not in ("ocat", "frameview"):
         return Hints()

@@ -43,14 +43,23 @@ def parse_langs(value: str) -> list[str]:
 @click.option("--date", "date", default=None, type=click.DateTime(formats=["%Y-%m-%d"]),
               help="Date to print on the report (YYYY-MM-DD). SOURCE_DATE_EPOCH, when set, "
               "takes precedence; with neither, the report prints no date.")
+@click.option("--description", "description", default=None,
+              help="What changed between before and after, printed at the top of the report "
+                   "(plain text, at most 1000 characters; a series file may say it instead).")
+@click.option("--settings", "settings", default=None,
+              help="The game settings both sides share, e.g. '2560x1440, Ultra' (plain text, at "
+                   "most 200 characters).")
 def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
-            fmt: str | None, process: str | None, date: dt.datetime | None) -> None:
+            fmt: str | None, process: str | None, date: dt.datetime | None,
+            description: str | None, settings: str | None) -> None:
     """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series.
 
     \b
     The series file (YAML, paths relative to it):
       series: 1
       order: ABBA            # optional
+      description: ReBAR off -> on   # optional: the change (or --description)
+      settings: 2560x1440, Ultra     # optional: what both sides share (or --settings)
       pairs:                 # at least 6, 8 recommended, in run order
         - {before: runs/01-a.csv, after: runs/01-b.csv}
       pilot: [pilot/01.csv, ...]   # optional: 10 runs, no change
@@ -70,7 +79,7 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
     from certgen.build.report import build_report
 
     written = build_report(list(captures), out, langs, series=series, fmt=fmt, process=process,
-                           date=when)
+                           date=when, description=description, settings=settings)
     for name in written:
         click.echo(str(out / name))
 

@@ -3,7 +3,8 @@
 The templates display; this module prepares what they cannot safely or simply do:
 - the justification Markdown, rendered then sanitised with nh3 (no script, iframe, style,
   images at all, only http(s)/mailto links), as markup;
-- one frame-time chart per recorded run (inline SVG, certgen's own drawing);
+- one frame-time chart per recorded run (inline SVG, certgen's own drawing; one scale for the
+  runs of a tier), with its one-sentence text alternative (SVG <desc> and the caption);
 - the verification URL and its QR code (segno, SVG), with the record's SHA-256.
 Nothing from the bundle becomes a template: record values only ever reach templates as data.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
@@ -32,6 +33,9 @@ from certgen.record import (
     text_for,
 )
 from certgen.render import i18n
+
+if TYPE_CHECKING:
+    from certgen.render.charts import Scale
 
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
                 | FirstCaptureIdentical | CaptureUsedTwice)
@@ -72,18 +76,57 @@ def build_date(record: Record) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
 
 
-def _chart(run: Run, chart: Chart, lang: str) -> str:
-    from certgen.render.charts import frame_time_chart
+def _chart(run: Run, chart: Chart, lang: str, scale: Scale) -> tuple[str, str]:
+    """A run's chart (SVG) and its one-sentence text alternative, on its tier's scale."""
+    from certgen.render.charts import ChartWords, chart_text, frame_time_chart
 
     _ = i18n.gettext_for(lang)
     title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
         "title": run.title, "resolution": run.resolution}
-    return frame_time_chart(
+    labels = {"mean_label": _("mean"), "low1_label": _("1%% low") % {},
+              "low01_label": _("0.1%% low") % {}}
+    words = ChartWords(
+        sentence=_("Frame times over %(seconds)s s: %(mean_label)s %(mean)s ms, %(low1_label)s "
+                   "%(low1)s ms, %(low01_label)s %(low01)s ms; frames took from %(fastest)s to "
+                   "%(slowest)s ms."),
+        baseline=_("The frame-time axis starts at %(start)s ms, not at zero."),
+    )
+    text = chart_text(chart, lang, words, scale, **labels)
+    svg = frame_time_chart(
         chart, lang,
         x_label=_("capture time, s"), y_label=_("frame time, ms"),
-        low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {}, title=title,
-        unit=_("ms"),
+        low_1pct_label=labels["low1_label"], low_0_1pct_label=labels["low01_label"],
+        mean_label=labels["mean_label"], title=title, description=text,
+        element_id=f"chart-{run.index}", unit=_("ms"), scale=scale,
     )
+    return svg, text
+
+
+def with_mean(run: Run) -> Chart:
+    """The run's chart; a record of an older certgen has no `mean_ms`, so it is taken from the
+    run's own average FPS by the record's rule (record.frame_ms), as a new record would hold."""
+    from certgen.record import frame_ms
+
+    assert run.chart is not None
+    if run.chart.mean_ms is not None or run.metrics is None:
+        return run.chart
+    return run.chart.model_copy(update={"mean_ms": frame_ms(run.metrics.avg_fps)})
+
+
+def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
+    """One chart scale per tier (runs of one resolution), by run index: charts read side by
+    side within a tier share their axes, so equal heights mean equal frame times."""
+    from certgen.render.charts import chart_scale
+
+    by_tier: dict[str, list[Run]] = {}
+    for run in runs:
+        if run.chart is not None and run.chart.buckets:
+            by_tier.setdefault(run.resolution, []).append(run)
+    scales: dict[int, Scale] = {}
+    for tier_runs in by_tier.values():
+        scale = chart_scale([with_mean(r) for r in tier_runs])
+        scales.update({r.index: scale for r in tier_runs})
+    return scales
 
 
 @dataclass(frozen=True)
@@ -180,10 +223,13 @@ def certificate_context(
     status = record.status
     url = verify_url(verify_base, record.certificate.id, record_sha256)
     charts: dict[int, Markup] = {}
+    chart_texts: dict[int, str] = {}
     justifications: dict[int, tuple[Markup, Shown]] = {}
+    scales = tier_scales(record.runs)
     for run in record.runs:
-        if run.chart is not None and run.chart.buckets:
-            charts[run.index] = Markup(_chart(run, run.chart, lang))
+        if run.chart is not None and run.index in scales:
+            svg, chart_texts[run.index] = _chart(run, with_mean(run), lang, scales[run.index])
+            charts[run.index] = Markup(svg)
         soft = run.soft_limit
         if soft is not None and soft.raised:
             shown = local_text(soft.justification, lang)
@@ -215,6 +261,7 @@ def certificate_context(
         "local": lambda value: local_text(value, lang),
         "refusals": refusal_items(status),
         "charts": charts,
+        "chart_texts": chart_texts,
         "justifications": justifications,
         "record_sha256": record_sha256,
         "signatory": record.issuer.signatory.name if signed and record.issuer else None,

@@ -1,8 +1,16 @@
 """Frame-time charts as inline SVG, drawn from the record's downsampled series.
 
 The record carries, per run, equal-time buckets `[t_start_ms, min_ms, max_ms]` (so a single
-spike survives downsampling) and the 1% / 0.1% lows as frame times. The chart draws the band
-between each bucket's shortest and longest frame over capture time, and the two low lines.
+spike survives downsampling), the mean frame time and the 1% / 0.1% lows as frame times. The
+chart draws the band between each bucket's shortest and longest frame over capture time, and
+three lines told apart by dash pattern and legend, not by colour alone: the mean (solid), the
+1% low (dashed) and the 0.1% low (dotted).
+
+The frame-time axis is fitted to the data: when starting it at zero would squeeze the data into
+a thin strip, it starts higher and a break mark on the axis says so (`chart_text` says it in
+words too). Every chart carries a one-sentence text alternative (`chart_text`): in the SVG as
+<title>/<desc> for screen readers, and as a visible caption on the page.
+
 Coordinates are printed with fixed decimals, so the same series gives the same bytes.
 Text comes in already translated; it is XML-escaped here.
 """
@@ -27,6 +35,17 @@ RIGHT = 12.0
 TOP = 22.0
 BOTTOM = 34.0
 
+ZERO_BASELINE_SHARE = 0.25
+"""Start the frame-time axis at zero when the fitted start would be at most this share of its
+top: the room saved is small, and a zero baseline needs no break mark."""
+
+LINE_STYLES: dict[str, tuple[str, str | None]] = {
+    "mean": ("#1f2a36", None),
+    "low_1pct": ("#9a5b00", "6 3"),
+    "low_0_1pct": ("#b3261e", "1.5 2.5"),
+}
+"""Colour and dash pattern (None: solid) of each line: the patterns alone tell them apart."""
+
 
 def _nice_step(span: float, target: int) -> float:
     """A 1/2/5 × 10^k step giving about `target` intervals over `span`."""
@@ -45,31 +64,91 @@ def _f(value: float) -> str:
     return "0.0" if text == "-0.0" else text
 
 
+def _attr(text: str) -> str:
+    return escape(text, {'"': "&quot;"})
+
+
 @dataclass(frozen=True)
 class Scale:
     """The axes of a chart: capture time (s) and frame time (ms), each with its tick step.
 
-    Charts drawn one above the other (the two sides of a before/after report) share one Scale,
-    so the same height means the same frame time and the same x the same second."""
+    Charts that are read against each other (the two sides of a before/after report, the runs
+    of one tier on a certificate) share one Scale, so the same height means the same frame time
+    and the same x the same second. `y_min` above zero means the axis does not start at zero."""
 
     seconds: float
     step_x: float
     y_max: float
     step_y: float
+    y_min: float = 0.0
+
+
+def _lines(chart: Chart) -> list[float]:
+    mean = getattr(chart, "mean_ms", None)
+    return [v for v in (mean, chart.low_1pct_ms, chart.low_0_1pct_ms) if v]
 
 
 def chart_scale(charts: Sequence[Chart], *, cap_ms: float | None = None) -> Scale:
-    """The Scale that fits every chart's buckets and low lines; with `cap_ms`, the frame-time
-    axis stops there (frames above it are drawn clipped, with a marker)."""
-    values = [b[2] for c in charts for b in c.buckets if cap_ms is None or b[2] <= cap_ms]
-    values += [v for c in charts for v in (c.low_1pct_ms, c.low_0_1pct_ms) if v]
-    top_value = max([*values, 1.0])
-    step_y = _nice_step(top_value, 4)
-    y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))
+    """The Scale that fits every chart's buckets and lines; with `cap_ms`, the frame-time
+    axis stops there (frames above it are drawn clipped, with a marker).
+
+    The frame-time axis spans the data with a little room at each end, on round ticks. It
+    starts at zero unless that would leave the data in the top quarter or less of the plot."""
+    tops = [b[2] for c in charts for b in c.buckets if cap_ms is None or b[2] <= cap_ms]
+    bottoms = [b[1] for c in charts for b in c.buckets if cap_ms is None or b[1] <= cap_ms]
+    lines = [v for c in charts for v in _lines(c)]
+    top_value = max([*tops, *lines, 1.0])
+    bottom_value = min([*bottoms, *lines], default=0.0)
+    span = top_value - bottom_value
+    y_min = 0.0
+    if span > 0:
+        step_y = _nice_step(span * 1.15, 4)
+        y_min = step_y * math.floor((bottom_value - 0.05 * span) / step_y + 1e-9)
+        y_max = step_y * math.ceil((top_value + 0.08 * span) / step_y - 1e-9)
+    if span <= 0 or y_min <= ZERO_BASELINE_SHARE * y_max:
+        y_min = 0.0
+        step_y = _nice_step(top_value, 4)
+        y_max = float(step_y * math.ceil(top_value * 1.08 / step_y))
     if cap_ms is not None:
         y_max = min(y_max, cap_ms)
     seconds = max(max((c.duration_ms for c in charts), default=0.0) / 1000.0, 1e-9)
-    return Scale(seconds=seconds, step_x=_nice_step(seconds, 6), y_max=y_max, step_y=step_y)
+    return Scale(seconds=seconds, step_x=_nice_step(seconds, 6), y_max=float(y_max),
+                 step_y=step_y, y_min=float(y_min))
+
+
+@dataclass(frozen=True)
+class ChartWords:
+    """The translated messages of a chart's text alternative (see chart_text)."""
+
+    sentence: str
+    """Placeholders: seconds, mean, low1, low01, fastest, slowest (locale numbers, ms / s)."""
+    baseline: str
+    """Said after the sentence when the axis does not start at zero; placeholder: start."""
+
+
+def chart_text(chart: Chart, lang: str, words: ChartWords, scale: Scale | None = None,
+               **extra: str) -> str:
+    """The chart in one sentence, figures in words, for screen readers and the visible caption.
+
+    Every figure is the record's own (duration, mean and lows, the shortest and longest
+    frame of the buckets), formatted for `lang`; `extra` fills further placeholders (a report's
+    side). With a scale whose axis does not start at zero, the baseline message follows."""
+    scale = scale or chart_scale([chart])
+    fastest = min((b[1] for b in chart.buckets), default=None)
+    slowest = max((b[2] for b in chart.buckets), default=None)
+    text = words.sentence % {
+        "seconds": fmt_number(chart.duration_ms / 1000.0, lang, 1),
+        "mean": fmt_number(getattr(chart, "mean_ms", None), lang, 1),
+        "low1": fmt_number(chart.low_1pct_ms, lang, 1),
+        "low01": fmt_number(chart.low_0_1pct_ms, lang, 1),
+        "fastest": fmt_number(fastest, lang, 1),
+        "slowest": fmt_number(slowest, lang, 1),
+        **extra,
+    }
+    if scale.y_min > 0:
+        digits = 0 if scale.step_y >= 1 else 1
+        text += " " + words.baseline % {"start": fmt_number(scale.y_min, lang, digits)}
+    return text
 
 
 def frame_time_chart(
@@ -81,23 +160,29 @@ def frame_time_chart(
     low_1pct_label: str,
     low_0_1pct_label: str,
     title: str,
+    mean_label: str = "mean",
+    description: str | None = None,
+    element_id: str | None = None,
     unit: str = "ms",
     scale: Scale | None = None,
     label: str | None = None,
     top: float | None = None,
 ) -> str:
-    """One run's chart: frame time (ms) over capture time (s), with the 1% and 0.1% low lines.
+    """One run's chart: frame time (ms) over capture time (s), with the mean, 1% and 0.1% low
+    lines and their legend.
 
-    `scale` shares axes with other charts (default: this chart's own); `label` is a visible
-    caption at the top left (a report's "Before" / "After"); `top` places the chart at that y
-    inside an outer SVG (see stack_charts) instead of as a document of its own.
+    `title` and `description` (chart_text) become the SVG's <title> and <desc>, which name the
+    image for screen readers (with `element_id`, through aria-labelledby, so several charts on
+    one page keep distinct ids). `scale` shares axes with other charts (default: this chart's
+    own); `label` is a visible caption at the top left (a report's "Before" / "After"); `top`
+    places the chart at that y inside an outer SVG (see stack_charts) instead of as a document
+    of its own.
     """
     buckets: Sequence[Sequence[float]] = chart.buckets
     duration = chart.duration_ms
-    low1 = chart.low_1pct_ms
-    low01 = chart.low_0_1pct_ms
     scale = scale or chart_scale([chart])
-    y_max, step_y, seconds, step_x = scale.y_max, scale.step_y, scale.seconds, scale.step_x
+    y_min, y_max, step_y = scale.y_min, scale.y_max, scale.step_y
+    seconds, step_x = scale.seconds, scale.step_x
     plot_w = WIDTH - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
 
@@ -105,20 +190,31 @@ def frame_time_chart(
         return LEFT + plot_w * min(max(t_ms / 1000.0 / seconds, 0.0), 1.0)
 
     def y_of(ms: float) -> float:
-        return TOP + plot_h * (1.0 - min(max(ms / y_max, 0.0), 1.0))
+        share = (ms - y_min) / (y_max - y_min)
+        return TOP + plot_h * (1.0 - min(max(share, 0.0), 1.0))
 
     placed = ('width="100%"' if top is None
               else f'x="0" y="{_f(top)}" width="{WIDTH:.0f}" height="{HEIGHT:.0f}"')
+    if element_id is not None:
+        ids = f"{element_id}-title" + (f" {element_id}-desc" if description else "")
+        named = f'aria-labelledby="{_attr(ids)}"'
+        title_tag = f'<title id="{_attr(element_id)}-title">'
+        desc_tag = f'<desc id="{_attr(element_id)}-desc">'
+    else:
+        named = f'aria-label="{_attr(title if not description else title + ". " + description)}"'
+        title_tag, desc_tag = "<title>", "<desc>"
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH:.0f} '
-        f'{HEIGHT:.0f}" {placed} role="img" aria-label="{escape(title, {chr(34): "&quot;"})}">',
-        f"<title>{escape(title)}</title>",
-        f'<rect x="{_f(LEFT)}" y="{_f(TOP)}" width="{_f(plot_w)}" height="{_f(plot_h)}" '
-        'fill="#ffffff" stroke="#9aa3ad" stroke-width="0.6"/>',
+        f'{HEIGHT:.0f}" {placed} role="img" {named}>',
+        f"{title_tag}{escape(title)}</title>",
     ]
+    if description:
+        out.append(f"{desc_tag}{escape(description)}</desc>")
+    out.append(f'<rect x="{_f(LEFT)}" y="{_f(TOP)}" width="{_f(plot_w)}" height="{_f(plot_h)}" '
+               'fill="#ffffff" stroke="#9aa3ad" stroke-width="0.6"/>')
     # Grid and axis labels.
     digits_y = 0 if step_y >= 1 else 1
-    value = 0.0
+    value = y_min
     while value <= y_max + 1e-9:
         y = y_of(value)
         out.append(f'<line x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + plot_w)}" y2="{_f(y)}" '
@@ -149,45 +245,62 @@ def frame_time_chart(
             upper.append(f"{_f(xa)},{_f(y_of(hi))} {_f(xb)},{_f(y_of(hi))}")
             lower.append(f"{_f(xb)},{_f(y_of(lo))} {_f(xa)},{_f(y_of(lo))}")
         points = " ".join(upper + lower[::-1])
-        out.append(f'<polygon points="{points}" fill="#5b8fd6" fill-opacity="0.45" '
+        out.append(f'<polygon points="{points}" fill="#5b8fd6" fill-opacity="0.35" '
                    'stroke="#2f5f9e" stroke-width="0.5" stroke-linejoin="round"/>')
         # Frames above a capped axis (stalls on a report) are clipped: a dot marks each.
         for t0, _lo, hi in buckets:
             if hi > y_max:
                 out.append(f'<circle cx="{_f(x_of(t0 + width_ms / 2))}" cy="{_f(TOP + 3)}" '
                            'r="2.2" fill="#2f5f9e"/>')
+    if y_min > 0:
+        # The axis does not start at zero: a break mark (two slanted strokes across the axis).
+        yb = TOP + plot_h - 7
+        out.append(
+            f'<g class="axis-break" stroke="#3c4650" stroke-width="1">'
+            f'<rect x="{_f(LEFT - 5)}" y="{_f(yb - 3)}" width="10" height="5" fill="#ffffff" '
+            'stroke="none"/>'
+            f'<line x1="{_f(LEFT - 5)}" y1="{_f(yb - 1)}" x2="{_f(LEFT + 5)}" y2="{_f(yb - 5)}"/>'
+            f'<line x1="{_f(LEFT - 5)}" y1="{_f(yb + 3)}" x2="{_f(LEFT + 5)}" y2="{_f(yb - 1)}"/>'
+            "</g>")
     if label:
         out.append(f'<text x="{_f(LEFT)}" y="{_f(TOP - 6)}" class="label" font-size="10" '
                    f'font-weight="bold" fill="#1f2a36">{escape(label)}</text>')
-    # The low lines (as frame times: a low of F FPS is a line at 1000 / F ms).
-    # The low lines (a low of F FPS is a line at 1000 / F ms), with a legend above the plot.
+    # The lines (a low of F FPS is a line at 1000 / F ms), with a legend above the plot, right
+    # to left: each line's dash pattern beside its name and value.
     legend_x = LEFT + plot_w
-    for value_ms, label, colour, dash in (
-        (low01, low_0_1pct_label, "#b3261e", "2 2"),
-        (low1, low_1pct_label, "#c77700", "5 3"),
+    for key, value_ms, name in (
+        ("low_0_1pct", chart.low_0_1pct_ms, low_0_1pct_label),
+        ("low_1pct", chart.low_1pct_ms, low_1pct_label),
+        ("mean", getattr(chart, "mean_ms", None), mean_label),
     ):
         if not value_ms:
             continue
+        colour, dash = LINE_STYLES[key]
+        pattern = "" if dash is None else f' stroke-dasharray="{dash}"'
+        # A line spans this capture only (a shared time axis may run past its end).
         y = y_of(float(value_ms))
-        out.append(f'<line x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + plot_w)}" y2="{_f(y)}" '
-                   f'stroke="{colour}" stroke-width="1.2" stroke-dasharray="{dash}"/>')
-        text = f"{label}: {fmt_number(float(value_ms), lang, 1)} {unit}"
-        width = 5.6 * len(text) + 30
-        out.append(f'<line x1="{_f(legend_x - width)}" y1="{_f(TOP - 9)}" '
+        out.append(f'<line class="line-{key}" x1="{_f(LEFT)}" y1="{_f(y)}" '
+                   f'x2="{_f(x_of(duration))}" y2="{_f(y)}" stroke="{colour}" '
+                   f'stroke-width="1.3"{pattern}/>')
+        text = f"{name}: {fmt_number(float(value_ms), lang, 1)} {unit}"
+        width = 5.4 * len(text) + 30
+        out.append(f'<line class="legend-{key}" x1="{_f(legend_x - width)}" y1="{_f(TOP - 9)}" '
                    f'x2="{_f(legend_x - width + 22)}" y2="{_f(TOP - 9)}" stroke="{colour}" '
-                   f'stroke-width="1.5" stroke-dasharray="{dash}"/>')
-        out.append(f'<text x="{_f(legend_x - width + 26)}" y="{_f(TOP - 6)}" class="low" '
+                   f'stroke-width="1.6"{pattern}/>')
+        out.append(f'<text x="{_f(legend_x - width + 26)}" y="{_f(TOP - 6)}" class="legend" '
                    f'font-size="9" font-weight="bold" fill="{colour}">{escape(text)}</text>')
-        legend_x -= width + 8
+        legend_x -= width + 6
     out.append("</svg>")
     return "".join(out)
 
 
-def stack_charts(charts: Sequence[str], *, title: str) -> str:
+def stack_charts(charts: Sequence[str], *, title: str, description: str | None = None) -> str:
     """Charts drawn with `top=i * HEIGHT` (i = 0, 1, …) as one SVG document, one above the
-    other (a before/after report's frame-times.svg)."""
+    other (a before/after report's frame-times.svg); `description` is its <desc>."""
     height = HEIGHT * len(charts)
+    label = title if not description else f"{title}. {description}"
+    desc = "" if not description else f"<desc>{escape(description)}</desc>"
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH:.0f} {height:.0f}" '
             f'width="{WIDTH:.0f}" height="{height:.0f}" role="img" '
-            f'aria-label="{escape(title, {chr(34): "&quot;"})}"><title>{escape(title)}</title>'
+            f'aria-label="{_attr(label)}"><title>{escape(title)}</title>{desc}'
             + "".join(charts) + "</svg>\n")

@@ -55,32 +55,65 @@ def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
                              files=[("PDF", pdf_name(lang)), ("CSV", CSV_NAME)])
     context["date"] = date
     context["chart_src"] = None
+    context["chart_texts"] = []
     if chart_svg is not None:
         context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
             chart_svg.encode("utf-8")).decode("ascii")
+        context["chart_texts"] = chart_texts(record, lang)
     context["csv_name"] = CSV_NAME
     return render_template(REPORT_TEMPLATE, context, lang)
 
 
-def chart_for(record: dict[str, Any], lang: str) -> str:
-    """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
-    panel per side, on one shared scale (capture time; frame time up to the 200 ms stall line,
-    frames above it clipped with a marker)."""
+def _panels(record: dict[str, Any]) -> tuple[list[Any], Any]:
+    """Each side's chart series and the one scale both panels share (capture time; frame time
+    up to the 200 ms stall line, frames above it clipped with a marker)."""
     from certgen import compare
     from certgen.diagnostics import STALL_MS
-    from certgen.render.charts import HEIGHT, chart_scale, frame_time_chart, stack_charts
+    from certgen.render.charts import chart_scale
+
+    counted = record["_counted"]
+    charts = [compare.chart_series(counted[side]) for side in SIDES]
+    return charts, chart_scale(charts, cap_ms=STALL_MS)
+
+
+def chart_texts(record: dict[str, Any], lang: str) -> list[str]:
+    """One sentence per panel of a pair report's chart, its figures in words (the text
+    alternative, and the caption under the chart)."""
+    from certgen.render.charts import ChartWords, chart_text
     from certgen.render.i18n import gettext_for
 
     _ = gettext_for(lang)
-    counted = record["_counted"]
-    charts = [compare.chart_series(counted[side]) for side in SIDES]
-    scale = chart_scale(charts, cap_ms=STALL_MS)
+    charts, scale = _panels(record)
+    words = ChartWords(
+        sentence=_("%(side)s: over %(seconds)s s, %(mean_label)s %(mean)s ms, %(low1_label)s "
+                   "%(low1)s ms, %(low01_label)s %(low01)s ms; frames took from %(fastest)s to "
+                   "%(slowest)s ms."),
+        baseline=_("The frame-time axis starts at %(start)s ms, not at zero."),
+    )
+    labels = {"before": _("Before"), "after": _("After")}
+    return [
+        chart_text(chart, lang, words, scale, side=labels[side], mean_label=_("mean"),
+                   low1_label=_("1%% low") % {}, low01_label=_("0.1%% low") % {})
+        for side, chart in zip(SIDES, charts, strict=True)
+    ]
+
+
+def chart_for(record: dict[str, Any], lang: str) -> str:
+    """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
+    panel per side, on one shared scale, each panel with its text alternative."""
+    from certgen.render.charts import HEIGHT, frame_time_chart, stack_charts
+    from certgen.render.i18n import gettext_for
+
+    _ = gettext_for(lang)
+    charts, scale = _panels(record)
+    texts = chart_texts(record, lang)
     labels = {"before": _("Before"), "after": _("After")}
     panels = [
         frame_time_chart(chart, lang, x_label=_("capture time, s"), y_label=_("frame time, ms"),
                          low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {},
-                         title=labels[side], unit=_("ms"), scale=scale, label=labels[side],
-                         top=i * HEIGHT)
-        for i, (side, chart) in enumerate(zip(SIDES, charts, strict=True))
+                         mean_label=_("mean"), title=labels[side], description=text,
+                         unit=_("ms"), scale=scale, label=labels[side], top=i * HEIGHT)
+        for i, (side, chart, text) in enumerate(zip(SIDES, charts, texts, strict=True))
     ]
-    return stack_charts(panels, title=_("Frame times of both captures over capture time"))
+    return stack_charts(panels, title=_("Frame times of both captures over capture time"),
+                        description=" ".join(texts))
