@@ -97,6 +97,17 @@ def test_formatting_shows_the_stored_digits_and_does_not_round_again() -> None:
     assert i18n.fmt_score(72.5, "pt") == "72,50"
 
 
+@pytest.mark.parametrize(
+    ("lang", "pct", "number"),
+    [("en", "\u22122.82%", "\u22121.5"), ("ru", f"\u22122,82{NBSP}%", "\u22121,5"),
+     ("pt", "\u22122,82%", "\u22121,5")],
+)
+def test_negatives_carry_the_minus_sign_not_a_hyphen(lang: str, pct: str, number: str) -> None:
+    assert i18n.fmt_pct(-0.0282, lang) == pct
+    assert i18n.fmt_number(-1.5, lang, 1) == number
+    assert "-" not in i18n.fmt_fps(-3.0, lang)
+
+
 @pytest.mark.parametrize("lang", i18n.LANGUAGES)
 def test_absent_values_print_as_a_dash_never_zero(lang: str) -> None:
     for func in (i18n.fmt_fps, i18n.fmt_score, i18n.fmt_pct, i18n.fmt_int, i18n.fmt_date):

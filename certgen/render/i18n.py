@@ -190,15 +190,27 @@ def _percent_pattern(lang: str, digits: int, *, trim: bool = False) -> str:
     return re.sub(r"0(?=[^0#]*$)", "0" + frac, positive, count=1)
 
 
+MINUS = "\u2212"
+
+
+def _minus(text: str) -> str:
+    # Babel gives a hyphen-minus for en, ru and pt alike; print the true minus sign, which does
+    # not break a line and does not read as a dash, in every language.
+    return MINUS + text[1:] if text.startswith("-") else text
+
+
 def fmt_number(value: float | int | None, lang: str, digits: int) -> str:
-    """A number with exactly `digits` decimals in the locale's style; None → "—"."""
+    """A number with exactly `digits` decimals in the locale's style; None → "—".
+
+    A negative number carries U+2212 MINUS SIGN, not a hyphen.
+    """
     if value is None:
         return DASH
     from babel.numbers import format_decimal
 
-    return format_decimal(
+    return _minus(format_decimal(
         _decimal(value), format=_decimal_pattern(lang, digits), locale=lang
-    )
+    ))
 
 
 def fmt_int(value: int | None, lang: str) -> str:
@@ -225,14 +237,15 @@ def fmt_pct(fraction: float | None, lang: str, digits: int = 2) -> str:
     """A stored fraction shown ×100 as a percentage: 0.0412 → "4.12%" / "4,12 %"; None → "—".
 
     Two decimals show a 4-decimal fraction exactly, so printed figures re-derive the score.
+    A negative share carries U+2212 MINUS SIGN, not a hyphen.
     """
     if fraction is None:
         return DASH
     from babel.numbers import format_percent
 
-    return format_percent(
+    return _minus(format_percent(
         _decimal(fraction), format=_percent_pattern(lang, digits), locale=lang
-    )
+    ))
 
 
 def fmt_percentile(value: float | None, lang: str) -> str:
