@@ -99,9 +99,12 @@ def _sample_html(lang: str) -> str:
 CERT_SENTENCE = {
     "en": "Frame times over {s} s: mean {mean} ms, 1% low {l1} ms, 0.1% low {l01} ms; "
           "frames took from {lo} to {hi} ms.",
-    "ru": "Время кадра за {s} с: среднее {mean} мс, 1% low {l1} мс, 0.1% low {l01} мс; "
+    # ru: the locale's "1\u00a0%" and "0,1"; pt: no space before "%"; U+00A0 keeps "% low" together
+    "ru": "Время кадра за {s} с: среднее {mean} мс, 1\u00a0%\u00a0low {l1} мс, "
+          "0,1\u00a0%\u00a0low {l01} мс; "
           "кадры длились от {lo} до {hi} мс.",
-    "pt": "Tempos de quadro ao longo de {s} s: média {mean} ms, 1% low {l1} ms, 0,1% low {l01} "
+    "pt": "Tempos de quadro ao longo de {s} s: média {mean} ms, 1%\u00a0low {l1} ms, "
+          "0,1%\u00a0low {l01} "
           "ms; os quadros duraram de {lo} a {hi} ms.",
 }
 

@@ -322,7 +322,7 @@ def test_the_rerun_reason_in_the_audit_trail_is_in_the_language(lang: str, why: 
 
 @pytest.mark.parametrize(("lang", "word", "mark"), [
     ("en", "passed", ""),
-    ("ru", "пройдена", " (оригинал на английском)"),
+    ("ru", "пройдено", " (оригинал на английском)"),
     ("pt", "aprovada", " (original em inglês)"),
 ])
 def test_phase1_outcome_words_are_translated(lang: str, word: str, mark: str) -> None:
