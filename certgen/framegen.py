@@ -1,8 +1,9 @@
 """Frame generation and display timing: diagnostics beside the SOP figures, never instead.
 
 The SOP figures stay what the SOP defines: the present intervals of the chosen group, every
-frame (certgen.metrics). Where a capture carries the columns (certgen.captures.framecols), this
-stage adds, for the reader (docs/spec/metrics.md, "Frame generation and display timing"):
+frame (certgen.metrics). Where a capture carries the columns (read in the same pass as the
+frame times, certgen.captures.presentmon and capframex), this stage adds, for the reader
+(docs/spec/metrics.md, "Frame generation and display timing"):
 
 - frame generation (PresentMon 2.x `FrameType`): how many frames of the group the tool marks
   as generated (any type but "Application"; NA types are left out of both counts), their share

@@ -4,11 +4,11 @@ which then goes to the csv module for its exact, line-numbered error."""
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 
 import numpy as np
 import pytest
+from capturekit import differing_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from realdata import REAL
@@ -34,8 +34,7 @@ def _captures(path: pathlib.Path) -> tuple[object, object] | None:
 
 def _assert_same(vector: object, slow: object) -> None:
     assert np.array_equal(vector.frame_times_ms, slow.frame_times_ms, equal_nan=True)  # type: ignore[attr-defined]
-    fields = [f.name for f in dataclasses.fields(vector) if f.name != "frame_times_ms"]  # type: ignore[arg-type]
-    assert [getattr(vector, f) for f in fields] == [getattr(slow, f) for f in fields]
+    assert differing_fields(vector, slow) == []  # type: ignore[arg-type]
 
 
 def _write(tmp_path: pathlib.Path, rows: list[str], *, eol: str = "\r\n", header: str = HEADER) -> pathlib.Path:
