@@ -26,6 +26,7 @@ graded. No column, no figure: null, never 0.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,12 +115,12 @@ class DisplayTiming:
 def compute_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_],
                              weights: Weights) -> FrameGeneration:
     """Frame-generation diagnostics of frame times and their types (same length)."""
-    typed = np.array([t is not None for t in frame_types.tolist()], dtype=bool)
-    counts: dict[str, int] = {}
-    for t in frame_types[typed].tolist():
-        counts[t] = counts.get(t, 0) + 1
-    n = int(np.count_nonzero(typed))
-    app = np.array([t == APPLICATION for t in frame_types.tolist()], dtype=bool)
+    # Counted in C (Counter over the list, numpy's elementwise ==): a Python loop over 1M frames
+    # took half a second of `certgen metrics`.
+    counts = Counter(frame_types.tolist())
+    counts.pop(None, 0)  # NA: no type, in neither count
+    n = sum(counts.values())
+    app = np.asarray(frame_types == APPLICATION, dtype=bool)
     generated = n - int(np.count_nonzero(app))
     return FrameGeneration(
         frames=n,
