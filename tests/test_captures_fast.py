@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 import pytest
 from capturekit import differing_fields
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from realdata import REAL
 from strategies import presentmon_intervals
@@ -184,60 +184,6 @@ def test_a_bad_row_in_a_later_chunk_is_declined(
     wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
     rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
     assert _captures(_write(tmp_path, rows)) is None
-
-
-def _judged_by_hand(data: bytes, width: int) -> tuple[bool, bool, bool] | None:
-    """What _plain_rows must say of `data`, line by line: None when a line is not width cells
-    (or is empty, or holds a CR not before its LF, or a NUL), else (empty cell, ASCII)."""
-    if not data.endswith(b"\n"):
-        return None
-    empty = False
-    for line in data[:-1].split(b"\n"):
-        body = line[:-1] if line.endswith(b"\r") else line
-        if not line or b"\r" in body or b"\0" in line or body.count(b",") != width - 1:
-            return None
-        empty = empty or (width > 1 and b"" in body.split(b","))
-    return empty, max(data) < 128, True
-
-
-_CELL = st.sampled_from(["7.5", "7.5", "7.5", "NA", "", "a\rb", "\xe9", "\0", "x,y"])
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    rows=st.lists(st.tuples(st.sampled_from([0] * 8 + [-1, 1]), st.integers(0, 4), _CELL,
-                            st.sampled_from(["\n", "\r\n"])), min_size=1, max_size=30),
-    width=st.integers(1, 5), chunk=st.sampled_from([1, 7, 64, 1 << 20]),
-)
-@example(rows=[(0, 1, "", "\n")], width=2, chunk=1 << 20)
-@example(rows=[(0, 1, "", "\r\n")], width=2, chunk=1 << 20)
-@example(rows=[(0, 0, "", "\n")], width=2, chunk=1 << 20)
-@example(rows=[(0, 1, "", "\n")], width=3, chunk=1 << 20)
-@example(rows=[(1, 0, "7.5", "\n"), (-1, 0, "7.5", "\n")], width=3, chunk=1 << 20)
-@example(rows=[(0, 0, "a\rb", "\n")], width=2, chunk=1 << 20)
-@example(rows=[(0, 0, "\0", "\n")], width=2, chunk=1 << 20)
-@example(rows=[(0, 0, "\xe9", "\n")], width=2, chunk=1 << 20)
-def test_the_one_byte_pass_judges_rows_as_a_line_by_line_count(
-    rows: list[tuple[int, int, str, str]], width: int, chunk: int
-) -> None:
-    """Row widths (one short row beside one long one too), lone CRs, NULs, empty cells and
-    non-ASCII bytes, found in one pass over chunks (in two threads), are what counting line by
-    line finds. Rows of plain cells with at most one odd cell, so that most files are whole."""
-    lines = []
-    for off, where, odd, eol in rows:
-        cells = ["7.5"] * max(0, width + off)
-        if where < len(cells):
-            cells[where] = odd
-        lines.append(",".join(cells) + eol)
-    data = "".join(lines).encode("utf-8")
-    saved = presentmon._CHUNK
-    presentmon._CHUNK = chunk  # not monkeypatch: hypothesis runs many examples per test
-    try:
-        got = presentmon._plain_rows(data, 0, width)
-    finally:
-        presentmon._CHUNK = saved
-    expected = _judged_by_hand(data, width)
-    assert (None if got is None else (got.empty_cell, got.ascii, True)) == expected
 
 
 REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []

@@ -425,6 +425,8 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
         block = data[start:end]
         if block.find(b'"') >= 0:
             raise _Quoted
+        if not _is_utf8_text(block):
+            raise _Suspect
         parts.append(_read_part(block, layout, 0, plain=True))
         del block
         start = end
@@ -449,9 +451,9 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
     width = len(header)
     ocat = layout.flavour == "ocat"
     names = [f"c{i}" for i in range(width + 1)]
-    scan = _plain_rows(data, skip, width) if plain else None
-    if plain and (scan is None or not (scan.ascii or _is_utf8_text(data))):
-        raise _Suspect  # a ragged row, a lone CR, not UTF-8 text: the csv module judges
+    cuts = _plain_rows(data, skip, width) if plain else None
+    if plain and cuts is None:
+        raise _Suspect
     numeric = {layout.interval_index}
     if layout.addend_index is not None:
         numeric.add(layout.addend_index)
@@ -491,10 +493,10 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
 
     # Numbers as Float64 with `NA` as null, unless a null there could be an empty cell (which
     # polars also reads as null): then as text, judged by _numbers.
-    as_float = scan is not None
+    as_float = cuts is not None
     df = read(as_float)
-    if as_float and scan is not None and scan.empty_cell and any(
-        df[names[i]].has_nulls() for i in numeric
+    if as_float and any(df[names[i]].has_nulls() for i in numeric) and cuts is not None and (
+        _empty_cells(data, cuts)
     ):
         as_float = False
         df = read(as_float)
@@ -595,69 +597,67 @@ def _is_utf8_text(data: bytes) -> bool:
 _DECODE_CHUNK = 1 << 20
 
 
-class _Plain(NamedTuple):
-    """What one pass over the bytes of a block of whole lines found (_plain_rows)."""
-
-    empty_cell: bool
-    """Some cell is empty (two adjacent commas, or a comma that starts or ends a line)."""
-    ascii: bool
-    """No byte above 127 (then it is UTF-8 text with no further check)."""
-
-
-def _plain_rows(data: bytes, skip: int, width: int) -> _Plain | None:
+def _plain_rows(data: bytes, skip: int, width: int) -> list[int] | None:
     """For a file without quotes: None unless every line after the first `skip` ends in LF and
-    holds width - 1 commas, every CR ends a line (the csv module breaks a line at a lone CR)
-    and no byte is NUL, which is then exactly the csv module's field count; else what the same
-    pass saw of empty cells and non-ASCII bytes.
+    holds width - 1 commas and every CR ends a line (the csv module breaks a line at a lone CR),
+    which is then exactly the csv module's field count; else the chunk boundaries (at line
+    ends) the check used.
 
     One pass in cache-sized chunks cut at line ends; numpy releases the GIL, so two threads
-    share it. Per chunk, the commas' positions, in file order, are cut into runs of width - 1:
-    when each run starts after its line's start and ends before its line's end, every line
-    holds exactly width - 1 commas (the runs partition the commas, and no run reaches into a
-    neighbouring line), and the same positions show the empty cells.
+    share it. Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact
+    total also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so
+    no count is below width - 1 by a whole wrap, and the surpluses would have to sum to zero).
     """
     start = 0
     for _ in range(skip):
         start = data.find(b"\n", start) + 1
-    if not data.endswith(b"\n") or start >= len(data):
+    if not data.endswith(b"\n") or start >= len(data) or width - 1 >= 65535:
         return None
     cuts = [start]
     while cuts[-1] < len(data):
         end = data.find(b"\n", cuts[-1] + _CHUNK)
         cuts.append(len(data) if end < 0 else end + 1)
     buf = np.frombuffer(data, dtype=np.uint8)
-    commas_per_line = width - 1
+    wrap = np.uint8 if width - 1 < 255 else np.uint16
 
-    def chunk(n: int) -> tuple[bool, bool, bool]:
-        """(rows as wide as the header and no lone CR or NUL, an empty cell, ASCII only)."""
+    def chunk(n: int) -> bool:
         part = buf[cuts[n] : cuts[n + 1]]
         ends = np.flatnonzero(part == 10)
         starts = np.empty_like(ends)
         starts[0], starts[1:] = 0, ends[:-1] + 1
-        commas = np.flatnonzero(part == 44)
-        last = part[ends - 1]
-        whole = (
-            commas.size == commas_per_line * ends.size
+        comma = (part == 44).view(np.uint8)
+        counts = np.add.reduceat(comma, starts, dtype=wrap)
+        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
+        # fails anyway
+        return (
+            bool(np.all(counts == width - 1))
+            and int(np.count_nonzero(comma)) == (width - 1) * ends.size
+            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
             and bool(np.all(ends > starts))
-            and np.count_nonzero(part == 13) == np.count_nonzero(last == 13)
-            and int(part.min()) > 0
         )
-        if not whole or commas_per_line == 0:
-            return whole, False, whole and int(part.max()) < 128
-        runs = commas.reshape(ends.size, commas_per_line)
-        first, final = runs[:, 0], runs[:, -1]
-        whole = bool(np.all(first >= starts)) and bool(np.all(final < ends))
-        empty = (
-            bool(np.any(first == starts))
-            or bool(np.any(final + 1 == ends - (last == 13)))
-            or (commas_per_line > 1 and bool(np.any(np.diff(commas) == 1)))
-        )
-        return whole, empty, int(part.max()) < 128
 
-    found = _in_two_threads(chunk, list(range(len(cuts) - 1)))
-    if not all(whole for whole, _, _ in found):
-        return None
-    return _Plain(empty_cell=any(e for _, e, _ in found), ascii=all(a for _, _, a in found))
+    return cuts if all(_in_two_threads(chunk, list(range(len(cuts) - 1)))) else None
+
+
+def _empty_cells(data: bytes, cuts: list[int]) -> bool:
+    """Whether any cell of the rows _plain_rows checked is empty (two adjacent commas, or a
+    comma that starts or ends a line)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+
+    def chunk(n: int) -> bool:
+        part = buf[cuts[n] : cuts[n + 1]]
+        ends = np.flatnonzero(part == 10)
+        comma = part == 44
+        last = part[ends - 1]
+        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
+        return (
+            bool(np.any(comma[1:] & comma[:-1]))
+            or bool(part[0] == 44)
+            or bool(np.any(part[ends[:-1] + 1] == 44))
+            or bool(np.any(before == 44))
+        )
+
+    return any(_in_two_threads(chunk, list(range(len(cuts) - 1))))
 
 
 _CHUNK = 1 << 20
