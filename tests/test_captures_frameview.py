@@ -9,11 +9,11 @@ telemetry tail varies with the GPU and CPU). The rows are made up in the same to
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 
 import numpy as np
 import pytest
+from capturekit import differing_fields
 
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture
@@ -74,9 +74,7 @@ def paths(data: bytes, name: str) -> dict[str, Capture | None]:
 
 
 def same(a: Capture, b: Capture) -> bool:
-    fields = [f.name for f in dataclasses.fields(a) if f.name != "frame_times_ms"]
-    return bool(np.array_equal(a.frame_times_ms, b.frame_times_ms)) and all(
-        getattr(a, f) == getattr(b, f) for f in fields)
+    return bool(np.array_equal(a.frame_times_ms, b.frame_times_ms)) and not differing_fields(a, b)
 
 
 def test_the_header_is_frameviews_width() -> None:

@@ -8,10 +8,9 @@ module) make the same choice.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
+from capturekit import differing_fields
 from realdata import REAL
 
 from certgen.captures import presentmon
@@ -43,9 +42,7 @@ def every_path(data: bytes, process: str | None = None) -> Capture:
     captures.append(public)
     for other in captures[1:]:
         assert np.array_equal(other.frame_times_ms, captures[0].frame_times_ms)
-        for field in dataclasses.fields(Capture):
-            if field.name != "frame_times_ms":
-                assert getattr(other, field.name) == getattr(captures[0], field.name), field.name
+        assert differing_fields(other, captures[0]) == []
     return captures[0]
 
 

@@ -181,6 +181,59 @@ def test_a_display_cell_that_is_no_number_is_refused_with_its_line(
     assert str(err.value) == "bad.csv:6: MsBetweenDisplayChange: expected a number, got 'abc'"
 
 
+def test_a_bad_display_cell_of_another_group_is_refused_too(tmp_path: pathlib.Path) -> None:
+    """Every cell read is checked, whichever group it belongs to (as the interval is)."""
+    data = presentmon_2x().replace(b"16.6667,16.6667,", b"16.6667,x1,", 1)
+    path = _write(tmp_path, "bad.csv", data)
+    with pytest.raises(CaptureFormatError) as err:
+        read_capture_file(path, name="bad.csv")
+    # Line 4 is game.exe's first frame, line 5 dwm.exe's first row with an interval.
+    assert str(err.value) == "bad.csv:5: MsBetweenDisplayChange: expected a number, got 'x1'"
+
+
+@pytest.mark.parametrize("block", [200, 1 << 24])
+def test_the_frame_columns_come_from_the_one_read_of_the_file(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    """No second read for FrameType and the display column: polars parses each byte after the
+    header once (in blocks), and the exact path gives the same columns. (An empty cell makes
+    a block be parsed a second time as text: see the end.)"""
+    import polars as pl
+
+    from certgen.captures import presentmon
+
+    rows = (("Application", "16.0000", "0.0000"), (" AMD AFMF ", "16.0000", "NA"),
+            ("NA", "16.0000", "8.0000"), ("Application", "NA", "8.0000"),
+            ("NA", "17.5000", "9.2500"))
+    data = presentmon_2x(rows=rows)
+    parsed: list[int] = []
+    read_csv = pl.read_csv
+
+    def counting(source: bytes, *args: object, **kwargs: object) -> object:
+        parsed.append(len(source))
+        return read_csv(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl, "read_csv", counting)
+    monkeypatch.setattr(presentmon, "_BLOCK", block)
+    capture = _capture(data, tmp_path)
+    assert sum(parsed) == len(data) - len(b"\xef\xbb\xbf" + HEADER.encode() + b"\r\n")
+    assert capture.frame_times_ms.tolist() == [16, 16, 16, 17.5]  # the NA interval left out
+    assert capture.frame_types is not None and capture.display_change_ms is not None
+    assert capture.frame_types.tolist() == ["Application", "AMD AFMF", None, None]
+    assert capture.display_change_ms[[0, 2, 3]].tolist() == [0.0, 8.0, 9.25]  # 0 stays 0
+    assert np.isnan(capture.display_change_ms[1])  # NA is a null
+    monkeypatch.setattr(pl, "read_csv", read_csv)
+    # An empty FrameType cell is None, as NA is, on both paths.
+    for source in (data, data.replace(b",NA,2002,", b",,2002,")):
+        fast, exact = presentmon.read_each_path(source, "pm2.csv")
+        assert fast is not None
+        for got in (fast, exact):
+            assert got.frame_types is not None and got.display_change_ms is not None
+            assert got.frame_types.tolist() == capture.frame_types.tolist()
+            assert np.array_equal(got.display_change_ms, capture.display_change_ms,
+                                  equal_nan=True)
+
+
 def test_no_columns_no_diagnostics(tmp_path: pathlib.Path) -> None:
     """A format without the columns gives null, never 0 (MangoHud here)."""
     log = ("os,cpu,gpu,ram,kernel,driver,cpuscheduler\nLinux,cpu,gpu,1,k,d,s\n"

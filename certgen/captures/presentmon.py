@@ -24,7 +24,12 @@ What is read (docs/spec/captures.md):
 - ragged rows: a row with another field count than the header is refused, except that OCAT
   writes its system information on the first data row only, so OCAT rows may be shorter (never
   longer) as long as they reach every column read;
-- OCAT and CapFrameX system information and FrameView's GPU/CPU columns become Hints.
+- OCAT and CapFrameX system information and FrameView's GPU/CPU columns become Hints;
+- diagnostics only (certgen.framegen), in the same pass: `FrameType` (PresentMon 2.x: the
+  name as written, `NA` or empty is None) and `MsBetweenDisplayChange` /
+  `msBetweenDisplayChange` (`NA` is NaN, 0 stays 0: 1.x writes it for a frame never
+  displayed), kept for the chosen group's rows that have an interval; never read beside
+  CPUBusy + CPUWait (PresentMon 2.0.0 writes neither).
 """
 
 from __future__ import annotations
@@ -36,13 +41,12 @@ import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
 from certgen.captures.detect import presentmon_flavour
-from certgen.captures.framecols import with_frame_columns
 from certgen.captures.model import Capture, Group, Hints
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
@@ -64,6 +68,8 @@ SUM_WARNING = (
 SUM_SCALE = 1e6
 """PresentMon 2.0.0 writes 6 decimals: the two cells are added as whole millionths of a ms."""
 DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
+FRAME_TYPE_COLUMN = "FrameType"
+DISPLAY_CHANGE_COLUMNS = ("MsBetweenDisplayChange", "msBetweenDisplayChange")
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
@@ -89,9 +95,14 @@ class _Layout:
     """True for a Dropped 0/1 column; False for a display column whose NA means dropped."""
     info: dict[str, str]
     """CapFrameX //Key=Value lines."""
+    frame_type_index: int | None = None
+    """FrameType's index (a diagnostic, certgen.framegen), or None."""
+    display_index: int | None = None
+    """MsBetweenDisplayChange's (or msBetweenDisplayChange's) index (a diagnostic), or None."""
 
     @property
-    def needed(self) -> list[int]:
+    def required(self) -> list[int]:
+        """The columns the SOP figures and the group rule read (an OCAT row must reach them)."""
         idx = {self.interval_index}
         if self.addend_index is not None:
             idx.add(self.addend_index)
@@ -100,6 +111,16 @@ class _Layout:
         if self.dropped_index is not None:
             idx.add(self.dropped_index)
         return sorted(idx)
+
+    @property
+    def needed(self) -> list[int]:
+        """Every column read: the required ones and the optional diagnostic ones."""
+        optional = (i for i in (self.frame_type_index, self.display_index) if i is not None)
+        return sorted({*self.required, *optional})
+
+    @property
+    def display_name(self) -> str | None:
+        return None if self.display_index is None else self.header[self.display_index]
 
 
 def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = None) -> _Layout:
@@ -139,6 +160,15 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
             if col in header:
                 dropped_index = header.index(col)
                 break
+    # Frame type and display change: diagnostics beside the SOP figures (certgen.framegen).
+    # Not read beside CPUBusy + CPUWait: PresentMon 2.0.0 writes neither.
+    frame_type_index = display_index = None
+    if addend_index is None:
+        if FRAME_TYPE_COLUMN in header:
+            frame_type_index = header.index(FRAME_TYPE_COLUMN)
+        shown = next((c for c in DISPLAY_CHANGE_COLUMNS if c in header), None)
+        if shown is not None:
+            display_index = header.index(shown)
     return _Layout(
         header=header,
         header_line=line,
@@ -150,6 +180,8 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
         dropped_index=dropped_index,
         dropped_is_flag=is_flag,
         info=info,
+        frame_type_index=frame_type_index,
+        display_index=display_index,
     )
 
 
@@ -174,15 +206,29 @@ def _hints(layout: _Layout, head: bytes) -> Hints:
     return Hints(gpu=row.get("GPU") or None, cpu=row.get(cpu_column) or None)
 
 
+class _Selected(NamedTuple):
+    """The read columns of one group's rows, in file order (NA intervals still in)."""
+
+    intervals: np.ndarray
+    """NaN for NA."""
+    dropped: int
+    """Dropped=1 (or NA in the display column)."""
+    failed: int
+    """Dropped=Error."""
+    frame_types: np.ndarray | None
+    """FrameType per row (object: the name, None for NA or empty), None without the column."""
+    display: np.ndarray | None
+    """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
+
+
 @dataclass(frozen=True)
 class _Rows:
     """The needed columns of every row, ready for grouping (either path)."""
 
     groups: list[tuple[tuple[str, str, str], int]]
     """(key, rows) per group, in the order the groups are first seen in the file."""
-    select: Any
-    """key or None -> (intervals with NaN for NA, Dropped=1 count, Dropped=Error count) of that
-    group's rows."""
+    select: Callable[[tuple[str, str, str] | None], _Selected]
+    """key or None -> that group's rows."""
 
 
 def read_presentmon(
@@ -209,14 +255,7 @@ def read_presentmon(
         rows = _fast(data, layout)
     except _Suspect:
         rows = _slow(data, name, layout)
-    capture = _capture(rows, layout, name, process, _hints(layout, head))
-    # Frame generation and display timing: optional columns, read in a step of their own
-    # (diagnostics only; the frame times above are the SOP's and stay as read).
-    return with_frame_columns(
-        capture, data, header=layout.header, header_line=layout.header_line, keys=layout.keys,
-        interval_index=layout.interval_index, single_interval=layout.addend_index is None,
-        name=name,
-    )
+    return _capture(rows, layout, name, process, _hints(layout, head))
 
 
 def fast_path(
@@ -330,19 +369,22 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
             frame = frame.with_columns(key=pl.Series(row_key))
         del row_key
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+    def select(key: tuple[str, str, str] | None) -> _Selected:
         rows = frame
         if key is not None and len(groups) > 1:
             rows = frame.filter(pl.col("key") == codes[key])
         values = rows["interval"].to_numpy()
         if layout.addend_index is not None:
             values = _exact_sum(values, rows["addend"].to_numpy())
-        if layout.dropped_index is None:
-            return values, 0, 0
-        if not layout.dropped_is_flag:
-            return values, int(rows["flag"].sum()), 0
-        dropped = rows["flag"]
-        return values, int((dropped == "1").sum()), int((dropped == DROPPED_ERROR).sum())
+        types = None if layout.frame_type_index is None else _type_names(rows["ftype"])
+        shown = None if layout.display_index is None else rows["shown"].to_numpy()
+        dropped = failed = 0
+        if layout.dropped_index is not None and not layout.dropped_is_flag:
+            dropped = int(rows["flag"].sum())
+        elif layout.dropped_index is not None:
+            flag = rows["flag"]
+            dropped, failed = int((flag == "1").sum()), int((flag == DROPPED_ERROR).sum())
+        return _Selected(values, dropped, failed, types, shown)
 
     return _Rows(groups=groups, select=select)
 
@@ -353,8 +395,11 @@ _FEW_GROUPS = 16
 _KEYS = ("k0", "k1", "k2")
 """The key columns (Application, ProcessID, SwapChainAddress) in the frame _read_part gives."""
 
-_BLOCK = 1 << 25
-"""Bytes of a file the fast path reads at a time (32 MiB, cut at a line end)."""
+_BLOCK = 1 << 24
+"""Bytes of a file the fast path reads at a time (16 MiB, cut at a line end). Below glibc's
+largest dynamic mmap threshold (32 MiB): each block's copy then reuses the heap memory the
+last one freed, where a 32 MiB copy is a fresh mapping faulted in page by page (~0.25 s more
+on a 350 MB file)."""
 
 
 class _Quoted(Exception):
@@ -416,9 +461,13 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
         numeric.add(layout.addend_index)
     if layout.dropped_index is not None and not layout.dropped_is_flag:
         numeric.add(layout.dropped_index)
+    if layout.display_index is not None:
+        numeric.add(layout.display_index)
     keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
     if layout.dropped_index is not None and layout.dropped_is_flag:
         keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
+    if layout.frame_type_index is not None:
+        keys.add(layout.frame_type_index)  # Application or a generator's name
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
 
@@ -455,8 +504,9 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
         df = read(as_float)
     if df.height == 0:
         raise _Suspect
-    if ocat:
-        suspect = any(df[names[i]].has_nulls() for i in layout.needed)
+    if ocat:  # a short row reads as nulls (a FrameType cell past its end is None, as in _slow)
+        suspect = any(df[names[i]].has_nulls() for i in layout.needed
+                      if i != layout.frame_type_index)
     elif plain:
         suspect = False
     else:  # a longer row fills the extra column; a shorter (or empty last cell) leaves a null
@@ -478,7 +528,33 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
             columns["flag"] = number(cell).is_null()  # NA: never displayed, a dropped frame
     if layout.keys:
         columns.update({k: df[names[i]] for k, i in zip(_KEYS, layout.keys)})
+    if layout.frame_type_index is not None:
+        columns["ftype"] = df[names[layout.frame_type_index]]
+    if layout.display_index is not None:
+        columns["shown"] = number(df[names[layout.display_index]])
     return pl.DataFrame(columns)
+
+
+def _type_names(cells: Any) -> np.ndarray:
+    """Categorical FrameType cells as the csv module reads them: the name stripped, None for
+    `NA` or an empty cell. One str object per distinct name (8 bytes a frame, not a string)."""
+    import polars as pl
+
+    present = cells.drop_nulls().unique()
+    codes = present.to_physical().cast(pl.Int64).to_numpy()
+    order = np.argsort(codes)
+    names = [_type_name(t) for t in present.cast(pl.String).to_list()]
+    table = np.array([None, *(names[i] for i in order)], dtype=object)
+    physical = cells.to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
+    where = np.searchsorted(codes[order], physical) + 1
+    where[physical < 0] = 0
+    types: np.ndarray = table[where]
+    return types
+
+
+def _type_name(cell: str) -> str | None:
+    text = cell.strip()
+    return None if text in ("", NA) else text
 
 
 def _finite(values: Any) -> Any:
@@ -644,13 +720,17 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
         lines.readline()
     reader = csv.reader(lines)
     width = len(layout.header)
-    reach = max(layout.needed) + 1
+    reach = max(layout.required) + 1
     col = layout.header[layout.interval_index]
     addend = layout.addend_index
     per_group: dict[tuple[str, str, str], tuple[list[float], list[int]]] = {}
     """key -> (intervals, Dropped per row: 0, 1, or 2 for Error)."""
     addends: dict[tuple[str, str, str], list[float]] = {}
     """key -> CPUWait per row, when the interval is CPUBusy + CPUWait."""
+    ftype, display, display_name = layout.frame_type_index, layout.display_index, layout.display_name
+    types: dict[tuple[str, str, str], list[str | None]] = {}
+    shown: dict[tuple[str, str, str], list[float]] = {}
+    """key -> FrameType / display change per row (diagnostics), when the file has them."""
 
     def key_of(row: list[str]) -> tuple[str, str, str]:
         if not layout.keys:
@@ -695,6 +775,14 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
                 dropped = 1
             else:
                 parse_number(cell, name=name, line=line, field=layout.header[layout.dropped_index])
+        # An OCAT row may end before the optional columns: no type, no display change.
+        if ftype is not None:
+            types.setdefault(key, []).append(
+                _type_name(row[ftype]) if ftype < len(row) else None)
+        if display is not None and display_name is not None:
+            token = row[display] if display < len(row) else NA
+            shown.setdefault(key, []).append(float("nan") if token.strip() == NA else parse_number(
+                token, name=name, line=line, field=display_name))
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
@@ -707,13 +795,17 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
         )
     groups = [(k, len(per_group[k][0])) for k in order] if layout.keys else []
 
-    def select(key: tuple[str, str, str] | None) -> tuple[np.ndarray, int, int]:
+    def select(key: tuple[str, str, str] | None) -> _Selected:
         chosen = key if key is not None else ("", "", "")
         values, drops = per_group[chosen]
         intervals = np.asarray(values, dtype=np.float64)
         if addend is not None:
             intervals = _exact_sum(intervals, np.asarray(addends[chosen], dtype=np.float64))
-        return intervals, drops.count(1), drops.count(2)
+        return _Selected(
+            intervals, drops.count(1), drops.count(2),
+            None if ftype is None else np.array(types[chosen], dtype=object),
+            None if display is None else np.asarray(shown[chosen], dtype=np.float64),
+        )
 
     return _Rows(groups=groups, select=select)
 
@@ -848,15 +940,16 @@ def _capture(
             _groups_in_file_order(rows.groups), process, name
         )
         left_out = tuple(others)
-        values, dropped, failed = rows.select(
-            (group.application, group.process_id, group.swap_chain)
-        )
+        selected = rows.select((group.application, group.process_id, group.swap_chain))
     else:
-        values, dropped, failed = rows.select(None)
+        selected = rows.select(None)
+    values, dropped, failed, types, shown = selected
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
-    if n_missing:
+    if n_missing:  # the frame columns stay aligned with the frame times
         values = values[~missing]
+        types = None if types is None else types[~missing]
+        shown = None if shown is None else shown[~missing]
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
@@ -883,4 +976,7 @@ def _capture(
         missing_intervals=n_missing,
         hints=hints,
         warnings=tuple(warnings),
+        frame_types=types,
+        display_change_ms=shown,
+        display_change_column=layout.display_name,
     )

@@ -1,0 +1,26 @@
+"""Comparing two Captures field by field (the fast and exact readers must agree on every one)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from certgen.captures.model import Capture
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        if a.dtype == object or b.dtype == object:
+            return bool(a.tolist() == b.tolist())
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return a == b
+
+
+def differing_fields(a: Capture, b: Capture) -> list[str]:
+    """Names of the fields where two captures differ (arrays compared value for value, NaN
+    equal to NaN; FrameType names and None compared as Python objects)."""
+    return [f.name for f in dataclasses.fields(Capture)
+            if not _same(getattr(a, f.name), getattr(b, f.name))]
