@@ -375,12 +375,12 @@ def make_gold(root: Path) -> None:
                       "образец).",
                 "pt": "As duas capturas mostram os mesmos poucos quadros longos e isolados nos "
                       "mesmos pontos de carregamento do percurso do teste; o restante da execução "
-                      "é estável. Registrado como Limite Suave para investigação (amostra "
-                      "ilustrativa).",
+                      "é estável. Registrado como ultrapassagem do limite de tolerância, para "
+                      "investigação (amostra ilustrativa).",
             },
             "vrm_reexamination": {
                 "en": "pass: all rails within 5% of nominal (illustrative)",
-                "ru": "норма: все шины питания в пределах 5 % от номинала (иллюстративно)",
+                "ru": "норма: все цепи питания в пределах 5 % от номинала (иллюстративно)",
             },
         },
     ))

@@ -220,7 +220,15 @@ def test_every_qr_address_is_a_registry_page_with_the_same_sha256(site: Path) ->
 
     targets = qr_targets(site)
     assert len(targets) == 3 * len(LANGS)
+    import re
+
+    from certgen.render.certificate import qr_svg
+
     for html, url, page, sha in targets:
+        # The QR code is the drawing of the printed address itself (segno is deterministic:
+        # the code drawn from the address read off the page is the one on the page).
+        drawn = re.search(r'<div class="qr">(.*?)</div>', html.read_text("utf-8"), re.S)
+        assert drawn is not None and drawn.group(1) == qr_svg(url), html
         record_sha = hashlib.sha256((html.parent / "record.json").read_bytes()).hexdigest()
         assert sha == record_sha, url
         assert page.is_file(), f"{html.relative_to(site)}: {url} leads to no page"
