@@ -72,16 +72,7 @@ def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
     too long, a symlink loop and an unreadable file; `check_head` then refuses what cannot be
     a text capture.
     """
-    try:
-        fd = open_regular(path)
-    except IsADirectoryError:
-        raise CaptureFormatError("is a directory, expected a capture file", file=name) from None
-    except FileNotFoundError:
-        raise CaptureFormatError("no such file", file=name) from None
-    except ValueError as exc:
-        raise CaptureFormatError(f"is {exc}, expected a capture file", file=name) from None
-    except OSError as exc:
-        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    fd = _open_capture(path, name)
     try:
         with os.fdopen(fd, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -91,6 +82,21 @@ def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
                     file=name,
                 )
             return handle.read()
+    except OSError as exc:
+        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+
+
+def _open_capture(path: pathlib.Path, name: str) -> int:
+    """A descriptor of the regular file at `path`, or the refusal naming `name` (a missing file,
+    a directory, a FIFO or device, a name too long, a symlink loop, an unreadable file)."""
+    try:
+        return open_regular(path)
+    except IsADirectoryError:
+        raise CaptureFormatError("is a directory, expected a capture file", file=name) from None
+    except FileNotFoundError:
+        raise CaptureFormatError("no such file", file=name) from None
+    except ValueError as exc:
+        raise CaptureFormatError(f"is {exc}, expected a capture file", file=name) from None
     except OSError as exc:
         raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
 
@@ -107,16 +113,7 @@ def mapped_capture(path: pathlib.Path, name: str) -> Iterator[Data]:
     A map rather than one read: a reader that walks the file in blocks (the PresentMon family)
     keeps only the block it is at, so a 10M-frame capture never lands in memory whole.
     """
-    try:
-        fd = open_regular(path)
-    except IsADirectoryError:
-        raise CaptureFormatError("is a directory, expected a capture file", file=name) from None
-    except FileNotFoundError:
-        raise CaptureFormatError("no such file", file=name) from None
-    except ValueError as exc:
-        raise CaptureFormatError(f"is {exc}, expected a capture file", file=name) from None
-    except OSError as exc:
-        raise CaptureFormatError(f"cannot read the file ({exc.strerror})", file=name) from None
+    fd = _open_capture(path, name)
     try:
         try:
             size = os.fstat(fd).st_size
