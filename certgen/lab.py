@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -131,20 +130,12 @@ class LabProfile:
 def parse_lab(data: bytes, *, source: str = "lab.yaml") -> LabProfile:
     """lab.yaml bytes -> LabProfile (UTF-8, a BOM allowed; strict schema; duplicates refused)."""
     from certgen.bundle import format_validation_errors
-    from certgen.yamlload import load_yaml
+    from certgen.yamlload import YamlDocumentError, load_yaml_document
 
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise LabError([f"{source}: expected UTF-8 text"]) from None
-    try:
-        parsed, duplicates = load_yaml(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise LabError([f"{source}{line}: invalid YAML: {exc.problem or 'invalid YAML'}"]) from None
-    except yaml.YAMLError as exc:
-        raise LabError([f"{source}: invalid YAML: {exc}"]) from None
+        parsed, duplicates = load_yaml_document(data, source)
+    except YamlDocumentError as exc:
+        raise LabError([str(exc)]) from None
     errors = [f"{source}:{d.line}: duplicate key {d.key!r} (first at line {d.first_line})"
               for d in duplicates]
     lab: Lab | None = None

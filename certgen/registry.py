@@ -173,25 +173,17 @@ def _messages(exc: ValidationError, source: str, lines: dict[tuple[Any, ...], in
 def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocations:
     """revocations.yaml bytes -> Revocations (strict; every problem at once, each naming its
     line; the same id twice refused). An empty file lists no revocation."""
-    from certgen.yamlload import load_yaml
+    from certgen.yamlload import YamlDocumentError, load_yaml_document
 
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise RevocationsError([f"{source}: expected UTF-8 text"]) from None
-    try:
-        parsed, duplicates = load_yaml(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise RevocationsError([f"{source}{line}: invalid YAML: {exc.problem or 'invalid YAML'}"]
-                               ) from None
-    except yaml.YAMLError as exc:
-        raise RevocationsError([f"{source}: invalid YAML: {exc}"]) from None
+        parsed, duplicates = load_yaml_document(data, source)
+    except YamlDocumentError as exc:
+        raise RevocationsError([str(exc)]) from None
     if parsed is None:
         return Revocations(items=(), lines=(), source=source)
     lines: dict[tuple[Any, ...], int] = {}
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    # Lines of each node, for the messages (the text decoded and checked by load_yaml_document).
+    node = yaml.compose(data.decode("utf-8-sig"), Loader=yaml.SafeLoader)
     if node is not None:
         _node_lines(node, (), lines)
     errors = [(d.line, f"{source}:{d.line}: duplicate key {d.key!r} (first at line "

@@ -114,3 +114,26 @@ def load_yaml(text: str) -> tuple[Any, list[DuplicateKey]]:
     finally:
         loader.dispose()
     return data, list(loader.duplicates)
+
+
+class YamlDocumentError(ValueError):
+    """A YAML input that cannot be read: the message names the source (and line when known);
+    the caller raises it as its own error class (LabError, RevocationsError, ...)."""
+
+
+def load_yaml_document(data: bytes, source: str) -> tuple[Any, list[DuplicateKey]]:
+    """UTF-8 bytes (a BOM allowed) -> load_yaml's (data, duplicates); an undecodable text or a
+    YAML error is a YamlDocumentError worded "<source>[:<line>]: invalid YAML: <problem>"."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise YamlDocumentError(f"{source}: expected UTF-8 text") from None
+    try:
+        return load_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise YamlDocumentError(f"{source}{line}: invalid YAML: {exc.problem or 'invalid YAML'}"
+                                ) from None
+    except yaml.YAMLError as exc:
+        raise YamlDocumentError(f"{source}: invalid YAML: {exc}") from None
