@@ -179,16 +179,22 @@ def _set(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
     return doc
 
 
+def _hostile_yaml(data: st.DataObject, document: Any) -> bytes:
+    """A valid YAML input (card.yaml, lab.yaml) with 1-3 fields set to hostile values, and
+    sometimes its bytes mutated as well."""
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(document)))
+        document = _set(document, path, data.draw(st.sampled_from(HOSTILE_VALUES)))
+    text = yaml.safe_dump(document, allow_unicode=True, sort_keys=False).encode("utf-8")
+    if data.draw(st.booleans()):
+        text = data.draw(mutated(text))
+    return text
+
+
 @FUZZ
 @given(st.data())
 def test_mutated_cards_validate_or_refuse_one_line_per_problem(data: st.DataObject) -> None:
-    card = data.draw(cards())
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(_paths(card)))
-        card = _set(card, path, data.draw(st.sampled_from(HOSTILE_VALUES)))
-    text = yaml.safe_dump(card, allow_unicode=True, sort_keys=False).encode("utf-8")
-    if data.draw(st.booleans()):
-        text = data.draw(mutated(text))
+    text = _hostile_yaml(data, data.draw(cards()))
     expect_clean(lambda: parse_card(text), CARD_FILE)
 
 
@@ -285,13 +291,7 @@ def test_mutated_whole_bundles_give_a_record_or_one_line(data: st.DataObject) ->
 def test_mutated_lab_profiles_parse_or_refuse_one_line_per_problem(data: st.DataObject) -> None:
     from certgen.lab import parse_lab
 
-    lab = data.draw(labs())
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(_paths(lab)))
-        lab = _set(lab, path, data.draw(st.sampled_from(HOSTILE_VALUES)))
-    text = yaml.safe_dump(lab, allow_unicode=True, sort_keys=False).encode("utf-8")
-    if data.draw(st.booleans()):
-        text = data.draw(mutated(text))
+    text = _hostile_yaml(data, data.draw(labs()))
     expect_clean(lambda: parse_lab(text, source="lab.yaml"), "lab.yaml")
 
 
