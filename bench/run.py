@@ -50,18 +50,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_presentmon  # the generators live beside this script
 import gen_shapes
 
-# The peer: what a competent script with polars does, as a whole process.
-PEER_SCRIPT = """\
-import json, sys
-import polars as pl
-s = pl.read_csv(sys.argv[1], columns=["MsBetweenPresents"])["MsBetweenPresents"]
-s = s.filter(s > 0)
+# Both peers end alike: n, the average and the two lows of the series `s` (positive frame times).
+_PEER_LOWS = """\
 n = s.len()
 k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
 print(json.dumps({"frames": n, "avg_fps": 1000 * n / s.sum(),
                   "low_1pct_fps": 1000 / s.top_k(k1).mean(),
                   "low_0_1pct_fps": 1000 / s.top_k(k01).mean()}))
 """
+
+# The peer: what a competent script with polars does, as a whole process.
+PEER_SCRIPT = """\
+import json, sys
+import polars as pl
+s = pl.read_csv(sys.argv[1], columns=["MsBetweenPresents"])["MsBetweenPresents"]
+s = s.filter(s > 0)
+""" + _PEER_LOWS
 
 # The same work as certgen in the common case: the game's group, nulls dropped, the lows.
 GROUP_PEER_SCRIPT = """\
@@ -76,12 +80,7 @@ games = groups.filter(~pl.col("Application").str.to_lowercase().is_in(SYSTEM))
 best = (games if games.height else groups).sort("len", descending=True, maintain_order=True).row(0)
 s = df.filter(*(pl.col(k) == v for k, v in zip(KEYS, best)))["MsBetweenPresents"].drop_nulls()
 s = s.filter(s > 0)
-n = s.len()
-k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
-print(json.dumps({"frames": n, "avg_fps": 1000 * n / s.sum(),
-                  "low_1pct_fps": 1000 / s.top_k(k1).mean(),
-                  "low_0_1pct_fps": 1000 / s.top_k(k01).mean()}))
-"""
+""" + _PEER_LOWS
 
 HEADER = ("benchmark", "median", "peer", "peer median", "ratio", "target", "result")
 
