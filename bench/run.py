@@ -82,6 +82,50 @@ s = df.filter(*(pl.col(k) == v for k, v in zip(KEYS, best)))["MsBetweenPresents"
 s = s.filter(s > 0)
 """ + _PEER_LOWS
 
+# The same work as certgen's whole output on these shapes: the same columns read (the game's
+# group, the interval, the dropped marker, FrameType and the display change where the file has
+# them) and the same kinds of figures (the lows and tail percentiles of the intervals, the
+# dropped count, the frame types with the application frames' lows, the display-change lows).
+FULL_PEER_SCRIPT = """\
+import json, sys
+import polars as pl
+KEYS = ["Application", "ProcessID", "SwapChainAddress"]
+SYSTEM = ["dwm.exe", "csrss.exe", "explorer.exe"]
+INTERVAL = "MsBetweenPresents"
+names = pl.read_csv(sys.argv[1], n_rows=0).columns
+numeric = [c for c in (INTERVAL, "MsBetweenDisplayChange", "MsUntilDisplayed") if c in names]
+text = [c for c in ("FrameType", "Dropped") if c in names]
+df = pl.read_csv(sys.argv[1], columns=[*KEYS, *numeric, *text], null_values="NA",
+                 schema_overrides={**{c: pl.Float64 for c in numeric},
+                                   **{c: pl.String for c in text}})
+groups = df.group_by(KEYS, maintain_order=True).len()
+games = groups.filter(~pl.col("Application").str.to_lowercase().is_in(SYSTEM))
+best = (games if games.height else groups).sort("len", descending=True, maintain_order=True).row(0)
+rows = df.filter(*(pl.col(k) == v for k, v in zip(KEYS, best)))
+
+def figures(s):
+    s = s.drop_nulls()
+    s = s.filter(s > 0)
+    n = s.len()
+    k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
+    return {"frames": n, "avg_fps": 1000 * n / s.sum(),
+            "low_1pct_fps": 1000 / s.top_k(k1).mean(),
+            "low_0_1pct_fps": 1000 / s.top_k(k01).mean(),
+            "p99_ms": s.quantile(0.99, "linear"), "p99_9_ms": s.quantile(0.999, "linear")}
+
+out = figures(rows[INTERVAL])
+if "Dropped" in rows.columns:
+    out["dropped"] = int((rows["Dropped"] == "1").sum())
+elif "MsUntilDisplayed" in rows.columns:
+    out["dropped"] = rows["MsUntilDisplayed"].null_count()
+if "FrameType" in rows.columns:
+    out["frame_types"] = rows["FrameType"].value_counts().rows()
+    out["application"] = figures(rows.filter(pl.col("FrameType") == "Application")[INTERVAL])
+if "MsBetweenDisplayChange" in rows.columns:
+    out["display"] = figures(rows["MsBetweenDisplayChange"])
+print(json.dumps(out))
+"""
+
 HEADER = ("benchmark", "median", "peer", "peer median", "ratio", "target", "result")
 
 
@@ -188,28 +232,31 @@ def process_env(out_dir: Path) -> dict[str, str]:
     return env
 
 
+SPAWN = Path(__file__).resolve().with_name("spawn.py")
+
+
 def run_process(
     argv: list[str], env: dict[str, str] | None = None
 ) -> tuple[float, subprocess.CompletedProcess[str], tuple[int, float]]:
     """(wall seconds, the finished process, (its peak resident memory in bytes, its CPU seconds,
     user + system)).
 
-    The peak is this child's own ru_maxrss, from os.wait4 on its pid (RUSAGE_CHILDREN would
-    give the largest child so far, not this one). Output goes to temporary files, so the wait
-    is the only one.
+    Started through bench/spawn.py, which times it and takes its own ru_maxrss from os.wait4:
+    forked from this process instead, the child would inherit this process's peak (see
+    spawn.py). Output goes to temporary files, so the wait is the only one.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        done = subprocess.CompletedProcess(
-            argv, child.returncode, out.read().decode(), err.read().decode()
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = Path(tmp, "out"), Path(tmp, "err")
+        report = subprocess.run(
+            [sys.executable, str(SPAWN), str(out), str(err), *argv],
+            capture_output=True, text=True, env=env, check=True,
         )
-    return seconds, done, (usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime)  # KiB
+        got = json.loads(report.stdout)
+        done = subprocess.CompletedProcess(
+            argv, got["returncode"], out.read_text(errors="replace"),
+            err.read_text(errors="replace"),
+        )
+    return got["seconds"], done, (got["max_rss_bytes"], got["cpu_seconds"])
 
 
 @dataclass(frozen=True)
@@ -235,7 +282,7 @@ class Memory:
 
 
 def whole_process(
-    label: str, capture: Path, repeats: int, peers: list[tuple[str, str]]
+    label: str, capture: Path, repeats: int, peers: list[tuple[str, str, float | None]]
 ) -> tuple[list[Row], list[Memory], list[str]]:
     """Benchmark a: certgen metrics vs polars peers, all as whole processes, interleaved."""
     name = f"{label}, whole process ({capture.stat().st_size / 1e6:.0f} MB CSV)"
@@ -252,7 +299,7 @@ def whole_process(
     ours_out = None
     peer_outs: list[str | None] = [None] * len(peers)
     for i in range(repeats + 1):  # the first round warms the page cache and is not counted
-        for n, (_, script) in enumerate(peers):
+        for n, (_, script, _) in enumerate(peers):
             seconds, done, (rss, cpu) = run_process(
                 [sys.executable, "-c", script, str(capture)], env
             )
@@ -284,11 +331,11 @@ def whole_process(
         why = "NOT AVAILABLE" if not notes else "FAILED"
         if not notes:
             notes.append("`certgen metrics` does not exist yet (certgen/commands/metrics.py)")
-        return [Row(name, None, peers[0][0], medians[0], 1.0, note=why)], [memory], notes
+        return [Row(name, None, peers[0][0], medians[0], peers[0][2], note=why)], [memory], notes
     notes.extend(f"{label}: {note}" for note in cross_check(ours_out, peer_outs[0]))
-    rows = [Row(name, statistics.median(ours), peers[0][0], medians[0], 1.0)]
-    rows += [Row(f"{label}, same, against {peer}", statistics.median(ours), peer, median)
-             for (peer, _), median in zip(peers[1:], medians[1:])]
+    rows = [Row(name, statistics.median(ours), peers[0][0], medians[0], peers[0][2])]
+    rows += [Row(f"{label}, same, against {peer}", statistics.median(ours), peer, median, target)
+             for (peer, _, target), median in zip(peers[1:], medians[1:])]
     return rows, [memory], notes
 
 
@@ -429,16 +476,16 @@ def main() -> None:
     repeats = args.repeats or (2 if args.quick else 7)
 
     capture = gen_presentmon.capture_path(frames_n, args.seed, args.out)
+    issue_peer = ("polars script (group, nulls, lows)", GROUP_PEER_SCRIPT, 1.0)
+    full_peer = ("polars script, same columns and figures", FULL_PEER_SCRIPT, 1.0)
     shapes = [
         ("a1) PresentMon 1.x, one process", capture,
-         [("polars script, same work", GROUP_PEER_SCRIPT),
-          ("polars script, the column only", PEER_SCRIPT)]),
+         [issue_peer, full_peer, ("polars script, the column only", PEER_SCRIPT, None)]),
         ("a2) PresentMon 2.x, BOM, CRLF, dwm.exe, NA",
-         gen_shapes.capture_path("pm2", frames_n, args.seed, args.out),
-         [("polars script, same work", GROUP_PEER_SCRIPT)]),
+         gen_shapes.capture_path("pm2", frames_n, args.seed, args.out), [issue_peer, full_peer]),
         ("a3) FrameView, 110 columns, NA",
          gen_shapes.capture_path("frameview", frames_n, args.seed, args.out),
-         [("polars script, same work", GROUP_PEER_SCRIPT)]),
+         [issue_peer, full_peer]),
     ]
     print(f"captures: {frames_n} game frames each, seed {args.seed}; {repeats} repeats, median")
     if hasattr(os, "getloadavg"):

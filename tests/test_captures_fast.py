@@ -160,10 +160,10 @@ def test_a_ragged_row_still_gets_its_line_number(tmp_path: pathlib.Path) -> None
     assert str(error.value) == "c.csv:7: expected 10 fields as in the header, got 11"
 
 
-def test_many_chunks_in_two_threads_read_the_same(
+def test_many_chunks_read_the_same(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Small chunks, so that both threads share the row-width check on a small file."""
+    """Small chunks, so that the byte checks beside polars walk many of them on a small file."""
     monkeypatch.setattr(presentmon, "_CHUNK", 512)
     rows = [
         _row(f"{7 + i % 13}.{i % 1000:03d}", dropped="1" if i % 17 == 0 else "0",
@@ -176,14 +176,89 @@ def test_many_chunks_in_two_threads_read_the_same(
     assert both[0].dropped_frames == 24  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("bad", [",1", "", "\rx"], ids=["longer", "shorter", "lone CR"])
+@pytest.mark.parametrize(
+    "bad",
+    [",1", "", "\rx", "\r", "\0", "\xff"],
+    ids=["longer", "shorter", "lone CR", "CR before CRLF", "NUL", "not UTF-8"],
+)
 def test_a_bad_row_in_a_later_chunk_is_declined(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, bad: str
 ) -> None:
+    """Each of these makes the csv module read the file otherwise (or refuse it)."""
     monkeypatch.setattr(presentmon, "_CHUNK", 512)
-    wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
+    if bad == "":
+        wrong = "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
+    elif bad in ("\0", "\xff"):
+        wrong = _row("7.262", tail="0.4" + bad + "72")
+    else:
+        wrong = _row("7.262") + bad
     rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
-    assert _captures(_write(tmp_path, rows)) is None
+    path = tmp_path / "capture.csv"
+    path.write_bytes(
+        (HEADER + "\r\n" + "".join(r + "\r\n" for r in rows)).encode("utf-8", "surrogateescape")
+        .replace("\xff".encode(), b"\xff")
+    )
+    assert _captures(path) is None
+
+
+def test_other_control_bytes_are_read_as_the_csv_module_reads_them(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vertical tab, a form feed or a tab is no line end to the csv module (nor to polars)."""
+    monkeypatch.setattr(presentmon, "_CHUNK", 512)
+    rows = [_row("7.262")] * 300
+    rows[100] = _row("7.262", tail="0.4\x0b72")
+    rows[200] = PREFIX.replace("DXGI", "DX\x0cGI\t") + "0,1.0,8.5,0.472"
+    both = _captures(_write(tmp_path, rows))
+    assert both is not None
+    _assert_same(*both)
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_an_empty_number_beside_na_is_read_as_text_and_judged(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """polars reads both `NA` and an empty cell as null; with an empty cell anywhere in the file
+    the numbers are read again as text, so the empty interval is refused as the csv module
+    refuses it (with its line), never counted as a missing one."""
+    monkeypatch.setattr(presentmon, "_CHUNK", 512)
+    rows = [_row("7.262")] * 300
+    rows[1] = _row("NA")
+    rows[{"first": 0, "middle": 150, "last": 299}[where]] = _row("")
+    path = _write(tmp_path, rows)
+    assert _captures(path) is None
+    with pytest.raises(CaptureFormatError, match="MsBetweenPresents"):
+        read_capture_file(path, name="c.csv")
+
+
+def test_an_empty_cell_elsewhere_beside_na_reads_as_the_csv_module_does(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(presentmon, "_CHUNK", 512)
+    rows = [_row("7.262")] * 300
+    rows[1] = _row("NA")
+    rows[200] = _row("8.5", tail="")  # an empty MsInPresentAPI, a column not read
+    both = _captures(_write(tmp_path, rows))
+    assert both is not None
+    _assert_same(*both)
+    assert both[0].missing_intervals == 1  # type: ignore[attr-defined]
+
+
+def test_polars_reads_the_open_file_not_whatever_the_path_names_later(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A mapped capture names its own open file to polars (/proc/self/fd/N): a file put at the
+    same path while it is being read does not change what is read."""
+    from certgen.captures.common import mapped_capture
+
+    (tmp_path / "other").mkdir()
+    path = _write(tmp_path, [_row("10.0")] * 50)
+    other = _write(tmp_path / "other", [_row("20.0")] * 70)
+    with mapped_capture(path, "c.csv") as data:
+        assert getattr(data, "source", None) is not None
+        other.replace(path)
+        capture = presentmon.read_presentmon(data, "c.csv", head=data[:65536])
+    assert capture.frame_times_ms.tolist() == [10.0] * 50
 
 
 REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []
@@ -194,12 +269,14 @@ REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []
 def test_real_files_read_in_small_blocks_as_the_csv_module_does(
     monkeypatch: pytest.MonkeyPatch, name: str, block: int
 ) -> None:
-    """The fast path takes a file a block of whole lines at a time (_BLOCK, 16 MiB): with tiny
-    blocks, every real file gives what the csv module gives, through the mapped file too."""
+    """A file above _WHOLE is read a block of whole lines at a time (_BLOCK, 16 MiB): with tiny
+    blocks, every real file gives what the one whole read and the csv module give, through the
+    mapped file too."""
     monkeypatch.setattr(presentmon, "_BLOCK", block)
+    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     path = REAL / name
     [whole] = read_capture_file(path, name=name)
-    monkeypatch.setattr(presentmon, "_BLOCK", 1 << 24)
+    monkeypatch.undo()  # the defaults: one polars read of the whole file
     [once] = read_capture_file(path, name=name)
     _assert_same(whole, once)
     data = path.read_bytes()
@@ -214,6 +291,7 @@ def test_many_blocks_read_the_same(
     """Blocks of a few lines, through the mapped file: the same capture as the csv module's,
     with NA intervals and dropped frames in every block."""
     monkeypatch.setattr(presentmon, "_BLOCK", 300)
+    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     rows = [
         _row("NA" if i % 29 == 0 else f"{7 + i % 13}.{i % 1000:03d}",
              dropped="1" if i % 17 == 0 else "0", time=f"{i * 0.0071:.6f}")
@@ -251,6 +329,7 @@ def test_a_bad_row_in_a_later_block_keeps_its_line_number(
     """A block after the first one with a row the fast path cannot vouch for: the exact path
     names the line (a quote sends the whole file to the quoted route, which declines too)."""
     monkeypatch.setattr(presentmon, "_BLOCK", 256)
+    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
     rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
     path = _write(tmp_path, rows)
@@ -265,6 +344,7 @@ def test_a_quote_in_a_later_block_is_read_whole(
     """Quoted cells may span lines, so a quote found in a later block sends the whole file to
     the quoted route, which still reads it without the csv module."""
     monkeypatch.setattr(presentmon, "_BLOCK", 256)
+    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     rows = [_row("7.262")] * 300 + [_row("8.5", tail='"0.472"')] + [_row("7.262")] * 20
     path = _write(tmp_path, rows)
     exact = presentmon.exact_path(path.read_bytes(), path.name)
@@ -278,8 +358,8 @@ def test_a_quote_in_a_later_block_is_read_whole(
 def test_many_groups_are_counted_as_the_csv_module_counts_them(
     tmp_path: pathlib.Path, processes: int
 ) -> None:
-    """Groups are tallied without a sort (a pass each up to _FEW_GROUPS, then np.unique for
-    the first rows): the same groups, sizes and file order as the csv module's."""
+    """Groups are counted by polars on their key codes, in order of first appearance: the same
+    groups, sizes and file order as the csv module's."""
     rows = [
         f"App{(i * 7) % processes}.exe,{1000 + (i * 7) % processes},0x{(i * 7) % processes:X},"
         f"DXGI,0,0,0,{i * 0.01:.6f},{7 + i % 5}.25,0.472"

@@ -3,7 +3,7 @@
 Two paths give the same Capture:
 - the fast path (polars, imported here only) reads just the columns it needs and judges what
   it reads to be what the csv module would read: `NA` is a null and nothing else is, numbers are
-  float()'s, every row as wide as the header (checked on the bytes, see _plain_rows); real files
+  float()'s, every row as wide as the header (checked on the bytes, see _byte_facts); real files
   take it whatever their shape (NA cells, a BOM, CRLF, many groups, FrameView's ~110 columns);
   any sign of trouble (a parse error, an empty number, a ragged row, a key with spaces) sends
   the file to
@@ -38,10 +38,9 @@ import codecs
 import csv
 import io
 import mmap
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -300,14 +299,16 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     What polars reads is judged to be what the csv module would read: `NA` is a missing value
     and nothing else is (an empty cell, a short row or a number polars cannot parse is suspect);
     numbers go through polars' correctly rounding parser (the same float as Python's float());
-    non-finite ones are suspect. A file without quotes (what capture tools write) is read a
-    block of whole lines at a time (_BLOCK bytes, each released once read), so memory holds
-    the columns read, never the whole file: each block's bytes are checked first
-    (_plain_rows): every row as wide as the header, no lone CR, and whether any cell is empty;
-    with no empty cell the numeric columns are read as Float64 with `NA` as null, else as text
-    and cast. With quotes (or OCAT, whose rows are short by design) the file is read whole and
-    polars reads the last column and one past it: a null there is a short row, a value a
-    longer one.
+    non-finite ones are suspect. A file without quotes (what capture tools write) up to _WHOLE
+    bytes is parsed by one polars call on every core, straight from the open file's pages
+    (_read_whole); a larger one a block of whole lines at a time (_BLOCK bytes, each released
+    once read), so memory then holds the columns read, never the whole file. Beside each polars
+    call, one pass over the same bytes (_byte_facts, in a second thread) proves every row as
+    wide as the header, no lone CR, no NUL, valid UTF-8, and says whether there is a quote or an
+    empty cell; the numeric columns are read as Float64 with `NA` as null, and read again as
+    text and cast when a null there could be an empty cell. With quotes (or OCAT, whose rows
+    are short by design) the file is read whole and polars reads the last column and one past
+    it: a null there is a short row, a value a longer one.
     """
     import polars as pl
 
@@ -318,7 +319,10 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     frame = None
     if layout.flavour != "ocat":
         try:
-            frame = _read_blocks(data, layout, skip)
+            if len(data) <= _WHOLE:
+                frame = _read_whole(data, layout, skip)
+            else:
+                frame = _read_blocks(data, layout, skip)
         except _Quoted:
             frame = None
     if frame is None:
@@ -330,49 +334,43 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
         raise _Suspect
     groups: list[tuple[tuple[str, str, str], int]] = []
     codes: dict[tuple[str, str, str], int] = {}
+    """key -> the group's first row."""
     if layout.keys:
-        # One integer per row from the three categorical codes; grouping a 10M-row file by
-        # three columns in polars costs ~0.7 GB and a second, this a few array passes.
-        # Code 0 is an empty cell; one column at a time, so that a 10M-row file never holds
-        # more than the key and one column's codes.
-        sizes = [int(frame[k].to_physical().max() or 0) + 2 for k in _KEYS]
-        if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
-            raise _Suspect  # cannot happen with real category counts
-        row_key = np.zeros(frame.height, np.uint64)
-        for k, size in zip(_KEYS, sizes):
-            row_key *= np.uint64(size)
-            row_key += (frame[k].to_physical().cast(pl.UInt64) + 1).fill_null(0).to_numpy()
-        total = sizes[0] * sizes[1] * sizes[2]
-        if bool(np.all(row_key == row_key[0])):  # the common one-group file: no sort
-            found, first, counts = row_key[:1], np.zeros(1, np.intp), np.array([row_key.size])
-        elif total <= 1 << 20:  # few categories: count without sorting the rows
-            tally = np.bincount(row_key.astype(np.intp), minlength=total)
-            found = np.flatnonzero(tally).astype(np.uint64)
-            counts = tally[found.astype(np.intp)]
-            if found.size > _FEW_GROUPS:
-                _, first = np.unique(row_key, return_index=True)
-            else:  # one pass per group to its first row
-                first = np.array([int(np.argmax(row_key == k)) for k in found], np.intp)
+        if all(frame[k].n_unique() == 1 for k in _KEYS):  # the common one-group file
+            firsts, counts = [0], [frame.height]
         else:
-            found, first, counts = np.unique(row_key, return_index=True, return_counts=True)
-        order = np.argsort(first, kind="stable")  # first seen first
-        values = frame[list(_KEYS)][first[order]]
-        for k, n, (a, b, c) in zip(found[order].tolist(), counts[order].tolist(),
-                                   values.iter_rows()):
+            # One integer per row from the three categorical codes (0: an empty cell), grouped
+            # by polars on every core in order of first appearance: a single UInt64 column
+            # costs far less memory than grouping by the three columns themselves.
+            sizes = [int(frame[k].to_physical().max() or 0) + 2 for k in _KEYS]
+            if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
+                raise _Suspect  # cannot happen with real category counts
+            row_key: Any = None
+            for k, size in zip(_KEYS, sizes):
+                code = (pl.col(k).to_physical().cast(pl.UInt64) + 1).fill_null(0)
+                row_key = code if row_key is None else row_key * size + code
+            found = (
+                frame.select(row_key.alias("key"))
+                .with_row_index("first")
+                .group_by("key", maintain_order=True)
+                .agg(pl.len().alias("rows"), pl.col("first").first())
+            )
+            firsts, counts = found["first"].to_list(), found["rows"].to_list()
+        for first, n, (a, b, c) in zip(firsts, counts, frame[list(_KEYS)][firsts].iter_rows()):
             key = (a or "", b or "", c or "")  # an empty cell (the row is whole): ""
             if key != tuple(v.strip() for v in key) or key in codes:
                 raise _Suspect  # the csv module strips keys: two groups could be one
             groups.append((key, int(n)))
-            codes[key] = int(k)
-        frame = frame.drop(_KEYS)
-        if len(groups) > 1:
-            frame = frame.with_columns(key=pl.Series(row_key))
-        del row_key
+            codes[key] = int(first)
 
     def select(key: tuple[str, str, str] | None) -> _Selected:
         rows = frame
-        if key is not None and len(groups) > 1:
-            rows = frame.filter(pl.col("key") == codes[key])
+        if key is not None and len(groups) > 1:  # the rows whose key codes are its first row's
+            first = codes[key]
+            rows = frame.filter(*(
+                pl.col(k).is_null() if code is None else pl.col(k).to_physical() == code
+                for k, code in ((k, frame[k].to_physical()[first]) for k in _KEYS)
+            ))
         values = rows["interval"].to_numpy()
         if layout.addend_index is not None:
             values = _exact_sum(values, rows["addend"].to_numpy())
@@ -389,11 +387,13 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     return _Rows(groups=groups, select=select)
 
 
-_FEW_GROUPS = 16
-"""Up to this many groups, each group's first row is found by its own pass, not a sort."""
-
 _KEYS = ("k0", "k1", "k2")
 """The key columns (Application, ProcessID, SwapChainAddress) in the frame _read_part gives."""
+
+_WHOLE = 1 << 29
+"""Files up to this size (512 MiB, a 1M-frame FrameView log) are parsed by one polars call on
+every core, straight from the file's pages; larger ones a block at a time (_BLOCK), so that
+memory stays bounded whatever the file's size."""
 
 _BLOCK = 1 << 24
 """Bytes of a file the fast path reads at a time (16 MiB, cut at a line end). Below glibc's
@@ -404,6 +404,15 @@ on a 350 MB file)."""
 
 class _Quoted(Exception):
     """A block holds a quote: the file is read whole (quoted cells may span lines)."""
+
+
+def _read_whole(data: Data, layout: _Layout, skip: int) -> Any:
+    """The columns read from the whole file in one polars call (files up to _WHOLE).
+
+    polars reads the open file itself when it has a name (MappedFile.source), else the bytes
+    in memory, never a copy; the byte checks (_byte_facts) read this map beside it, releasing
+    each chunk once checked, so the file's pages are held once, not twice."""
+    return _read_part(data, layout, skip, plain=True, source=getattr(data, "source", None))
 
 
 def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
@@ -425,10 +434,6 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
         end = data.find(b"\n", start + _BLOCK)
         end = len(data) if end < 0 else end + 1
         block = data[start:end]
-        if block.find(b'"') >= 0:
-            raise _Quoted
-        if not _is_utf8_text(block):
-            raise _Suspect
         parts.append(_read_part(block, layout, 0, plain=True))
         del block
         start = end
@@ -442,20 +447,20 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
     return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
 
 
-def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
+def _read_part(
+    data: Data, layout: _Layout, skip: int, *, plain: bool, source: str | None = None
+) -> Any:
     """The read columns of `data` (rows after `skip` lines) as a DataFrame: `interval`,
     `addend` (CPUWait, when summed), `flag` (the Dropped token, or True where the display
     column is NA) and the keys (_KEYS, categorical); _Suspect when polars' reading could differ
-    from the csv module's (see _fast)."""
+    from the csv module's (see _fast). polars reads `source` (the same file, by name) when
+    given, else `data`; the byte checks always read `data`."""
     import polars as pl
 
     header = layout.header
     width = len(header)
     ocat = layout.flavour == "ocat"
     names = [f"c{i}" for i in range(width + 1)]
-    cuts = _plain_rows(data, skip, width) if plain else None
-    if plain and cuts is None:
-        raise _Suspect
     numeric = {layout.interval_index}
     if layout.addend_index is not None:
         numeric.add(layout.addend_index)
@@ -471,6 +476,10 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
 
+    # polars takes a file name or bytes (a map would be read into a copy through .read()).
+    parsed: str | bytes = source if source is not None else (
+        data if isinstance(data, bytes) else data[:])
+
     def read(as_float: bool) -> Any:
         schema: dict[str, Any] = {
             n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
@@ -479,7 +488,7 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
             schema.update({names[i]: pl.Float64 for i in numeric})
         try:
             return pl.read_csv(
-                data,
+                parsed,
                 has_header=False,
                 skip_lines=skip,
                 columns=list(wanted),
@@ -494,13 +503,23 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
             raise _Suspect from exc
 
     # Numbers as Float64 with `NA` as null, unless a null there could be an empty cell (which
-    # polars also reads as null): then as text, judged by _numbers.
-    as_float = cuts is not None
-    df = read(as_float)
-    if as_float and any(df[names[i]].has_nulls() for i in numeric) and cuts is not None and (
-        _empty_cells(data, cuts)
-    ):
-        as_float = False
+    # polars also reads as null): then as text, judged by _numbers. The bytes of a plain read
+    # are checked in a second thread while polars parses (it leaves part of a core idle).
+    as_float = plain
+    if plain:
+        facts = _Beside(lambda: _byte_facts(data, skip, width))
+        try:
+            df = read(as_float)
+        finally:
+            checked = facts.result()
+        if checked.quoted:
+            raise _Quoted
+        if not checked.plain:
+            raise _Suspect
+        if checked.empty_cell and any(df[names[i]].has_nulls() for i in numeric):
+            as_float = False
+            df = read(as_float)
+    else:
         df = read(as_float)
     if df.height == 0:
         raise _Suspect
@@ -581,7 +600,7 @@ def _is_utf8_text(data: bytes) -> bool:
     """No NUL byte and valid UTF-8 (as `decode` demands), checked without a copy of the text."""
     if data.find(b"\0") >= 0:
         return False
-    body = np.frombuffer(data, dtype=np.uint8, offset=len(UTF8_BOM) if data.startswith(UTF8_BOM)
+    body = np.frombuffer(data, dtype=np.uint8, offset=len(UTF8_BOM) if data[:3] == UTF8_BOM
                          else 0)
     if body.size == 0 or int(body.max()) < 128:
         return True  # ASCII after the BOM: the common case, one vectorised pass
@@ -598,68 +617,84 @@ def _is_utf8_text(data: bytes) -> bool:
 
 _DECODE_CHUNK = 1 << 20
 
+_TWO_COMMAS = 0x2C2C
+"""",," read as one uint16 (either byte order)."""
 
-def _plain_rows(data: bytes, skip: int, width: int) -> list[int] | None:
-    """For a file without quotes: None unless every line after the first `skip` ends in LF and
-    holds width - 1 commas and every CR ends a line (the csv module breaks a line at a lone CR),
-    which is then exactly the csv module's field count; else the chunk boundaries (at line
-    ends) the check used.
 
-    One pass in cache-sized chunks cut at line ends; numpy releases the GIL, so two threads
-    share it. Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact
-    total also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so
-    no count is below width - 1 by a whole wrap, and the surpluses would have to sum to zero).
+class _Facts(NamedTuple):
+    """What one pass over a plain file's bytes after the header found (_byte_facts)."""
+
+    plain: bool
+    """Text (no NUL, valid UTF-8) whose every line ends in LF and holds width - 1 commas, and
+    every CR ends a line (the csv module breaks a line at a lone CR): then each row has exactly
+    the csv module's field count."""
+    quoted: bool
+    """A quote somewhere: quoted cells may hold commas and line breaks (read another way)."""
+    empty_cell: bool
+    """Two adjacent commas, or a comma that starts or ends a line."""
+
+
+def _byte_facts(data: Data, skip: int, width: int) -> _Facts:
+    """One pass over the bytes after the first `skip` lines, in cache-sized chunks cut at line
+    ends, each released once read when `data` is a mapped file.
+
+    Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact total
+    also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so no count
+    is below width - 1 by a whole wrap, and the surpluses would have to sum to zero).
     """
     start = 0
     for _ in range(skip):
         start = data.find(b"\n", start) + 1
-    if not data.endswith(b"\n") or start >= len(data) or width - 1 >= 65535:
-        return None
-    cuts = [start]
-    while cuts[-1] < len(data):
-        end = data.find(b"\n", cuts[-1] + _CHUNK)
-        cuts.append(len(data) if end < 0 else end + 1)
+    size = len(data)
+    if data[-1:] != b"\n" or start >= size or width - 1 >= 65535:
+        return _Facts(plain=False, quoted=data.find(b'"', start) >= 0, empty_cell=False)
     buf = np.frombuffer(data, dtype=np.uint8)
     wrap = np.uint8 if width - 1 < 255 else np.uint16
-
-    def chunk(n: int) -> bool:
-        part = buf[cuts[n] : cuts[n + 1]]
+    mapped = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+    page = mmap.ALLOCATIONGRANULARITY
+    released = 0
+    plain, quoted, empty = True, False, False
+    text = _is_utf8_text(data[:start])
+    while start < size:
+        end = data.find(b"\n", start + _CHUNK)
+        end = size if end < 0 else end + 1
+        part = buf[start:end]
         ends = np.flatnonzero(part == 10)
         starts = np.empty_like(ends)
         starts[0], starts[1:] = 0, ends[:-1] + 1
         comma = (part == 44).view(np.uint8)
         counts = np.add.reduceat(comma, starts, dtype=wrap)
-        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and ends > starts
-        # fails anyway
-        return (
+        # reduceat gives an empty line (a lone LF) that byte itself: no comma, and
+        # ends > starts fails anyway. A CR must end a line (the csv module breaks a line at a
+        # lone one); a NUL is no text. Rare bytes are looked for with find (memchr).
+        plain = plain and (
             bool(np.all(counts == width - 1))
             and int(np.count_nonzero(comma)) == (width - 1) * ends.size
-            and np.count_nonzero(part == 13) == np.count_nonzero(part[ends - 1] == 13)
             and bool(np.all(ends > starts))
+            and data.find(b"\0", start, end) < 0
+            and (data.find(b"\r", start, end) < 0 or int(np.count_nonzero(part == 13))
+                 == int(np.count_nonzero(part[ends - 1] == 13)))
         )
-
-    return cuts if all(_in_two_threads(chunk, list(range(len(cuts) - 1)))) else None
-
-
-def _empty_cells(data: bytes, cuts: list[int]) -> bool:
-    """Whether any cell of the rows _plain_rows checked is empty (two adjacent commas, or a
-    comma that starts or ends a line)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-
-    def chunk(n: int) -> bool:
-        part = buf[cuts[n] : cuts[n + 1]]
-        ends = np.flatnonzero(part == 10)
-        comma = part == 44
-        last = part[ends - 1]
-        before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
-        return (
-            bool(np.any(comma[1:] & comma[:-1]))
-            or bool(part[0] == 44)
-            or bool(np.any(part[ends[:-1] + 1] == 44))
-            or bool(np.any(before == 44))
-        )
-
-    return any(_in_two_threads(chunk, list(range(len(cuts) - 1))))
+        quoted = quoted or data.find(b'"', start, end) >= 0
+        if int(part.max()) >= 128 and not _is_utf8_text(bytes(part)):
+            text = False  # not UTF-8 (a chunk ends at a LF, never inside a character)
+        if not empty:  # ",," (two byte pairs, at even and odd offsets), or a comma at a line end
+            even, odd = part[: part.size // 2 * 2], part[1 : 1 + (part.size - 1) // 2 * 2]
+            last = part[ends - 1]
+            before = np.where(last == 13, part[np.maximum(ends - 2, 0)], last)
+            empty = (
+                bool(np.any(even.view(np.uint16) == _TWO_COMMAS))
+                or bool(np.any(odd.view(np.uint16) == _TWO_COMMAS))
+                or bool(np.any(part[starts] == 44))
+                or bool(np.any(before == 44))
+            )
+        start = end
+        if mapped:
+            upto = start // page * page
+            if upto > released:
+                data.madvise(mmap.MADV_DONTNEED, released, upto - released)  # type: ignore[union-attr]
+                released = upto
+    return _Facts(plain=plain and text, quoted=quoted, empty_cell=empty)
 
 
 _CHUNK = 1 << 20
@@ -668,34 +703,33 @@ _CHUNK = 1 << 20
 _T = TypeVar("_T")
 
 
-def _in_two_threads(work: Callable[[int], _T], items: list[int]) -> list[_T]:
-    """[work(i) for i in items], shared with a second thread when there are enough items.
+class _Beside(Generic[_T]):
+    """`work()` run in a second thread, its result (or exception) taken with result().
 
-    The work is numpy array operations, which release the GIL, so two cores read two halves of
-    the file at once (polars uses every core too). The results keep the order of items.
+    The byte checks are numpy passes, which release the GIL, as polars does while it parses:
+    the two share the cores (polars alone leaves part of one idle).
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if len(items) < 4 or (cores or 1) < 2:
-        return [work(i) for i in items]
-    import threading
 
-    results: list[Any] = [None] * len(items)
-    errors: list[Exception] = []
+    def __init__(self, work: Callable[[], _T]) -> None:
+        import threading
 
-    def run(indices: range) -> None:
-        try:
-            for n in indices:
-                results[n] = work(items[n])
-        except Exception as exc:
-            errors.append(exc)
+        self._result: list[_T] = []
+        self._error: list[BaseException] = []
 
-    helper = threading.Thread(target=run, args=(range(1, len(items), 2),))
-    helper.start()
-    run(range(0, len(items), 2))
-    helper.join()
-    if errors:
-        raise errors[0]
-    return results
+        def run() -> None:
+            try:
+                self._result.append(work())
+            except BaseException as exc:  # handed to the caller by result()
+                self._error.append(exc)
+
+        self._thread = threading.Thread(target=run, name="certgen-byte-checks", daemon=True)
+        self._thread.start()
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error:
+            raise self._error[0]
+        return self._result[0]
 
 
 def _header_end_lines(data: Data, layout: _Layout) -> int:
