@@ -28,12 +28,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from certgen.metrics import Weights, compute_sop_metrics, positive_frames, round_half_away
+
+if TYPE_CHECKING:
+    from certgen.captures.model import FrameTypeCodes
 
 FloatArray = npt.NDArray[np.float64]
 APPLICATION = "Application"
@@ -113,20 +116,24 @@ class DisplayTiming:
 
 
 def compute_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_],
-                             weights: Weights) -> FrameGeneration:
-    """Frame-generation diagnostics of frame times and their types (same length)."""
-    # Counted in C (Counter over the list, numpy's elementwise ==): a Python loop over 1M frames
-    # took half a second of `certgen metrics`.
-    counts = Counter(frame_types.tolist())
-    counts.pop(None, 0)  # NA: no type, in neither count
-    n = sum(counts.values())
-    app = np.asarray(frame_types == APPLICATION, dtype=bool)
+                             weights: Weights, codes: FrameTypeCodes | None = None
+                             ) -> FrameGeneration:
+    """Frame-generation diagnostics of frame times and their types (same length); `codes`,
+    the same types as codes into a table (the PresentMon reader's form), are counted faster."""
+    if codes is not None:  # a bincount: a million frames in about a millisecond
+        counts = Counter(codes.counts())
+        app = codes.of_type(APPLICATION)
+    else:  # Counter over the list and numpy's elementwise ==, both in C
+        counts = Counter(frame_types.tolist())
+        app = np.asarray(frame_types == APPLICATION, dtype=bool)
+    typed = {t: n for t, n in counts.items() if t is not None}  # NA: no type, in neither count
+    n = sum(typed.values())
     generated = n - int(np.count_nonzero(app))
     return FrameGeneration(
         frames=n,
         generated_frames=generated,
         generated_share=round_half_away(generated / n, 4) if n else None,
-        frame_types=tuple(sorted(counts.items())),
+        frame_types=tuple(sorted(typed.items())),
         application=figures_of(frame_times_ms[app], weights),
     )
 
@@ -164,7 +171,8 @@ def compute_frame_diagnostics(capture: Any, weights: Weights) -> FrameDiagnostic
     """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
     fg = None
     if capture.frame_types is not None:
-        fg = compute_frame_generation(capture.frame_times_ms, capture.frame_types, weights)
+        fg = compute_frame_generation(capture.frame_times_ms, capture.frame_types, weights,
+                                      capture.frame_type_codes)
     display = None
     if capture.display_change_ms is not None:
         display = compute_display_timing(capture.display_change_ms,

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from realdata import REAL
 
+from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
 from certgen.errors import CaptureFormatError
-from certgen.framegen import compute_frame_diagnostics
+from certgen.framegen import compute_frame_diagnostics, compute_frame_generation
 from certgen.metrics import compute_metrics, weights_of
 from certgen.sop import load_rules
 
@@ -161,6 +162,12 @@ def test_other_generator_names_count_as_generated_and_na_type_as_unknown(
     assert (fg.frames, fg.generated_frames, fg.generated_share) == (4, 2, 0.5)
     assert fg.frame_types == (("AMD_AFMF", 1), ("Application", 2), ("Intel XeSS-FG", 1))
     assert fg.application is not None and fg.application.frames == 2
+    # The reader's codes and the csv module's strings are counted alike.
+    assert capture.frame_type_codes is not None
+    assert compute_frame_generation(capture.frame_times_ms, capture.frame_types, WEIGHTS) == fg
+    exact = presentmon.exact_path(presentmon_2x(rows=rows, crlf=False), "c.csv")
+    assert exact.frame_type_codes is None
+    assert compute_frame_diagnostics(exact, WEIGHTS).frame_generation == fg
 
 
 def test_all_display_changes_missing_gives_null_figures_not_zero(tmp_path: pathlib.Path) -> None:

@@ -57,6 +57,41 @@ class IncompleteReason:
         return {"code": self.code, **dict(self.params)}
 
 
+@dataclass(frozen=True, eq=False)
+class FrameTypeCodes:
+    """Frame types as codes into a table of names (a reader's compact form of
+    Capture.frame_types): 2 bytes a frame, and counted in C, where a million Python strings
+    take tens of milliseconds to count."""
+
+    names: tuple[str | None, ...]
+    """The table: each type as written (None for a frame with no type)."""
+    codes: npt.NDArray[np.int16]
+    """Per frame, its type's index in `names`."""
+
+    def __getitem__(self, rows: Any) -> FrameTypeCodes:
+        """The same table over the frames `rows` selects (a mask or indices)."""
+        return FrameTypeCodes(self.names, self.codes[rows])
+
+    def names_of(self) -> npt.NDArray[np.object_]:
+        """Per frame, its type (Capture.frame_types)."""
+        types: npt.NDArray[np.object_] = np.array(self.names, dtype=object)[self.codes]
+        return types
+
+    def counts(self) -> dict[str | None, int]:
+        """Frames per type (types written alike in the table are one type)."""
+        tally = np.bincount(self.codes, minlength=len(self.names))
+        out: dict[str | None, int] = {}
+        for name, n in zip(self.names, tally.tolist()):
+            if n:
+                out[name] = out.get(name, 0) + n
+        return out
+
+    def of_type(self, name: str) -> npt.NDArray[np.bool_]:
+        """Per frame, whether its type is `name`."""
+        wanted = [i for i, n in enumerate(self.names) if n == name]
+        return np.isin(self.codes, wanted)
+
+
 @dataclass(frozen=True)
 class Capture:
     """Frame times of one run, as read from one capture file.
@@ -104,6 +139,9 @@ class Capture:
     `FrameType`: "Application", or the generator's name such as "AMD AFMF"), None where a
     cell was NA; None (the whole array) when the capture has no FrameType column. A
     diagnostic only (certgen.framegen): the SOP figures never look at it."""
+    frame_type_codes: FrameTypeCodes | None = None
+    """The frame types as codes into a table, when a reader has them so: `frame_types` is then
+    made from them (give one or the other), and certgen.framegen counts the codes."""
     display_change_ms: npt.NDArray[np.float64] | None = None
     """Beside each frame time, the tool's display-change interval in ms (`MsBetweenDisplayChange`
     / `msBetweenDisplayChange`), NaN where the cell was NA (0 stays 0: not displayed in 1.x);
@@ -130,12 +168,18 @@ class Capture:
                 raise ValueError(f"gpu_ms has {gpu.size} values for {arr.size} frame times")
             gpu.flags.writeable = False
             object.__setattr__(self, "gpu_ms", gpu)
+        if self.frame_type_codes is not None:
+            if self.frame_types is not None:
+                raise ValueError("give frame_types or frame_type_codes, not both")
+            object.__setattr__(self, "frame_types", self.frame_type_codes.names_of())
         if self.frame_types is not None:
             types = np.array(self.frame_types, dtype=object)
             if types.shape != arr.shape:
                 raise ValueError(f"frame_types has {types.size} values for {arr.size} frame times")
             types.flags.writeable = False
             object.__setattr__(self, "frame_types", types)
+        if self.frame_type_codes is not None:
+            self.frame_type_codes.codes.flags.writeable = False
         if self.display_change_ms is not None:
             shown = np.array(self.display_change_ms, dtype=np.float64)
             if shown.shape != arr.shape:

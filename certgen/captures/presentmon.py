@@ -46,7 +46,7 @@ import numpy as np
 
 from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
 from certgen.captures.detect import presentmon_flavour
-from certgen.captures.model import Capture, Group, Hints
+from certgen.captures.model import Capture, FrameTypeCodes, Group, Hints
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
 KEY_COLUMNS = ("Application", "ProcessID", "SwapChainAddress")
@@ -214,8 +214,9 @@ class _Selected(NamedTuple):
     """Dropped=1 (or NA in the display column)."""
     failed: int
     """Dropped=Error."""
-    frame_types: np.ndarray | None
-    """FrameType per row (object: the name, None for NA or empty), None without the column."""
+    frame_types: np.ndarray | FrameTypeCodes | None
+    """FrameType per row (object: the name, None for NA or empty; or the same as codes), None
+    without the column."""
     display: np.ndarray | None
     """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
 
@@ -310,8 +311,6 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     are short by design) the file is read whole and polars reads the last column and one past
     it: a null there is a short row, a value a longer one.
     """
-    import polars as pl
-
     width = len(layout.header)
     if len(set(layout.header)) != width:
         raise _Suspect  # duplicate names (read by position): the csv module judges
@@ -320,11 +319,18 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     if layout.flavour != "ocat":
         try:
             if len(data) <= _WHOLE:
-                frame = _read_whole(data, layout, skip)
+                # The byte checks start before polars is imported (~0.1 s on one core).
+                facts = _Beside(lambda: _byte_facts(data, skip, width))
+                try:
+                    frame = _read_whole(data, layout, skip, facts)
+                finally:
+                    facts.result()  # never left reading a map its caller may close
             else:
                 frame = _read_blocks(data, layout, skip)
         except _Quoted:
             frame = None
+    import polars as pl
+
     if frame is None:
         whole = data if isinstance(data, bytes) else data[:]
         if not _is_utf8_text(whole):
@@ -374,7 +380,7 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
         values = rows["interval"].to_numpy()
         if layout.addend_index is not None:
             values = _exact_sum(values, rows["addend"].to_numpy())
-        types = None if layout.frame_type_index is None else _type_names(rows["ftype"])
+        types = None if layout.frame_type_index is None else _type_codes(rows["ftype"])
         shown = None if layout.display_index is None else rows["shown"].to_numpy()
         dropped = failed = 0
         if layout.dropped_index is not None and not layout.dropped_is_flag:
@@ -406,13 +412,14 @@ class _Quoted(Exception):
     """A block holds a quote: the file is read whole (quoted cells may span lines)."""
 
 
-def _read_whole(data: Data, layout: _Layout, skip: int) -> Any:
+def _read_whole(data: Data, layout: _Layout, skip: int, facts: _Beside[_Facts]) -> Any:
     """The columns read from the whole file in one polars call (files up to _WHOLE).
 
     polars reads the open file itself when it has a name (MappedFile.source), else the bytes
-    in memory, never a copy; the byte checks (_byte_facts) read this map beside it, releasing
-    each chunk once checked, so the file's pages are held once, not twice."""
-    return _read_part(data, layout, skip, plain=True, source=getattr(data, "source", None))
+    in memory, never a copy; the byte checks (`facts`, already running) read this map beside
+    it, releasing each chunk once checked, so the file's pages are held once, not twice."""
+    return _read_part(data, layout, skip, plain=True, source=getattr(data, "source", None),
+                      facts=facts)
 
 
 def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
@@ -448,13 +455,14 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
 
 
 def _read_part(
-    data: Data, layout: _Layout, skip: int, *, plain: bool, source: str | None = None
+    data: Data, layout: _Layout, skip: int, *, plain: bool, source: str | None = None,
+    facts: _Beside[_Facts] | None = None,
 ) -> Any:
     """The read columns of `data` (rows after `skip` lines) as a DataFrame: `interval`,
     `addend` (CPUWait, when summed), `flag` (the Dropped token, or True where the display
     column is NA) and the keys (_KEYS, categorical); _Suspect when polars' reading could differ
     from the csv module's (see _fast). polars reads `source` (the same file, by name) when
-    given, else `data`; the byte checks always read `data`."""
+    given, else `data`; the byte checks (`facts` when already started) always read `data`."""
     import polars as pl
 
     header = layout.header
@@ -507,7 +515,8 @@ def _read_part(
     # are checked in a second thread while polars parses (it leaves part of a core idle).
     as_float = plain
     if plain:
-        facts = _Beside(lambda: _byte_facts(data, skip, width))
+        if facts is None:
+            facts = _Beside(lambda: _byte_facts(data, skip, width))
         try:
             df = read(as_float)
         finally:
@@ -554,21 +563,22 @@ def _read_part(
     return pl.DataFrame(columns)
 
 
-def _type_names(cells: Any) -> np.ndarray:
-    """Categorical FrameType cells as the csv module reads them: the name stripped, None for
-    `NA` or an empty cell. One str object per distinct name (8 bytes a frame, not a string)."""
+def _type_codes(cells: Any) -> FrameTypeCodes:
+    """Categorical FrameType cells as the csv module reads them (the name stripped, None for
+    `NA` or an empty cell), as codes into a table of names: 2 bytes a frame, counted in C."""
     import polars as pl
 
     present = cells.drop_nulls().unique()
     codes = present.to_physical().cast(pl.Int64).to_numpy()
     order = np.argsort(codes)
     names = [_type_name(t) for t in present.cast(pl.String).to_list()]
-    table = np.array([None, *(names[i] for i in order)], dtype=object)
+    table = (None, *(names[i] for i in order))
+    if len(table) > np.iinfo(np.int16).max:
+        raise _Suspect  # tens of thousands of frame types: no tool writes that
     physical = cells.to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
     where = np.searchsorted(codes[order], physical) + 1
     where[physical < 0] = 0
-    types: np.ndarray = table[where]
-    return types
+    return FrameTypeCodes(table, where.astype(np.int16))
 
 
 def _type_name(cell: str) -> str | None:
@@ -982,7 +992,7 @@ def _capture(
     n_missing = int(np.count_nonzero(missing))
     if n_missing:  # the frame columns stay aligned with the frame times
         values = values[~missing]
-        types = None if types is None else types[~missing]
+        types = None if types is None else types[~missing]  # FrameTypeCodes slices alike
         shown = None if shown is None else shown[~missing]
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
@@ -1010,7 +1020,8 @@ def _capture(
         missing_intervals=n_missing,
         hints=hints,
         warnings=tuple(warnings),
-        frame_types=types,
+        frame_types=None if isinstance(types, FrameTypeCodes) else types,
+        frame_type_codes=types if isinstance(types, FrameTypeCodes) else None,
         display_change_ms=shown,
         display_change_column=layout.display_name,
     )
