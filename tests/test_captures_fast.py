@@ -244,23 +244,6 @@ def test_an_empty_cell_elsewhere_beside_na_reads_as_the_csv_module_does(
     assert both[0].missing_intervals == 1  # type: ignore[attr-defined]
 
 
-def test_polars_reads_the_open_file_not_whatever_the_path_names_later(
-    tmp_path: pathlib.Path,
-) -> None:
-    """A mapped capture names its own open file to polars (/proc/self/fd/N): a file put at the
-    same path while it is being read does not change what is read."""
-    from certgen.captures.common import mapped_capture
-
-    (tmp_path / "other").mkdir()
-    path = _write(tmp_path, [_row("10.0")] * 50)
-    other = _write(tmp_path / "other", [_row("20.0")] * 70)
-    with mapped_capture(path, "c.csv") as data:
-        assert getattr(data, "source", None) is not None
-        other.replace(path)
-        capture = presentmon.read_presentmon(data, "c.csv", head=data[:65536])
-    assert capture.frame_times_ms.tolist() == [10.0] * 50
-
-
 REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []
 
 
@@ -269,14 +252,13 @@ REAL_CSVS = sorted(p.name for p in REAL.glob("*.csv")) if REAL.is_dir() else []
 def test_real_files_read_in_small_blocks_as_the_csv_module_does(
     monkeypatch: pytest.MonkeyPatch, name: str, block: int
 ) -> None:
-    """A file above _WHOLE is read a block of whole lines at a time (_BLOCK, 16 MiB): with tiny
-    blocks, every real file gives what the one whole read and the csv module give, through the
-    mapped file too."""
+    """A mapped file is read a block of whole lines at a time (_BLOCK, 64 MiB): with tiny
+    blocks, every real file gives what one block and the csv module give, through the mapped
+    file too."""
     monkeypatch.setattr(presentmon, "_BLOCK", block)
-    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     path = REAL / name
     [whole] = read_capture_file(path, name=name)
-    monkeypatch.undo()  # the defaults: one polars read of the whole file
+    monkeypatch.undo()  # the default: one block
     [once] = read_capture_file(path, name=name)
     _assert_same(whole, once)
     data = path.read_bytes()
@@ -291,7 +273,6 @@ def test_many_blocks_read_the_same(
     """Blocks of a few lines, through the mapped file: the same capture as the csv module's,
     with NA intervals and dropped frames in every block."""
     monkeypatch.setattr(presentmon, "_BLOCK", 300)
-    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     rows = [
         _row("NA" if i % 29 == 0 else f"{7 + i % 13}.{i % 1000:03d}",
              dropped="1" if i % 17 == 0 else "0", time=f"{i * 0.0071:.6f}")
@@ -329,7 +310,6 @@ def test_a_bad_row_in_a_later_block_keeps_its_line_number(
     """A block after the first one with a row the fast path cannot vouch for: the exact path
     names the line (a quote sends the whole file to the quoted route, which declines too)."""
     monkeypatch.setattr(presentmon, "_BLOCK", 256)
-    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     wrong = _row("7.262") + bad if bad != "" else "Game.exe,7124,0x1,DXGI,0,0,0,1.0,7.262"
     rows = [_row("7.262")] * 300 + [wrong] + [_row("7.262")] * 20
     path = _write(tmp_path, rows)
@@ -344,7 +324,6 @@ def test_a_quote_in_a_later_block_is_read_whole(
     """Quoted cells may span lines, so a quote found in a later block sends the whole file to
     the quoted route, which still reads it without the csv module."""
     monkeypatch.setattr(presentmon, "_BLOCK", 256)
-    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     rows = [_row("7.262")] * 300 + [_row("8.5", tail='"0.472"')] + [_row("7.262")] * 20
     path = _write(tmp_path, rows)
     exact = presentmon.exact_path(path.read_bytes(), path.name)

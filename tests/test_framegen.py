@@ -222,7 +222,6 @@ def test_the_frame_columns_come_from_the_one_read_of_the_file(
 
     monkeypatch.setattr(pl, "read_csv", counting)
     monkeypatch.setattr(presentmon, "_BLOCK", block)
-    monkeypatch.setattr(presentmon, "_WHOLE", 0)
     capture = _capture(data, tmp_path)
     assert sum(parsed) == len(data) - len(b"\xef\xbb\xbf" + HEADER.encode() + b"\r\n")
     assert capture.frame_times_ms.tolist() == [16, 16, 16, 17.5]  # the NA interval left out

@@ -102,20 +102,8 @@ def _open_capture(path: pathlib.Path, name: str) -> int:
 
 
 Data = bytes | mmap.mmap
-"""A capture's bytes: in memory, or a read-only map of its file (read_capture_file, a
-MappedFile), which the PresentMon-family reader releases as it goes."""
-
-
-class MappedFile(mmap.mmap):
-    """A read-only map of an open capture file that also names that open file (`source`).
-
-    A reader that opens the file itself (polars maps it and parses it on every core, with no
-    copy) is given `source`, `/proc/self/fd/N` on Linux: the very file this maps, even if the
-    path was since replaced or removed, so both read the same bytes. None where there is no
-    such name; the reader then takes the bytes.
-    """
-
-    source: str | None = None
+"""A capture's bytes: in memory, or a read-only map of its file (read_capture_file), which the
+PresentMon-family reader takes a block at a time and releases as it goes."""
 
 
 @contextlib.contextmanager
@@ -136,10 +124,7 @@ def mapped_capture(path: pathlib.Path, name: str) -> Iterator[Data]:
                 )
             mapped: Data = b""
             if size:
-                mapped = MappedFile(fd, size, access=mmap.ACCESS_READ)
-                own = f"/proc/self/fd/{fd}"
-                if os.path.exists(own):
-                    mapped.source = own
+                mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
         except OSError as exc:
             raise CaptureFormatError(
                 f"cannot read the file ({exc.strerror})", file=name

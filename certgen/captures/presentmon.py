@@ -300,16 +300,16 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     What polars reads is judged to be what the csv module would read: `NA` is a missing value
     and nothing else is (an empty cell, a short row or a number polars cannot parse is suspect);
     numbers go through polars' correctly rounding parser (the same float as Python's float());
-    non-finite ones are suspect. A file without quotes (what capture tools write) up to _WHOLE
-    bytes is parsed by one polars call on every core, straight from the open file's pages
-    (_read_whole); a larger one a block of whole lines at a time (_BLOCK bytes, each released
-    once read), so memory then holds the columns read, never the whole file. Beside each polars
-    call, one pass over the same bytes (_byte_facts, in a second thread) proves every row as
-    wide as the header, no lone CR, no NUL, valid UTF-8, and says whether there is a quote or an
-    empty cell; the numeric columns are read as Float64 with `NA` as null, and read again as
-    text and cast when a null there could be an empty cell. With quotes (or OCAT, whose rows
-    are short by design) the file is read whole and polars reads the last column and one past
-    it: a null there is a short row, a value a longer one.
+    non-finite ones are suspect. A file without quotes (what capture tools write) is parsed by
+    polars on every core: bytes in memory in one call, a mapped file a block of whole lines at
+    a time (_BLOCK bytes, each released once read, so memory holds the columns read, never the
+    whole file). Beside each polars call, one pass over the same bytes (_byte_facts, in a
+    second thread) proves every row as wide as the header, no lone CR, no NUL and valid UTF-8,
+    and says whether there is a quote or an empty cell; the numeric columns are read as
+    Float64 with `NA` as null, and read again as text and cast when a null there could be an
+    empty cell. With quotes (or OCAT, whose rows are short by design) the file is read whole
+    and polars reads the last column and one past it: a null there is a short row, a value a
+    longer one.
     """
     width = len(layout.header)
     if len(set(layout.header)) != width:
@@ -318,13 +318,8 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
     frame = None
     if layout.flavour != "ocat":
         try:
-            if len(data) <= _WHOLE:
-                # The byte checks start before polars is imported (~0.1 s on one core).
-                facts = _Beside(lambda: _byte_facts(data, skip, width))
-                try:
-                    frame = _read_whole(data, layout, skip, facts)
-                finally:
-                    facts.result()  # never left reading a map its caller may close
+            if isinstance(data, bytes):  # in memory already: one call, which copies nothing
+                frame = _read_part(data, layout, skip, plain=True)
             else:
                 frame = _read_blocks(data, layout, skip)
         except _Quoted:
@@ -396,30 +391,15 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
 _KEYS = ("k0", "k1", "k2")
 """The key columns (Application, ProcessID, SwapChainAddress) in the frame _read_part gives."""
 
-_WHOLE = 1 << 29
-"""Files up to this size (512 MiB, a 1M-frame FrameView log) are parsed by one polars call on
-every core, straight from the file's pages; larger ones a block at a time (_BLOCK), so that
-memory stays bounded whatever the file's size."""
-
-_BLOCK = 1 << 24
-"""Bytes of a file the fast path reads at a time (16 MiB, cut at a line end). Below glibc's
-largest dynamic mmap threshold (32 MiB): each block's copy then reuses the heap memory the
-last one freed, where a 32 MiB copy is a fresh mapping faulted in page by page (~0.25 s more
-on a 350 MB file)."""
+_BLOCK = 1 << 26
+"""Bytes of a mapped file the fast path reads at a time (64 MiB, cut at a line end): large
+enough that polars parses each on every core, small enough that memory holds the columns
+read and a block or two, never the whole file. Measured against one read of the whole file
+(polars mapping it itself): as fast, at half the peak memory (bench/run.py a2, a3)."""
 
 
 class _Quoted(Exception):
     """A block holds a quote: the file is read whole (quoted cells may span lines)."""
-
-
-def _read_whole(data: Data, layout: _Layout, skip: int, facts: _Beside[_Facts]) -> Any:
-    """The columns read from the whole file in one polars call (files up to _WHOLE).
-
-    polars reads the open file itself when it has a name (MappedFile.source), else the bytes
-    in memory, never a copy; the byte checks (`facts`, already running) read this map beside
-    it, releasing each chunk once checked, so the file's pages are held once, not twice."""
-    return _read_part(data, layout, skip, plain=True, source=getattr(data, "source", None),
-                      facts=facts)
 
 
 def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
@@ -454,20 +434,31 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
     return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
 
 
-def _read_part(
-    data: Data, layout: _Layout, skip: int, *, plain: bool, source: str | None = None,
-    facts: _Beside[_Facts] | None = None,
-) -> Any:
+def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
     """The read columns of `data` (rows after `skip` lines) as a DataFrame: `interval`,
     `addend` (CPUWait, when summed), `flag` (the Dropped token, or True where the display
     column is NA) and the keys (_KEYS, categorical); _Suspect when polars' reading could differ
-    from the csv module's (see _fast). polars reads `source` (the same file, by name) when
-    given, else `data`; the byte checks (`facts` when already started) always read `data`."""
+    from the csv module's (see _fast)."""
+    width = len(layout.header)
+    # The byte checks of a plain read run in a second thread beside polars (which leaves part
+    # of a core idle), started first: polars' first import takes ~0.1 s of one core.
+    facts = _Beside(lambda: _byte_facts(data, skip, width)) if plain else None
+    try:
+        return _read_checked(data, layout, skip, facts)
+    finally:
+        if facts is not None:
+            facts.result()  # never left running on bytes its caller may release
+
+
+def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts] | None
+                  ) -> Any:
+    """_read_part's work, with its byte checks (`facts`, already started) for a plain read."""
     import polars as pl
 
     header = layout.header
     width = len(header)
     ocat = layout.flavour == "ocat"
+    plain = facts is not None
     names = [f"c{i}" for i in range(width + 1)]
     numeric = {layout.interval_index}
     if layout.addend_index is not None:
@@ -484,10 +475,6 @@ def _read_part(
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
 
-    # polars takes a file name or bytes (a map would be read into a copy through .read()).
-    parsed: str | bytes = source if source is not None else (
-        data if isinstance(data, bytes) else data[:])
-
     def read(as_float: bool) -> Any:
         schema: dict[str, Any] = {
             n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
@@ -496,7 +483,7 @@ def _read_part(
             schema.update({names[i]: pl.Float64 for i in numeric})
         try:
             return pl.read_csv(
-                parsed,
+                data,
                 has_header=False,
                 skip_lines=skip,
                 columns=list(wanted),
@@ -511,12 +498,9 @@ def _read_part(
             raise _Suspect from exc
 
     # Numbers as Float64 with `NA` as null, unless a null there could be an empty cell (which
-    # polars also reads as null): then as text, judged by _numbers. The bytes of a plain read
-    # are checked in a second thread while polars parses (it leaves part of a core idle).
+    # polars also reads as null): then as text, judged by _numbers.
     as_float = plain
-    if plain:
-        if facts is None:
-            facts = _Beside(lambda: _byte_facts(data, skip, width))
+    if facts is not None:
         try:
             df = read(as_float)
         finally:
@@ -644,9 +628,9 @@ class _Facts(NamedTuple):
     """Two adjacent commas, or a comma that starts or ends a line."""
 
 
-def _byte_facts(data: Data, skip: int, width: int) -> _Facts:
+def _byte_facts(data: bytes, skip: int, width: int) -> _Facts:
     """One pass over the bytes after the first `skip` lines, in cache-sized chunks cut at line
-    ends, each released once read when `data` is a mapped file.
+    ends.
 
     Per-line comma counts are summed in uint8 (or uint16), which wraps; with the exact total
     also equal, no line can be off by a multiple of the wrap (width - 1 is below it, so no count
@@ -660,9 +644,6 @@ def _byte_facts(data: Data, skip: int, width: int) -> _Facts:
         return _Facts(plain=False, quoted=data.find(b'"', start) >= 0, empty_cell=False)
     buf = np.frombuffer(data, dtype=np.uint8)
     wrap = np.uint8 if width - 1 < 255 else np.uint16
-    mapped = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
-    page = mmap.ALLOCATIONGRANULARITY
-    released = 0
     plain, quoted, empty = True, False, False
     text = _is_utf8_text(data[:start])
     while start < size:
@@ -699,11 +680,6 @@ def _byte_facts(data: Data, skip: int, width: int) -> _Facts:
                 or bool(np.any(before == 44))
             )
         start = end
-        if mapped:
-            upto = start // page * page
-            if upto > released:
-                data.madvise(mmap.MADV_DONTNEED, released, upto - released)  # type: ignore[union-attr]
-                released = upto
     return _Facts(plain=plain and text, quoted=quoted, empty_cell=empty)
 
 
