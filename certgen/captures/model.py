@@ -57,6 +57,17 @@ class IncompleteReason:
         return {"code": self.code, **dict(self.params)}
 
 
+def _frozen(values: Any, dtype: Any) -> Any:
+    """`values` as a read-only array of `dtype` that nothing else can change: an array that
+    owns its data is frozen in place (a reader's fresh column: no copy of a million values),
+    anything else (a list, a view, another dtype) is copied first."""
+    arr = np.asarray(values, dtype=dtype)
+    if arr is values and (arr.base is not None or not arr.flags.owndata):
+        arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
 @dataclass(frozen=True, eq=False)
 class FrameTypeCodes:
     """Frame types as codes into a table of names (a reader's compact form of
@@ -163,27 +174,24 @@ class Capture:
             arr.flags.writeable = False
         object.__setattr__(self, "frame_times_ms", arr)
         if self.gpu_ms is not None:
-            gpu = np.array(self.gpu_ms, dtype=np.float64)
+            gpu = _frozen(self.gpu_ms, np.float64)
             if gpu.shape != arr.shape:
                 raise ValueError(f"gpu_ms has {gpu.size} values for {arr.size} frame times")
-            gpu.flags.writeable = False
             object.__setattr__(self, "gpu_ms", gpu)
         if self.frame_type_codes is not None:
             if self.frame_types is not None:
                 raise ValueError("give frame_types or frame_type_codes, not both")
             object.__setattr__(self, "frame_types", self.frame_type_codes.names_of())
         if self.frame_types is not None:
-            types = np.array(self.frame_types, dtype=object)
+            types = _frozen(self.frame_types, object)
             if types.shape != arr.shape:
                 raise ValueError(f"frame_types has {types.size} values for {arr.size} frame times")
-            types.flags.writeable = False
             object.__setattr__(self, "frame_types", types)
         if self.frame_type_codes is not None:
             self.frame_type_codes.codes.flags.writeable = False
         if self.display_change_ms is not None:
-            shown = np.array(self.display_change_ms, dtype=np.float64)
+            shown = _frozen(self.display_change_ms, np.float64)
             if shown.shape != arr.shape:
                 raise ValueError(
                     f"display_change_ms has {shown.size} values for {arr.size} frame times")
-            shown.flags.writeable = False
             object.__setattr__(self, "display_change_ms", shown)
