@@ -66,8 +66,22 @@ def test_four_groups_of_18_frames_the_first_seen_wins_with_a_warning() -> None:
     assert capture.warnings == (
         "close group choice: Presenter.exe (pid 2032, swap chain 0x29A5884FF18) (18 frames) was "
         "chosen over Presenter.exe (pid 10792, swap chain 0x20979A6D5F8) (18 frames) because it "
-        "was seen first in the file; check that it is the game (--process names an application)",
+        "was seen first in the file; check that it is the game (--process names an application, "
+        "or one group as printed here: --process \"Presenter.exe (pid 10792, swap chain "
+        "0x20979A6D5F8)\" reads the other)",
     )
+    # Each of the four is chosen by its pid (the swap chain may be left out, case and zeros
+    # of the address do not matter), and a pid of no such process lists the groups.
+    for pid, swap in (("10792", "0x20979A6D5F8"), ("8320", "0x15eFD8424E0"),
+                      ("11648", "0x00001B95496E4B0")):
+        for process in (f"Presenter.exe (pid {pid})", f"presenter.exe (pid {pid}, swap chain {swap})"):
+            chosen = every_path(data, process=process)
+            assert chosen.group is not None and chosen.group.process_id == pid, process
+            assert chosen.warnings == ()
+    with pytest.raises(CaptureFormatError, match=r"no group 'Presenter.exe \(pid 1\)'; groups: "):
+        read_capture(data, name="pm.csv", process="Presenter.exe (pid 1)")
+    with pytest.raises(CaptureFormatError, match="no group"):
+        read_capture(data, name="pm.csv", process="Presenter.exe (pid 2032, swap chain 0x1)")
 
 
 def test_first_seen_is_the_first_row_not_the_biggest_block() -> None:
@@ -83,8 +97,13 @@ def test_a_null_swap_chain_loses_to_a_real_one(null: str) -> None:
     assert capture.warnings == (
         "close group choice: Game.exe (pid 40, swap chain 0x1D5E3F2A070) (20 frames) was chosen "
         f"over Game.exe (pid 40, swap chain {null}) (30 frames) because a real swap chain comes "
-        "before 0x0; check that it is the game (--process names an application)",
+        "before 0x0; check that it is the game (--process names an application, or one group as "
+        f"printed here: --process \"Game.exe (pid 40, swap chain {null})\" reads the other)",
     )
+    # The other swap chain of the same process, by its address as printed.
+    chosen = every_path(data, process=f"Game.exe (pid 40, swap chain {null})")
+    assert chosen.group is not None and chosen.group.swap_chain == null
+    assert chosen.frame_times_ms.size == 30
 
 
 def test_a_null_swap_chain_far_behind_raises_no_warning() -> None:
@@ -140,7 +159,8 @@ def test_a_runner_up_within_10_percent_is_warned_about(runner: int, warned: bool
     expected = (
         f"close group choice: a.exe (pid 1, swap chain 0x1) (20 frames) was chosen over b.exe "
         f"(pid 2, swap chain 0x2) ({runner} frames) because it has more frames; check that it "
-        "is the game (--process names an application)",
+        "is the game (--process names an application, or one group as printed here: "
+        "--process \"b.exe (pid 2, swap chain 0x2)\" reads the other)",
     )
     assert capture.warnings == (expected if warned else ())
 

@@ -7,6 +7,7 @@ import json
 import pathlib
 
 import pytest
+from realdata import REAL
 
 from certgen.cli import main
 
@@ -121,6 +122,29 @@ def test_a_process_with_no_name_prints_sensibly_and_is_chosen_with_an_empty_proc
     assert (code, out) == (1, "")
     assert err == ("certgen: pm.csv: no process named 'x.exe'; groups: g.exe (pid 7, swap chain "
                    "0x2): 3 rows; (no name) (pid 520, swap chain 0x1): 2 rows\n")
+    # The group as printed picks it too.
+    code, out, err = run(["metrics", "--json", "--process", "(no name) (pid 520)", "pm.csv"],
+                         capsys)
+    [entry] = json.loads(out)
+    assert (code, entry["group"]) == (0, "(no name) (pid 520, swap chain 0x1)")
+
+
+def test_two_processes_of_one_name_are_told_apart_by_the_printed_group(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real test_case_0 (PresentMon 2.1.0) has four Presenter.exe processes of 18 frames:
+    the warning names how to read another, and that is what reads it."""
+    path = str(REAL / "PresentMon-2.1.0_test_case_0.csv")
+    code, out, _ = run(["metrics", "--json", path], capsys)
+    [entry] = json.loads(out)
+    assert code == 0
+    [close] = [w for w in entry["warnings"] if w.startswith("close group choice")]
+    other = close.split('--process "')[1].split('" reads the other')[0]
+    assert other.startswith("Presenter.exe (pid ") and other != entry["group"]
+    code, out, _ = run(["metrics", "--json", "--process", other, path], capsys)
+    [chosen] = json.loads(out)
+    assert (code, chosen["group"], chosen["frames"]) == (0, other, 18)
+    assert chosen["warnings"] == [w for w in chosen["warnings"] if "close group" not in w]
 
 
 @pytest.mark.parametrize("forced", ["presentmon", "ocat", "frameview"])

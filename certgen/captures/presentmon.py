@@ -38,6 +38,7 @@ import codecs
 import csv
 import io
 import mmap
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -889,14 +890,44 @@ def _groups_in_file_order(groups: list[tuple[tuple[str, str, str], int]]) -> lis
     return [Group(a, p, s, n) for (a, p, s), n in groups]
 
 
+_GROUP_LABEL = re.compile(
+    r"(?P<name>.*?) \(pid (?P<pid>[^,()]+?)(?:, swap chain (?P<swap>[^,()]+?))?\)", re.DOTALL)
+"""`--process` naming one group as Group.label prints it: "Game.exe (pid 7124)", optionally
+with ", swap chain 0x1" before the closing parenthesis."""
+
+
+def process_matches(process: str, group: Group) -> bool:
+    """Whether `--process` (or card.yaml `process:`) names this group: an application name
+    (ignoring case), or a group as certgen prints it, "NAME (pid PID)" or "NAME (pid PID, swap
+    chain ADDRESS)", which tells apart two processes (or swap chains) of one application."""
+    label = _GROUP_LABEL.fullmatch(process.strip())
+    if label is None:
+        return group.application.casefold() == process.strip().casefold()
+    name = label["name"].strip()
+    if name == "(no name)":
+        name = ""
+    swap = label["swap"]
+    return (group.application.casefold() == name.casefold()
+            and group.process_id == label["pid"].strip()
+            and (swap is None or _same_address(group.swap_chain, swap.strip())))
+
+
+def _same_address(a: str, b: str) -> bool:
+    """Two swap chain addresses alike as hexadecimal numbers (0x1 is 0x0000000000000001)."""
+    try:
+        return int(a, 16) == int(b, 16)
+    except ValueError:
+        return a.casefold() == b.casefold()
+
+
 def _choose(
     groups: list[Group], process: str | None, name: str
 ) -> tuple[Group, list[Group], list[str]]:
     """(the group to read, the others most frames first, warnings): the group rule.
 
-    `groups` are in the order first seen in the file. Candidates: the groups of the application
-    `process` names, or by default every group that is not a system process (all groups when
-    only system processes presented). Among candidates: a real swap chain before 0x0, then most
+    `groups` are in the order first seen in the file. Candidates: the groups `process` names
+    (process_matches: an application, or one process or swap chain of it), or by default every
+    group that is not a system process (all groups when only system processes presented). Among candidates: a real swap chain before 0x0, then most
     frames, then first seen. A warning names system processes passed over by that rule, and any
     runner-up with as many frames as the chosen group or within 10 % of it.
     """
@@ -910,12 +941,12 @@ def _choose(
         others = [g for g in groups if not is_system_process(g.application)]
         candidates = others or groups
     else:
-        wanted = process.strip().casefold()
-        candidates = [g for g in groups if g.application.casefold() == wanted]
+        candidates = [g for g in groups if process_matches(process, g)]
         if not candidates:
             listed = "; ".join(f"{g.label()}: {g.frames} rows"
                                for g in sorted(groups, key=lambda g: (-g.frames, first_seen[g])))
-            raise CaptureFormatError(f"no process named {process!r}; groups: {listed}", file=name)
+            what = "group" if _GROUP_LABEL.fullmatch(process.strip()) else "process named"
+            raise CaptureFormatError(f"no {what} {process!r}; groups: {listed}", file=name)
     ranked = sorted(candidates, key=rank)
     chosen = ranked[0]
     if process is None and not others:
@@ -942,7 +973,8 @@ def _choose(
         warnings.append(
             f"close group choice: {chosen.label()} ({chosen.frames} frames) was chosen over "
             f"{runner.label()} ({runner.frames} frames) because {why}; check that it is the "
-            "game (--process names an application)"
+            f"game (--process names an application, or one group as printed here: "
+            f"--process \"{runner.label()}\" reads the other)"
         )
     left_out = sorted((g for g in groups if g != chosen), key=lambda g: (-g.frames, first_seen[g]))
     return chosen, left_out, warnings

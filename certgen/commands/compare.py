@@ -39,7 +39,9 @@ def parse_langs(value: str) -> list[str]:
 @click.option("--series", "series", type=click.Path(dir_okay=False, path_type=Path),
               help="A paired-series file (YAML: pairs of before/after captures, optional pilot).")
 @click.option("--format", "fmt", default=None, help="Force a capture reader (see certgen metrics).")
-@click.option("--process", default=None, help="PresentMon family: the Application to read.")
+@click.option("--process", default=None,
+              help="PresentMon family: the application to read, or one group as certgen prints "
+              "it, e.g. 'Game.exe (pid 7124)'.")
 @click.option("--date", "date", default=None, type=click.DateTime(formats=["%Y-%m-%d"]),
               help="Date to print on the report (YYYY-MM-DD). SOURCE_DATE_EPOCH, when set, "
               "takes precedence; with neither, the report prints no date.")

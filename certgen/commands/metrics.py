@@ -232,7 +232,8 @@ def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
 )
 @click.option(
     "--process", default=None, metavar="NAME",
-    help="Application to read from a multi-process PresentMon capture (default: most frames).",
+    help="PresentMon family: the application to read, or one group as certgen prints it, e.g. "
+    "'Game.exe (pid 7124)' (default: the group rule, docs/spec/captures.md).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array, one object per capture.")
 def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool) -> None:
