@@ -424,8 +424,10 @@ def test_report_names_what_was_compared(named_report: Path, lang: str, heads: tu
     assert f"<title>{heads[0]}</title>" in html and f"<h1>{heads[0]}</h1>" in top
     for head in heads[1:]:
         assert f"<dt>{head}</dt>" in top
+    captured = {"en": "November 20, 2026, 10:00\u202fAM", "ru": "20 ноября 2026\u202fг., 10:00",
+                "pt": "20 de novembro de 2026 10:00"}[lang]  # the tool's 2026-11-20T10:00:00
     for value in ("Driver 24.10.1 → 24.12.1 &lt;b&gt;x&lt;/b&gt;", "Cyberpunk 2077",
-                  "Illustrative RX 7800 XT", "2560x1440, Ultra", "2026-11-20T10:00:00",
+                  "Illustrative RX 7800 XT", "2560x1440, Ultra", f"<dd>{captured}</dd>",
                   "change/before.json", "change/after.json"):
         assert value in top, value
     assert "<b>x</b>" not in html

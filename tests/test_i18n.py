@@ -121,6 +121,17 @@ def test_dates_in_each_language() -> None:
     assert i18n.fmt_date("2026-11-29", "pt") == "29 de novembro de 2026"
 
 
+def test_capture_moments_in_each_language() -> None:
+    """A capture's date as its tool wrote it (CapFrameX JSON and CSV): an ISO date-time in the
+    locale's words, other text as written, never a guessed time zone."""
+    assert i18n.fmt_moment("2026-11-20T10:00:00", "en") == "November 20, 2026, 10:00\u202fAM"
+    assert i18n.fmt_moment("2019-03-30 12:01:36", "ru") == "30 марта 2019\u202fг., 12:01"
+    assert i18n.fmt_moment("2026-11-20T10:00:00", "pt") == "20 de novembro de 2026 10:00"
+    assert i18n.fmt_moment("2019-03-30", "ru") == "30 марта 2019\u202fг."
+    assert i18n.fmt_moment("30.03.2019 12:01", "pt") == "30.03.2019 12:01"
+    assert i18n.fmt_moment(None, "en") == "—"
+
+
 def test_missing_translation_is_an_error_not_english() -> None:
     with pytest.raises(RenderError) as info:
         i18n.gettext_for("ru")("A sentence nobody translated")

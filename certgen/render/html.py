@@ -36,6 +36,7 @@ _FILTERS = {
     "fmt_percentile": i18n.fmt_percentile,
     "date": i18n.fmt_date,
     "fmt_date": i18n.fmt_date,
+    "moment": i18n.fmt_moment,
 }
 
 

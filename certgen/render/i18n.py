@@ -274,6 +274,29 @@ def fmt_date(value: str | dt.date | dt.datetime | None, lang: str, style: str = 
     return format_date(parse_date(value), format=style, locale=lang)
 
 
+def fmt_moment(value: str | None, lang: str) -> str:
+    """When a capture was made, as its tool wrote it: an ISO date or date-time ("2026-11-20",
+    "2026-11-20T10:00:00", "2019-03-30 12:01:36") in the locale's long form ("20 ноября
+    2026 г., 10:00"), any other text exactly as written; None → "—". The time is the tool's own
+    clock: no time zone is known, so none is shown or assumed."""
+    if value is None:
+        return DASH
+    text = value.strip()
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return value
+    from babel.dates import format_date, format_time, get_datetime_format
+
+    day = format_date(when.date(), format="long", locale=lang)
+    if len(text) <= len("YYYY-MM-DD"):
+        return day
+    clock = format_time(when.time(), format="short", locale=lang)
+    # The locale's way of joining a date and a time ("{1}, {0}", "{1} {0}"), literals unquoted.
+    joined: str = str(get_datetime_format("long", locale=lang)).replace("'", "")
+    return joined.format(clock, day)
+
+
 # --- glossary ------------------------------------------------------------------------------
 
 
