@@ -12,6 +12,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from syrupy.assertion import SnapshotAssertion
 from realdata import REAL
 
 from certgen.captures import presentmon
@@ -386,7 +387,7 @@ def test_record_with_frame_diagnostics_round_trips_byte_for_byte() -> None:
     ("pt", "Geração de quadros e exibição", "diagnóstico, fora da avaliação", "de 8 quadros"),
 ])
 def test_certificate_shows_a_labelled_note_only_for_runs_with_diagnostics(
-    lang: str, title: str, tag: str, share: str
+    lang: str, title: str, tag: str, share: str, snapshot: SnapshotAssertion
 ) -> None:
     from recordkit import complete_record
 
@@ -396,6 +397,10 @@ def test_certificate_shows_a_labelled_note_only_for_runs_with_diagnostics(
         complete_record({"runs": [{"frame_diagnostics": DIAG}]}), lang, record_sha256="0" * 64)
     assert title in with_diag and tag in with_diag and share in with_diag
     assert 'class="frame-diagnostics"' in with_diag
+    # The section as rendered: the figures named in words, as elsewhere on the page.
+    section = with_diag.split('<section class="frame-diagnostics">', 1)[1].split("</section>")[0]
+    assert "F₁" not in section and "F₀.₁" not in section
+    assert section == snapshot
     for absent in ({}, {"frame_diagnostics": {"frame_generation": None, "display": None}}):
         html = render_certificate_html(complete_record({"runs": [absent]}), lang,
                                        record_sha256="0" * 64)
