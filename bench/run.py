@@ -1,15 +1,18 @@
 """certgen benchmarks: each figure is the median of several repeats, set against a peer
 measured in the same run, so the ratios hold on any machine (`make bench`).
 
-a) `certgen metrics FILE --json` as a whole process (start-up and imports included) against a
-   whole `python -c` process doing the same work with polars: read the key columns and
-   MsBetweenPresents (`NA` as null), choose the game's group (the largest that is not a system
-   process, as certgen does in the common case), drop the nulls, compute the same average and
-   slowest-k lows. Three shapes: a1) PresentMon 1.x, one process (bench/gen_presentmon.py);
-   a2) PresentMon 2.x, BOM, CRLF, dwm.exe rows interleaved, `NA` in each swap chain's first
-   present; a3) FrameView, its 110-column header and `NA` cells (bench/gen_shapes.py); 1M game
-   frames each. Target ratio <= 1.0 in time and <= 1.5 in peak memory (ru_maxrss of each child,
-   from os.wait4). Both run with bytecode caching on (as installed packages do; see
+a) `certgen metrics FILE --json` as a whole process (start-up and imports included) against
+   whole `python -c` processes doing the work with polars: the issue's peer reads the key
+   columns and MsBetweenPresents (`NA` as null), chooses the game's group (the largest that is
+   not a system process, as certgen does in the common case), drops the nulls and computes the
+   same average and slowest-k lows; the same-work peer also reads the columns certgen reads for
+   its other figures (the dropped marker, FrameType, the display change) and computes the same
+   kinds of figures from them. Three shapes: a1) PresentMon 1.x, one process
+   (bench/gen_presentmon.py); a2) PresentMon 2.x, BOM, CRLF, dwm.exe rows interleaved, `NA` in
+   each swap chain's first present; a3) FrameView, its 110-column header and `NA` cells
+   (bench/gen_shapes.py); 1M game frames each. Target ratio <= 1.0 in time and <= 1.5 in peak
+   memory (ru_maxrss of each child, taken by bench/spawn.py, so that no child inherits this
+   process's own peak). All run with bytecode caching on (as installed packages do; see
    process_env) and interleaved, after one uncounted warm-up round. a1 also shows the older
    column-only peer (no grouping) for reference.
 b) the SOP figures alone (certgen.metrics.compute_sop_metrics) on 1M frames against one np.sum
