@@ -462,10 +462,14 @@ def build_page(slug: str, lang: str, rules: Rules | None = None) -> ExplainerPag
     figures: dict[str, Value] = dict(explainer_figures(rules))
     if slug in SAMPLE_PAGES:
         figures.update(sample_figures())
+    from certgen.render.i18n import bind_short_words
+
     meta, body = split_front_matter(text, source)
-    filled = fill_placeholders(body, figures, lang, source)
-    title = fill_placeholders(meta["title"], figures, lang, source)
-    description = fill_placeholders(meta["description"], figures, lang, source)
+    # The language's typesetting (no-break spaces) once the figures are in.
+    filled = bind_short_words(fill_placeholders(body, figures, lang, source), lang)
+    title = bind_short_words(fill_placeholders(meta["title"], figures, lang, source), lang)
+    description = bind_short_words(fill_placeholders(meta["description"], figures, lang, source),
+                                   lang)
     return ExplainerPage(
         slug=slug,
         lang=lang,

@@ -117,6 +117,18 @@ def test_changing_a_weight_changes_the_page() -> None:
         assert f"&= {new_score}" in after.markdown
 
 
+@pytest.mark.parametrize("slug", PAGES)
+def test_russian_explainers_are_typeset(slug: str) -> None:
+    """No line of a Russian explainer ends with a one-letter word: its space is a no-break one
+    (formulas and code keep theirs)."""
+    from certgen.render.i18n import bind_short_words
+
+    page = build_page(slug, "ru", load_rules())
+    for text in (page.markdown, page.title, page.description):
+        assert bind_short_words(text, "ru") == text
+    assert "\u00a0" in page.markdown
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("slug", PAGES)
 def test_explainer_page_html_snapshot(slug: str, lang: str, snapshot) -> None:  # type: ignore[no-untyped-def]

@@ -382,7 +382,7 @@ def test_record_with_frame_diagnostics_round_trips_byte_for_byte() -> None:
 
 @pytest.mark.parametrize(("lang", "title", "tag", "share"), [
     ("en", "Frame generation and display timing", "diagnostic, not graded", "50.00% of 8 frames"),
-    ("ru", "Генерация кадров и вывод на экран", "диагностика, в оценку не входит",
+    ("ru", "Генерация кадров и\u00a0вывод на экран", "диагностика, в\u00a0оценку не входит",
      "из 8 кадров"),
     ("pt", "Geração de quadros e exibição", "diagnóstico, fora da avaliação", "de 8 quadros"),
 ])

@@ -132,6 +132,29 @@ def test_capture_moments_in_each_language() -> None:
     assert i18n.fmt_moment(None, "en") == "—"
 
 
+def test_russian_one_letter_words_are_bound_to_the_next_word() -> None:
+    """Russian typesetting: no line ends with "в", "к", "с", "о", "у", "и", "а" or "я"; formulas,
+    code and placeholders keep their spaces, and other languages are left alone."""
+    nb = "\u00a0"
+    assert i18n.bind_short_words("Запись в архиве и в %(n)s кадрах", "ru") == (
+        f"Запись в{nb}архиве и{nb}в{nb}%(n)s кадрах")
+    assert i18n.bind_short_words("В 2026 году, а также «к слову»", "ru") == (
+        f"В{nb}2026 году, а{nb}также «к{nb}слову»")
+    assert i18n.bind_short_words("формула $t в x$, `a в b` и $$y и z$$", "ru") == (
+        "формула $t в x$, `a в b` и $$y и z$$")
+    assert i18n.bind_short_words("a e o y", "pt") == "a e o y"
+    assert i18n.bind_short_words("слово-и в", "ru") == "слово-и в"  # no word follows
+
+
+def test_every_russian_message_is_typeset() -> None:
+    """Every message of the merged Russian catalogs comes out with its short words bound."""
+    catalog = i18n.translations("ru")._catalog  # type: ignore[attr-defined]
+    loose = [text for key, text in catalog.items() if key and text
+             and i18n.bind_short_words(text, "ru") != text]
+    assert loose == []
+    assert any("\u00a0" in text for text in catalog.values())
+
+
 def test_missing_translation_is_an_error_not_english() -> None:
     with pytest.raises(RenderError) as info:
         i18n.gettext_for("ru")("A sentence nobody translated")

@@ -81,6 +81,23 @@ class CatalogTranslations(gettext.GNUTranslations):
         return super().pgettext(context, message)
 
 
+_SHORT_WORD = re.compile(r"(?<![\w\u00a0\-])([ВвКкСсОоУуИиАаЯя]) (?=[\w«„(%{$\d])")
+"""A one-letter Russian word (в, к, с, о, у, и, а, я) and the plain space after it."""
+_VERBATIM = re.compile(r"(\$\$.*?\$\$|\$[^$\n]*\$|`[^`\n]*`|\{\{.*?\}\})", re.DOTALL)
+"""Formulas, code and {{placeholders}} of an explainer's Markdown: left exactly as written."""
+
+
+def bind_short_words(text: str, lang: str) -> str:
+    """Russian typesetting: a one-letter preposition or conjunction is bound to the next word
+    by a no-break space, so that no line of a Russian page ends with "в" or "и". Other
+    languages, and formulas, code and placeholders, are returned as they are."""
+    if lang != "ru":
+        return text
+    parts = _VERBATIM.split(text)
+    return "".join(part if n % 2 else _SHORT_WORD.sub("\\1\u00a0", part)
+                   for n, part in enumerate(parts))
+
+
 def po_files(lang: str) -> list[Path]:
     """Every .po file of a language, sorted by name (the merge order)."""
     folder = locales_dir() / lang / "LC_MESSAGES"
@@ -144,6 +161,11 @@ def _compile(
             merged[message.id] = message
     if merged is None:
         merged = Catalog(locale=lang, domain="certgen", fuzzy=False)
+    for message in merged:  # the language's typesetting rules, applied once here
+        if message.id and message.string:
+            text = message.string
+            message.string = (bind_short_words(text, lang) if isinstance(text, str)
+                              else tuple(bind_short_words(t, lang) for t in text))
     buffer = io.BytesIO()
     write_mo(buffer, merged, use_fuzzy=False)
     buffer.seek(0)
