@@ -12,8 +12,8 @@ import pathlib
 
 import numpy as np
 import pytest
-from syrupy.assertion import SnapshotAssertion
 from realdata import REAL
+from syrupy.assertion import SnapshotAssertion
 
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
