@@ -668,8 +668,11 @@ def _byte_facts(data: bytes, skip: int, width: int) -> _Facts:
                  == int(np.count_nonzero(part[ends - 1] == 13)))
         )
         quoted = quoted or data.find(b'"', start, end) >= 0
-        if int(part.max()) >= 128 and not _is_utf8_text(bytes(part)):
+        if plain and int(part.max()) >= 128 and not _is_utf8_text(bytes(part)):
             text = False  # not UTF-8 (a chunk ends at a LF, never inside a character)
+        if not (plain and text):  # the csv module will judge; only a quote further on matters
+            quoted = quoted or data.find(b'"', end) >= 0
+            break
         if not empty:  # ",," (two byte pairs, at even and odd offsets), or a comma at a line end
             even, odd = part[: part.size // 2 * 2], part[1 : 1 + (part.size - 1) // 2 * 2]
             last = part[ends - 1]
