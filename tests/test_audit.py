@@ -140,7 +140,7 @@ def test_a_refused_draft_words_the_new_refusals_in_each_language(
     assert (code, stderr) == (0, "")
     expected = {
         "en": ("is byte-identical to the recorded capture", "one capture file cannot back two runs"),
-        "ru": ("побайтно совпадает с записью прогона", "не может подтверждать два прогона"),
+        "ru": ("побайтно совпадает с\u00a0записью прогона", "не может подтверждать два прогона"),
         "pt": ("é idêntica, byte a byte, à captura registrada", "não pode sustentar duas execuções"),
     }
     for lang, phrases in expected.items():
