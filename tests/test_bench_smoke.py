@@ -32,3 +32,26 @@ def test_bench_build_runs_end_to_end_on_two_bundles() -> None:
     assert done.returncode == 0, done.stderr
     for name in ("render_vs_weasyprint", "no_change_rebuild"):
         assert name in done.stdout, done.stdout
+
+
+def test_spawn_reports_the_child_s_own_peak_not_the_benchmark_s() -> None:
+    """bench/spawn.py exists because Linux carries a process's peak resident memory across fork
+    and exec: a child forked from a process holding 300 MB reports at least that much. Started
+    through the launcher, the same child reports its own few MB."""
+    import json
+    import os
+
+    held = bytearray(300 << 20)
+    held[:: 4096] = b"x" * len(held[:: 4096])  # touch every page: resident, not just reserved
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    _, _, usage = os.wait4(child.pid, 0)
+    assert usage.ru_maxrss * 1024 >= 250 << 20  # the inherited peak the launcher avoids
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "spawn.py"), os.devnull, os.devnull,
+         sys.executable, "-c", "pass"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )
+    report = json.loads(done.stdout)
+    assert report["returncode"] == 0
+    assert report["max_rss_bytes"] < 100 << 20
+    del held
