@@ -336,6 +336,8 @@ def whole_process(
             notes.append("`certgen metrics` does not exist yet (certgen/commands/metrics.py)")
         return [Row(name, None, peers[0][0], medians[0], peers[0][2], note=why)], [memory], notes
     notes.extend(f"{label}: {note}" for note in cross_check(ours_out, peer_outs[0]))
+    if len(peer_outs) > 1 and peers[1][1] is FULL_PEER_SCRIPT:
+        notes.extend(f"{label}: {note}" for note in cross_check_diagnostics(ours_out, peer_outs[1]))
     rows = [Row(name, statistics.median(ours), peers[0][0], medians[0], peers[0][2])]
     rows += [Row(f"{label}, same, against {peer}", statistics.median(ours), peer, median, target)
              for (peer, _, target), median in zip(peers[1:], medians[1:])]
@@ -401,6 +403,33 @@ def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
         f"{ours['low_0_1pct_fps']} FPS over {ours['frames']} frames"
     )
     return [agreed]
+
+
+def cross_check_diagnostics(ours_json: str | None, peer_json: str | None) -> list[str]:
+    """The same-work peer must find the same diagnostic figures (application frames, display
+    changes) as certgen, or it did not do the same work."""
+    from certgen.metrics import round_half_away
+
+    diag = json.loads(ours_json or "[]")[0].get("frame_diagnostics") or {}
+    peer = json.loads(peer_json or "{}")
+    pairs = []
+    generation = diag.get("frame_generation") or {}
+    if generation.get("application") and "application" in peer:
+        pairs.append(("application frames", generation["application"], peer["application"]))
+    display = diag.get("display") or {}
+    if display.get("figures") and "display" in peer:
+        pairs.append(("display changes", display["figures"], peer["display"]))
+    differing = [
+        f"{what} {key}: certgen {ours.get(key)} vs peer {theirs[key]}"
+        for what, ours, theirs in pairs
+        for key in ("frames", "avg_fps", "low_1pct_fps", "low_0_1pct_fps")
+        if ours.get(key) != (theirs[key] if key == "frames" else round_half_away(theirs[key], 1))
+    ]
+    if differing:
+        return ["diagnostics differ from the same-work peer: " + "; ".join(differing)]
+    if not pairs:
+        return []
+    return ["diagnostics agree with the same-work peer: " + ", ".join(what for what, _, _ in pairs)]
 
 
 def in_process(frames: np.ndarray, label: str, repeats: int) -> list[Row]:
