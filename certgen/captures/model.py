@@ -62,7 +62,7 @@ def _frozen(values: Any, dtype: Any) -> Any:
     owns its data is frozen in place (a reader's fresh column: no copy of a million values),
     anything else (a list, a view, another dtype) is copied first."""
     arr = np.asarray(values, dtype=dtype)
-    if arr is values and (arr.base is not None or not arr.flags.owndata):
+    if arr is values and not arr.flags.owndata:  # a view: what it views could still change
         arr = arr.copy()
     arr.flags.writeable = False
     return arr

@@ -216,8 +216,8 @@ class _Selected(NamedTuple):
     failed: int
     """Dropped=Error."""
     frame_types: np.ndarray | FrameTypeCodes | None
-    """FrameType per row (object: the name, None for NA or empty; or the same as codes), None
-    without the column."""
+    """FrameType per row: the fast path's codes, or the csv module's names (object: the name,
+    None for NA or empty); None without the column."""
     display: np.ndarray | None
     """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
 
@@ -453,7 +453,8 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
 
 def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts] | None
                   ) -> Any:
-    """_read_part's work, with its byte checks (`facts`, already started) for a plain read."""
+    """_read_part's work, with its byte checks (`facts`, already started) for a plain read;
+    _read_part waits for them whatever happens here."""
     import polars as pl
 
     header = layout.header
@@ -502,10 +503,8 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
     # polars also reads as null): then as text, judged by _numbers.
     as_float = plain
     if facts is not None:
-        try:
-            df = read(as_float)
-        finally:
-            checked = facts.result()
+        df = read(as_float)
+        checked = facts.result()
         if checked.quoted:
             raise _Quoted
         if not checked.plain:
