@@ -171,6 +171,23 @@ def test_other_generator_names_count_as_generated_and_na_type_as_unknown(
     assert compute_frame_diagnostics(exact, WEIGHTS).frame_generation == fg
 
 
+def test_type_names_written_two_ways_are_one_type_on_both_paths() -> None:
+    """" AMD AFMF" and "AMD AFMF" are two categories to polars but one type as the csv module
+    reads it (stripped): the fast path's code table then holds the name twice, and its counts
+    must merge them exactly as the csv module's strings count."""
+    rows = (("AMD AFMF", "16.0000", "8.0000"), (" AMD AFMF", "16.0000", "8.0000"),
+            ("Application ", "16.0000", "8.0000"), ("Application", "32.0000", "8.0000"),
+            ("Application", "16.0000", "8.0000"))
+    data = presentmon_2x(rows=rows, crlf=False)
+    fast, exact = presentmon.read_each_path(data, "c.csv")
+    assert fast is not None and fast.frame_type_codes is not None
+    assert len(fast.frame_type_codes.names) > len(set(fast.frame_type_codes.names))
+    fg = compute_frame_diagnostics(fast, WEIGHTS).frame_generation
+    assert fg is not None and fg == compute_frame_diagnostics(exact, WEIGHTS).frame_generation
+    assert fg.frame_types == (("AMD AFMF", 2), ("Application", 3))
+    assert (fg.generated_frames, fg.application is not None and fg.application.frames) == (2, 3)
+
+
 def test_all_display_changes_missing_gives_null_figures_not_zero(tmp_path: pathlib.Path) -> None:
     rows = (("Application", "16.0000", "NA"), ("Application", "16.0000", "NA"))
     diag = compute_frame_diagnostics(_capture(presentmon_2x(rows=rows), tmp_path), WEIGHTS)
