@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql axe
+.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql axe poppler
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -46,7 +46,7 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE)
 
-test: $(STAMP) chromium postgresql axe
+test: $(STAMP) chromium postgresql axe poppler
 	$(BIN)/python -m pytest -n auto -q
 
 # The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
@@ -75,6 +75,12 @@ node_modules/axe-core/axe.min.js: package.json package-lock.json
 postgresql:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+# The signature tests check certgen's verdicts against an independent verifier, poppler's pdfsig
+# (Debian poppler-utils); installed once before the workers start, as for chromium.
+poppler:
+	@command -v pdfsig >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -59,8 +59,14 @@ class Accreditation(_Strict):
 class Signatory(_Strict):
     """Who signs the certificates for the laboratory."""
 
-    name: Text = Field(description="Full name, as printed.")
+    name: Text = Field(description="Full name, as printed; the signing certificate's common "
+                                   "name must be exactly this (build --sign, verify).")
     role: LabText = Field(description="Role, e.g. Head of laboratory (per language or a string).")
+    certificate_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+        default=None, description="SHA-256 (hex, lower case) of the signatory's signing "
+                                  "certificate (DER): build --sign refuses any other, and verify "
+                                  "requires it of the signer. Leave out to accept any certificate "
+                                  "in the signatory's name that chains to the lab's CA.")
 
 
 class Lab(_Strict):

@@ -249,6 +249,8 @@ def issuer_block(profile: LabProfile, issued: date) -> Issuer:
 
     lab = profile.lab
     data = json.loads(lab.model_dump_json(exclude={"specimen"}))
+    if data["signatory"].get("certificate_sha256") is None:  # a later key: absent unless pinned
+        data["signatory"].pop("certificate_sha256", None)
     data.update(
         valid_until=add_months(issued, lab.validity_months).isoformat(),
         specimen=lab.specimen,

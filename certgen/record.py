@@ -157,11 +157,16 @@ class Accreditation(_Frozen):
     number: str = Field(description="Accreditation number.")
 
 
-class Signatory(_Frozen):
+class Signatory(_WithLaterKeys):
     """`issuer.signatory`: who signs for the laboratory."""
 
     name: str = Field(description="Full name.")
     role: LabText = Field(description="Role (per language or a string).")
+    certificate_sha256: str | None = Field(
+        default=None, description="SHA-256 of the signing certificate lab.yaml pins; absent when "
+                                  "lab.yaml pins none (and in records of an older certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("certificate_sha256",)
 
 
 class Issuer(_Frozen):

@@ -2,34 +2,50 @@
 
 Every check gives one verdict (pass, fail, or skip when its input was not given):
 
-- signature: the PDF carries a signature, made in the name of the record's signatory;
-- intact: no byte changed after signing and the last signature covers the whole file (every
-  earlier one is intact too);
-- trust: every signer's certificate chains to the CA given with --trust (without one the check
-  fails: an unknown signer proves nothing);
-- revocation: the certificate id is not in the lab's revocations.yaml (a YAML list of
-  {id, date, reason}, the file the registry pages are built from), when one is given;
-- record: the attached record.json is present and schema-valid (certgen.record.load_record);
+- signature: the PDF carries exactly one signature, in the name of the record's signatory, by an
+  end-entity certificate made out to that name that may sign (and, where lab.yaml pins one, is
+  that certificate);
+- intact: the signature's digest matches, its /ByteRange (read from the signed revision) ends at
+  the end of the file, and the gap it leaves holds exactly its /Contents as a hex string: no
+  incremental update, restated dictionary or second signature follows (pdfsig's "total document
+  signed", checked from the bytes, not from a size equation);
+- trust: the signer's certificate chains to the CA given with --trust and is valid both at the
+  signing time the signature carries and now (without --trust the check fails);
+- revocation: the certificate id is not revoked in the lab's revocations.yaml or the registry's
+  verify/index.json (skipped when none is given: the verdict is then VERIFIED EXCEPT);
+- record: the attached record.json is present, within its size limit and schema-valid;
 - record-sha256: its SHA-256 is the one printed in the verification block;
-- figures: the text of the PDF equals, figure for figure, the certificate this certgen renders
-  from the attached record (same language, signatory and verification address);
+- content: what a reader sees is what the record says. Rendering is deterministic, so the file
+  must be, byte for byte, the certificate this certgen renders from the attached record, signed
+  by certgen with the signature it carries (certgen.render.sign.replay_signature). When the
+  record names another software stack, every page's text in reading order and every drawn image
+  must equal this certgen's rendering instead, with no action, script or extra annotation; the
+  verdict says which comparison was made. Not compared (skip) when the signature does not hold:
+  nothing then vouches for the record, and rendering a hostile one costs time;
 - derivation: every Fluidity Score (with its gap and stutter), tier mean and the grade follow
   from the record's FPS figures under the rules file the record names (certgen.rules), and
   that file's SHA-256 is the one the record cites;
-- with a bundle folder: captures (each capture's SHA-256 equal to the record's) and
-  recomputed (every run's figures recomputed from its capture equal to the record's).
+- with a bundle folder (read as `certgen check` reads it: only the files its card.yaml names,
+  inside the bundle): captures (every capture the certificate cites, archived first captures
+  included, has the record's SHA-256) and recomputed (every run's and first capture's figures,
+  recomputed from the captures, equal the record's).
 
-Nothing here reads the network or the clock (pyHanko runs with fetching off; the signer's
-certificate is checked at the present time, as for any signature without a timestamp). A
-warning, not a failure, says when the record was made by another software stack than this
-certgen's (certgen.software): the figure check then compares with this certgen's rendering.
+Nothing here reads the network. pyHanko's own log lines and tracebacks never reach the
+terminal: a failure is one reason in plain words (digest mismatch, signed range does not cover
+the file, untrusted signer, expired, not yet valid, revoked, record damaged).
 """
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 import hashlib
 import io
-from collections.abc import Sequence
+import logging
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +53,25 @@ from typing import Any, Literal
 from certgen.errors import CertgenError
 
 Verdict = Literal["pass", "fail", "skip"]
+
+MAX_PDF_BYTES = 32 * 1024 * 1024
+"""The largest certificate PDF verify reads (a certificate is a few hundred kB)."""
+MAX_TRUST_BYTES = 1024 * 1024
+"""The largest --trust file (a CA certificate, or a few, in PEM or DER)."""
+MAX_REVOCATIONS_BYTES = 64 * 1024 * 1024
+"""The largest --revocations file (a registry index of about 100,000 certificates)."""
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+"""The largest attached record.json (a certificate's record is tens of kB)."""
+MAX_RECORD_RUNS = 200
+"""The most runs a record may hold before verify renders it (a card has tens)."""
+
+EXIT_VERIFIED = 0
+"""Every check ran and held."""
+EXIT_NOT_VERIFIED = 1
+"""A check failed (or an input was refused)."""
+EXIT_VERIFIED_EXCEPT = 3
+"""No check failed, but one did not run (it is named: "VERIFIED EXCEPT: revocation not
+checked"); 2 stays click's bad usage."""
 
 
 @dataclass(frozen=True)
@@ -63,58 +98,172 @@ class Verification:
 
     @property
     def ok(self) -> bool:
-        """Every check passed or was skipped (none failed)."""
+        """No check failed (a skipped one leaves `complete` false)."""
         return all(c.verdict != "fail" for c in self.checks)
+
+    @property
+    def complete(self) -> bool:
+        """Every check ran (none skipped)."""
+        return all(c.verdict != "skip" for c in self.checks)
+
+    @property
+    def verdict(self) -> Literal["verified", "verified-except", "not-verified"]:
+        """verified: every check ran and held; verified-except: none failed, some skipped."""
+        if not self.ok:
+            return "not-verified"
+        return "verified" if self.complete else "verified-except"
+
+    @property
+    def exit_code(self) -> int:
+        """0 verified, 3 verified except the skipped checks, 1 not verified."""
+        return {"verified": EXIT_VERIFIED, "verified-except": EXIT_VERIFIED_EXCEPT,
+                "not-verified": EXIT_NOT_VERIFIED}[self.verdict]
 
     def failed(self) -> list[str]:
         """The names of the failed checks, in order."""
         return [c.name for c in self.checks if c.verdict == "fail"]
 
+    def skipped(self) -> list[str]:
+        """The names of the checks that did not run, in order."""
+        return [c.name for c in self.checks if c.verdict == "skip"]
+
+    def summary(self) -> str:
+        """The last line: VERIFIED, VERIFIED EXCEPT: … not checked, or NOT VERIFIED: …."""
+        if not self.ok:
+            failed = self.failed()
+            return (f"NOT VERIFIED: {self.source}: {len(failed)} check(s) failed: "
+                    f"{', '.join(failed)}")
+        if not self.complete:
+            return (f"VERIFIED EXCEPT: {', '.join(self.skipped())} not checked: {self.source} "
+                    f"({self.certificate_id})")
+        return f"VERIFIED: {self.source} ({self.certificate_id})"
+
     def as_json(self) -> dict[str, Any]:
-        """The `--json` form: file, certificate, ok, checks, warnings."""
+        """The `--json` form: file, certificate, ok, verdict, checks, warnings."""
         return {
             "file": self.source,
             "certificate": self.certificate_id,
             "ok": self.ok,
+            "verdict": self.verdict,
             "checks": [{"check": c.name, "verdict": c.verdict, "detail": c.detail}
                        for c in self.checks],
             "warnings": list(self.warnings),
         }
 
 
+# --------------------------------------------------------------------------------------------
+# verify's own inputs
+# --------------------------------------------------------------------------------------------
+
+
+def read_input(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
+    """The bytes of one of verify's inputs: a regular file (a FIFO or device is refused before
+    any read: it could block or never end) of at most `limit` bytes; refusals name the file."""
+    import errno
+
+    from certgen.captures.common import open_regular
+
+    source = os.fspath(path)
+    try:
+        fd = open_regular(Path(source))
+    except IsADirectoryError:
+        raise CertgenError(f"is a directory, expected {what}", file=source) from None
+    except FileNotFoundError:
+        raise CertgenError("no such file", file=source) from None
+    except ValueError as exc:
+        raise CertgenError(f"is {exc}, expected {what}", file=source) from None
+    except OSError as exc:
+        raise CertgenError(f"cannot read the file ({exc.strerror or errno.errorcode.get(exc.errno or 0)})",
+                           file=source) from None
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise CertgenError(f"{size} bytes, more than the limit of {limit} for {what}",
+                               file=source)
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise CertgenError(f"more than the limit of {limit} bytes for {what}", file=source)
+    return data
+
+
 @dataclass(frozen=True)
 class Revocation:
-    """One entry of revocations.yaml: the certificate id, the date and the reason."""
+    """One revoked certificate as verify sees it: the id, the date and the reason (English)."""
 
     id: str
     date: str
     reason: str
 
 
-def load_revocations(path: str | Path) -> tuple[Revocation, ...]:
-    """Read revocations.yaml: a YAML list of {id, date, reason}; anything else is refused with
-    the file and the entry named."""
-    import yaml
+def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]:
+    """--revocations: the lab's revocations.yaml (certgen.registry's format), or the registry's
+    verify/index.json (a saved copy of the published one); anything else is refused, naming the
+    file and the entry."""
+    import json
 
-    source = str(path)
+    from certgen.errors import RevocationsError
+    from certgen.registry import INDEX_FORMAT, parse_revocations
+
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"{"):
+        try:
+            index = json.loads(data.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise CertgenError(f"expected the registry's index.json, which is JSON ({exc})",
+                               file=source) from None
+        if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+            raise CertgenError(f"expected the registry's index.json (format {INDEX_FORMAT!r})",
+                               file=source)
+        rows = index.get("certificates")
+        if not isinstance(rows, list):
+            raise CertgenError("expected a list of certificates", file=source,
+                               field="certificates")
+        out = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+                raise CertgenError("expected an entry with an id", file=source,
+                                   field=f"certificates[{i}]")
+            revoked = row.get("revoked")
+            if revoked is None:
+                continue
+            reason = revoked.get("reason") if isinstance(revoked, dict) else None
+            english = reason.get("en") if isinstance(reason, dict) else None
+            if not isinstance(revoked, dict) or not isinstance(revoked.get("date"), str) \
+                    or not isinstance(english, str):
+                raise CertgenError("expected revoked: {date, reason: {en, …}} or null",
+                                   file=source, field=f"certificates[{i}].revoked")
+            out.append(Revocation(row["id"], revoked["date"], english))
+        return tuple(out)
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CertgenError(f"cannot read the revocation list ({exc.strerror})",
-                           file=source) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CertgenError(f"invalid YAML: {exc}", file=source) from None
-    if data is None:
-        return ()
-    if not isinstance(data, list):
-        raise CertgenError("expected a list of {id, date, reason}", file=source)
-    out = []
-    for i, entry in enumerate(data):
-        if not isinstance(entry, dict) or sorted(entry) != ["date", "id", "reason"]:
-            raise CertgenError("expected exactly the keys id, date, reason", file=source,
-                               field=f"[{i}]")
-        out.append(Revocation(str(entry["id"]), str(entry["date"]), str(entry["reason"])))
-    return tuple(out)
+        listed = parse_revocations(data, source=source)
+    except RevocationsError as exc:
+        raise CertgenError("; ".join(exc.errors)) from None
+    return tuple(Revocation(r.id, r.date.isoformat(),
+                            r.reason if isinstance(r.reason, str) else r.reason.en)
+                 for r in listed.items)
+
+
+def load_revocations(path: str | os.PathLike[str]) -> tuple[Revocation, ...]:
+    """Read --revocations (a regular file within MAX_REVOCATIONS_BYTES) and parse it."""
+    data = read_input(path, limit=MAX_REVOCATIONS_BYTES, what="a revocation list")
+    return parse_revocation_list(data, source=os.fspath(path))
+
+
+@contextmanager
+def quiet_libraries(debug: bool = False) -> Iterator[None]:
+    """pyHanko, its validator and pypdf log failed checks with tracebacks; the verdict already
+    says what failed, so their loggers are off for the duration unless `debug` (verify --debug,
+    which sends them to stderr)."""
+    # A level on the parent logger covers its children (a child's `disabled` would not).
+    loggers = [logging.getLogger(name) for name in ("pyhanko", "pyhanko_certvalidator", "pypdf")]
+    before = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, before):
+            lg.setLevel(level)
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,10 +272,18 @@ def load_revocations(path: str | Path) -> tuple[Revocation, ...]:
 
 
 @dataclass
-class _Signatures:
+class _Signature:
+    """What the signature checks found, and what the content check needs to replay it."""
+
     checks: list[Check] = field(default_factory=list)
-    signed: bool = False
+    holds: bool = False
+    """One signature, intact, covering the whole file (trust aside)."""
     name: str | None = None
+    when: dt.datetime | None = None
+    """The signing time the signature states (its /M, inside the signed bytes)."""
+    cms_der: bytes | None = None
+    reserved: int | None = None
+    """Hex digits reserved between the gap's < and >."""
 
 
 def _load_trust(data: bytes, source: str) -> list[Any]:
@@ -136,122 +293,370 @@ def _load_trust(data: bytes, source: str) -> list[Any]:
         roots = list(load_certs_from_pemder_data(data))
         for root in roots:
             _ = root.subject  # parse now, so a bad file is refused here
-    except ValueError:
+    except Exception:  # asn1crypto raises ValueError, TypeError or its own on bad DER
         raise CertgenError("expected a CA certificate (PEM or DER)", file=source) from None
     if not roots:
         raise CertgenError("expected a CA certificate (PEM or DER)", file=source)
     return roots
 
 
-def _signature_checks(pdf: bytes, trust: list[Any] | None, signatory: str | None) -> _Signatures:
+_HEX_GAP = re.compile(rb"<[0-9A-Fa-f]*>")
+
+
+def _coverage_problem(pdf: bytes, sig: Any, reader: Any) -> str | None:
+    """Why the signature does not cover exactly this file (None: it does). Read from the bytes:
+    the range must be [0 a b c] as the signed revision states it, end at the end of the file,
+    and its gap hold exactly the /Contents hex string; the signed revision must be the last."""
+    try:
+        byte_range = [int(x) for x in sig.sig_object["/ByteRange"]]
+    except Exception:
+        return "the signature has no readable /ByteRange"
+    if len(byte_range) != 4 or byte_range[0] != 0 or min(byte_range) < 0:
+        return f"the signed range {byte_range} does not start at the file's first byte"
+    _, a, b, c = byte_range
+    end = b + c
+    if not a < b <= len(pdf) or end > len(pdf):
+        return "the signed range runs past the end of the file"
+    if end < len(pdf):
+        return (f"the signed range does not cover the file: {len(pdf) - end} bytes were added "
+                "after signing (an incremental update)")
+    gap = pdf[a:b]
+    if _HEX_GAP.fullmatch(gap) is None:
+        return ("the gap the signed range leaves is not one hex string (ISO 32000 requires "
+                "/Contents there as hex): bytes were hidden in it")
+    stated = re.compile(rb"/ByteRange\s*\[\s*0\s+%d\s+%d\s+%d\s*\]" % (a, b, c))
+    # pyHanko writes /ByteRange just after /Contents; another writer may put it before.
+    if stated.search(pdf, b, b + 4096) is None and stated.search(pdf, max(0, a - 4096), a) is None:
+        return "the signed revision does not state this /ByteRange beside its /Contents"
+    try:
+        contents = bytes(sig.sig_object["/Contents"])
+    except Exception:
+        return "the signature has no readable /Contents"
+    if bytes.fromhex(gap[1:-1].decode("ascii")) != contents:
+        return "the signature's /Contents is not the hex string in the signed range's gap"
+    try:
+        last = reader.xrefs.total_revisions - 1
+        if sig.signed_revision != last:
+            return (f"{last - sig.signed_revision} revision(s) follow the signed one: the file "
+                    "was updated after signing")
+    except Exception:
+        return "the file's revisions cannot be read"
+    return None
+
+
+def _identity_problem(cert: Any, name: str | None, signatory: str | None,
+                      pinned: str | None) -> str | None:
+    """Why the signer is not the record's signatory (None: it is): the signature's /Name and the
+    certificate's common name must be the signatory's; the certificate must be an end-entity
+    one whose key usage allows signing, and lab.yaml's pinned one where it pins one."""
+    subject = cert.subject.native.get("common_name")
+    if isinstance(subject, list):
+        subject = subject[0] if subject else None
+    if signatory is not None and name != signatory:
+        return f"signed in the name of {name!r}; the record's signatory is {signatory!r}"
+    if signatory is not None and subject != signatory:
+        return (f"the signing certificate is made out to {subject!r} "
+                f"({cert.subject.human_friendly}); the record's signatory is {signatory!r}")
+    if cert.ca:
+        return "the signing certificate is a CA certificate (CA:TRUE), not the signatory's own"
+    usage = cert.key_usage_value
+    if usage is not None and not ({"digital_signature", "non_repudiation"} & set(usage.native)):
+        return "the signing certificate's key usage does not allow signing"
+    fingerprint = hashlib.sha256(cert.dump()).hexdigest()
+    if pinned is not None and fingerprint != pinned:
+        return (f"the signing certificate has SHA-256 {fingerprint}; the record's signatory "
+                f"signs with {pinned}")
+    return None
+
+
+def _path_problem(cert: Any, others: list[Any], roots: list[Any], moment: dt.datetime,
+                  what: str) -> str | None:
+    """Why the signer's certificate is not valid at `moment` under `roots` (None: it is)."""
+    from pyhanko_certvalidator import CertificateValidator, ValidationContext
+    from pyhanko_certvalidator.errors import (
+        ExpiredError,
+        NotYetValidError,
+        PathBuildingError,
+        PathValidationError,
+        RevokedError,
+    )
+
+    context = ValidationContext(trust_roots=roots, allow_fetching=False,
+                                revocation_mode="soft-fail", moment=moment)
+    validator = CertificateValidator(cert, intermediate_certs=others, validation_context=context)
+    subject = cert.subject.human_friendly
+    try:
+        asyncio.run(validator.async_validate_path())
+    except ExpiredError:
+        return (f"expired: the signer's certificate ({subject}) was valid until "
+                f"{cert.not_valid_after.isoformat(sep=' ')}, before {what}")
+    except NotYetValidError:
+        return (f"not yet valid: the signer's certificate ({subject}) is valid from "
+                f"{cert.not_valid_before.isoformat(sep=' ')}, after {what}")
+    except RevokedError:
+        return f"revoked: the signer's certificate ({subject}) was revoked by its CA"
+    except PathBuildingError:
+        return f"untrusted signer: {subject} does not chain to the trusted CA"
+    except PathValidationError as exc:
+        return f"untrusted signer: {subject}: {exc}"
+    except Exception as exc:  # a malformed certificate: say so, never a traceback
+        return f"untrusted signer: {subject}: the certificate cannot be validated ({type(exc).__name__})"
+    return None
+
+
+def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None,
+                      pinned: str | None) -> _Signature:
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
-    from pyhanko.sign.validation.status import SignatureCoverageLevel
     from pyhanko_certvalidator import ValidationContext
 
-    out = _Signatures()
+    out = _Signature()
     try:
         reader = PdfFileReader(io.BytesIO(pdf), strict=False)
         embedded = list(reader.embedded_signatures)
-    except Exception as exc:  # a damaged file: pyHanko cannot even find the signatures
-        out.checks.append(Check("signature", "fail", f"the PDF's structure cannot be read ({exc})"))
+    except Exception:  # a damaged file: pyHanko cannot even find the signatures
+        out.checks.append(Check("signature", "fail", "the PDF's structure cannot be read (a "
+                                "damaged or truncated file)"))
         return out
     if not embedded:
         out.checks.append(Check("signature", "fail", "the PDF is not signed"))
         return out
-    out.signed = True
-    statuses: list[Any] = []
-    for sig in embedded:
-        context = ValidationContext(trust_roots=trust or [], allow_fetching=False,
-                                    revocation_mode="soft-fail")
-        try:
-            statuses.append(validate_pdf_signature(sig, context))
-        except Exception as exc:
-            statuses.append(exc)
-    last = embedded[-1]
-    name = last.sig_object.get("/Name")
-    out.name = None if name is None else str(name)
-    if signatory is not None and out.name != signatory:
-        out.checks.append(Check("signature", "fail",
-                                f"signed in the name of {out.name!r}; the record's signatory is "
-                                f"{signatory!r}"))
-    else:
-        count = f"{len(embedded)} signatures" if len(embedded) > 1 else "signed"
-        out.checks.append(Check("signature", "pass", f"{count} in the name of {out.name}"))
+    if len(embedded) > 1:
+        out.checks.append(Check("signature", "fail", f"{len(embedded)} signatures: certgen signs "
+                                "a certificate once, so one was added after the lab signed"))
+        out.checks.append(Check("intact", "fail", "a second signature follows the lab's: the "
+                                "file is not the one the lab signed"))
+        out.checks.append(Check("trust", "skip", "not checked: the file has more than one "
+                                "signature"))
+        return out
+    sig = embedded[0]
+    try:
+        out.name = None if sig.sig_object.get("/Name") is None else str(sig.sig_object["/Name"])
+        cert = sig.signer_cert
+        others = list(sig.other_embedded_certs)
+        # PAdES puts the signing time in the signed /M, not in a CMS attribute.
+        out.when = sig.self_reported_timestamp
+    except Exception:
+        out.checks.append(Check("signature", "fail", "the signature's CMS data cannot be read "
+                                "(the signature is damaged)"))
+        out.checks.append(Check("intact", "fail", "the signature cannot be read"))
+        return out
+    identity = _identity_problem(cert, out.name, signatory, pinned)
+    out.checks.append(Check("signature", "fail", identity) if identity else
+                      Check("signature", "pass", f"signed in the name of {out.name}, by its own "
+                            f"certificate (SHA-256 {hashlib.sha256(cert.dump()).hexdigest()})"))
 
-    broken = [i for i, s in enumerate(statuses)
-              if isinstance(s, Exception) or not (s.intact and s.valid)]
-    final = statuses[-1]
-    if broken:
-        which = ", ".join(str(i + 1) for i in broken)
-        out.checks.append(Check("intact", "fail", f"signature {which} of {len(statuses)} does not "
-                                "match the bytes it signs: the file was changed after signing"))
-    elif isinstance(final, Exception) or final.coverage != SignatureCoverageLevel.ENTIRE_FILE:
-        out.checks.append(Check("intact", "fail", "the last signature does not cover the whole "
-                                "file: bytes were added after signing"))
+    coverage = _coverage_problem(pdf, sig, reader)
+    digest_ok = False
+    try:
+        status = validate_pdf_signature(sig, ValidationContext(
+            trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
+        digest_ok = bool(status.intact and status.valid)
+    except Exception:
+        digest_ok = False
+    if coverage is not None:
+        out.checks.append(Check("intact", "fail", coverage))
+    elif not digest_ok:
+        out.checks.append(Check("intact", "fail", "digest mismatch: the signed bytes were "
+                                "changed after signing"))
+    elif out.when is None:
+        out.checks.append(Check("intact", "fail", "the signature carries no signing time"))
     else:
-        out.checks.append(Check("intact", "pass", "no byte changed after signing; the signature "
-                                "covers the whole file"))
+        out.holds = True
+        gap = [int(x) for x in sig.sig_object["/ByteRange"]]
+        out.reserved = gap[2] - gap[1] - 2
+        out.cms_der = _cms_der(bytes(sig.sig_object["/Contents"]))
+        out.checks.append(Check("intact", "pass", "no byte changed after signing; the signed "
+                                "range is the whole file"))
 
-    if trust is None:
+    if roots is None:
         out.checks.append(Check("trust", "fail", "not checked: give --trust CA.pem, the "
                                 "laboratory's CA certificate"))
-    else:
-        untrusted = [(i, s) for i, s in enumerate(statuses)
-                     if isinstance(s, Exception) or not s.trusted]
-        if untrusted:
-            i, s = untrusted[0]
-            subject = ("" if isinstance(s, Exception)
-                       else f" ({s.signing_cert.subject.human_friendly})")
-            out.checks.append(Check("trust", "fail", f"signature {i + 1}'s certificate{subject} "
-                                    "does not chain to the trusted CA"))
-        else:
-            assert not isinstance(final, Exception)
-            root = final.validation_path[0] if final.validation_path is not None else None
-            anchor = "" if root is None else f" ({_anchor_name(root)})"
-            out.checks.append(Check("trust", "pass", f"{final.signing_cert.subject.human_friendly}"
-                                    f" chains to the trusted CA{anchor}"))
+        return out
+    problems = []
+    if out.when is not None:
+        problems.append(_path_problem(cert, others, roots, out.when,
+                                      f"its signing time {out.when.isoformat(sep=' ')}"))
+    problems.append(_path_problem(cert, others, roots, dt.datetime.now(dt.UTC), "today"))
+    problem = next((p for p in problems if p is not None), None)
+    out.checks.append(Check("trust", "fail", problem) if problem else
+                      Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
+                            "trusted CA and is valid at the signing time "
+                            f"{'' if out.when is None else out.when.isoformat(sep=' ')} and now"))
     return out
 
 
-def _anchor_name(root: Any) -> str:
-    # A path's first element is a trust anchor (pyhanko-certvalidator), not always a certificate.
-    name = getattr(root, "name", None) or getattr(getattr(root, "subject", None), "human_friendly",
-                                                  None)
-    return getattr(name, "human_friendly", name) or "?"
+def _cms_der(contents: bytes) -> bytes:
+    """The CMS object inside a /Contents value (the DER, without the zero padding after it)."""
+    from asn1crypto import cms
+
+    return bytes(cms.ContentInfo.load(contents, strict=False).dump())
 
 
 # --------------------------------------------------------------------------------------------
-# The record, the printed text, the re-derivation
+# What a reader sees
 # --------------------------------------------------------------------------------------------
 
 
-def _pdf_text(reader: Any) -> str:
-    return "\n".join(page.extract_text() or "" for page in reader.pages)
+@dataclass(frozen=True)
+class _Seen:
+    """What a reader sees of a PDF: each page's text in reading order and the SHA-256 of each
+    image it draws, and any action or script the file carries."""
+
+    pages: tuple[tuple[str, tuple[str, ...]], ...]
+    actions: tuple[str, ...]
+    annotations: tuple[int, ...]
 
 
-def _figures(text: str) -> list[str]:
-    """The tokens of a text that hold a digit (figures, dates, hashes), in order."""
-    return [token for token in text.split() if any(ch.isdigit() for ch in token)]
+_ACTION_KEYS = ("/OpenAction", "/AA")
 
 
-def _compare_figures(printed: str, expected: str) -> str | None:
-    """None when the printed figures are the expected ones; else what differs, first place."""
+def _seen(reader: Any) -> _Seen:
+    pages = []
+    actions: list[str] = []
+    annotations = []
+    root = reader.trailer["/Root"]
+    for key in _ACTION_KEYS:
+        if key in root:
+            actions.append(f"the document's {key}")
+    names = root.get("/Names")
+    if names is not None and "/JavaScript" in names.get_object():
+        actions.append("document-level JavaScript")
+    for number, page in enumerate(reader.pages, start=1):
+        text = page.extract_text() or ""
+        images = tuple(hashlib.sha256(image.data).hexdigest() for image in page.images)
+        pages.append((" ".join(text.split()), images))
+        if "/AA" in page:
+            actions.append(f"page {number}'s /AA")
+        annots = page.get("/Annots")
+        count = 0
+        for annot in (annots.get_object() if annots is not None else []):
+            annot = annot.get_object()
+            count += 1
+            action = annot.get("/A")
+            kind = None if action is None else action.get_object().get("/S")
+            if kind is not None and kind != "/URI":
+                actions.append(f"a {kind} action on page {number}")
+            if "/AA" in annot:
+                actions.append(f"an annotation's /AA on page {number}")
+        annotations.append(count)
+    return _Seen(tuple(pages), tuple(actions), tuple(annotations))
+
+
+def _seen_difference(signed: _Seen, expected: _Seen, *, signature_widgets: int) -> str | None:
+    """What a reader would see differently from the record's own rendering (None: nothing)."""
     import difflib
 
-    a, b = _figures(printed), _figures(expected)
-    if a == b:
+    if signed.actions:
+        return f"the file carries {signed.actions[0]}, which certgen never writes"
+    if len(signed.pages) != len(expected.pages):
+        return (f"the PDF has {len(signed.pages)} pages; the record's certificate has "
+                f"{len(expected.pages)}")
+    for number, ((text, images), (want_text, want_images)) in enumerate(
+            zip(signed.pages, expected.pages), start=1):
+        if text != want_text:
+            a, b = text.split(), want_text.split()
+            for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False
+                                                              ).get_opcodes():
+                if op != "equal":
+                    shown = " ".join(a[i1:i2][:6]) or "nothing"
+                    wanted = " ".join(b[j1:j2][:6]) or "nothing"
+                    return (f"page {number} prints {shown!r} where the record's certificate "
+                            f"prints {wanted!r}")
+        if images != want_images:
+            return (f"page {number} draws {len(images)} image(s) that are not the "
+                    f"{len(want_images)} of the record's certificate")
+    extra = sum(signed.annotations) - sum(expected.annotations) - signature_widgets
+    if extra:
+        return f"the file has {extra} annotation(s) more than the record's certificate"
+    return None
+
+
+def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str, text: str,
+                   lang: str, signature: _Signature) -> tuple[Check, str | None]:
+    """The content check (see the module doc) and, when the record names another stack, the
+    warning that says so."""
+    import pypdf
+
+    from certgen.render.certificate import (
+        render_certificate_html,
+        render_certificate_pdf,
+        software_line,
+    )
+    from certgen.render.i18n import LANGUAGES
+    from certgen.render.sign import replay_signature
+    from certgen.software import current_software
+
+    if not signature.holds or signature.cms_der is None or signature.when is None:
+        return Check("content", "skip", "not compared: no signature holds for this file, so "
+                     "nothing vouches for its record"), None
+    if lang not in LANGUAGES:
+        return Check("content", "fail", f"the PDF's language {lang!r} is not one certgen "
+                                        "renders"), None
+    if len(record.runs) > MAX_RECORD_RUNS:
+        return Check("content", "fail", f"the record has {len(record.runs)} runs, more than the "
+                     f"{MAX_RECORD_RUNS} verify renders"), None
+    base = _printed_base(text, record.certificate.id, record_sha)
+    if base is None:
+        return Check("content", "fail", "the verification address with the record's SHA-256 "
+                                        "is not printed"), None
+    try:
+        html = render_certificate_html(record, lang, record_sha256=record_sha, verify_base=base,
+                                       signed=record.issuer is not None)
+        unsigned = render_certificate_pdf(html, record, record_bytes, lang)
+    except CertgenError as exc:
+        return Check("content", "fail", f"the record cannot be rendered: {exc}"), None
+    assert signature.name is not None and signature.reserved is not None
+    try:
+        replayed: bytes | None = replay_signature(
+            unsigned, signature.cms_der, name=signature.name, when=signature.when,
+            bytes_reserved=signature.reserved)
+    except Exception:  # the signature does not fit certgen's own update: compared below
+        replayed = None
+    if replayed == pdf:
+        return Check("content", "pass", "the file is, byte for byte, the certificate this "
+                     "certgen renders from the attached record, signed once by certgen (nothing "
+                     "added, restated or changed)"), None
+    theirs = software_line(record) if record.software is not None else None
+    ours = current_software().line()
+    producer = _producer(pdf)
+    from pyhanko.pdf_utils.metadata.model import VENDOR
+
+    same_stack = theirs == ours and producer == VENDOR
+    try:
+        seen = _seen(pypdf.PdfReader(io.BytesIO(pdf)))
+        expected = _seen(pypdf.PdfReader(io.BytesIO(unsigned)))
+        difference = _seen_difference(seen, expected, signature_widgets=1)
+    except Exception as exc:
+        difference = f"its pages cannot be read ({type(exc).__name__})"
+    if same_stack:
+        return Check("content", "fail", difference or "the file's bytes are not what certgen "
+                     "writes for its record: an object was added, restated or changed (its text "
+                     "and images are the same)"), None
+    stack = f"the record names {theirs or 'no software stack'}" + (
+        f" and the signature {producer}" if producer != VENDOR else "")
+    warning = (f"{stack}; this is {ours} with {VENDOR}: the content check compared text and "
+               "images, not bytes")
+    if difference:
+        return Check("content", "fail", difference), warning
+    return Check("content", "pass", "every page's text in reading order and every image equal "
+                 "this certgen's rendering of the record, with no action or script (compared as "
+                 "text and images: another software stack made the file)"), warning
+
+
+def _producer(pdf: bytes) -> str | None:
+    import pypdf
+
+    try:
+        info = pypdf.PdfReader(io.BytesIO(pdf)).metadata
+        return None if info is None else str(info.get("/Producer"))
+    except Exception:
         return None
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        shown = " ".join(a[i1:i2][:4]) or "nothing"
-        wanted = " ".join(b[j1:j2][:4]) or "nothing"
-        before = " ".join(a[max(0, i1 - 3):i1])
-        return (f"printed {shown!r} where the record gives {wanted!r}"
-                + (f" (after {before!r})" if before else ""))
-    return "the printed figures differ from the record's"  # pragma: no cover (a != b)
+
+
+# ----------------------------------------------------------------------------------------
+# The record and its derivation
+# --------------------------------------------------------------------------------------------
 
 
 def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
@@ -327,42 +732,77 @@ def _derivation(record: Any) -> list[str]:
 
 
 def _bundle_checks(record: Any, bundle: str) -> list[Check]:
+    """captures and recomputed: the bundle read as `certgen check` reads it (only the files its
+    card.yaml names, inside the bundle, regular files within their limits), its record made
+    again, and every capture the certificate cites compared with it, first captures included."""
     from certgen.bundle import load_bundle
     from certgen.pipeline import record_from_bundle
     from certgen.record import RunMetrics
 
-    root = Path(bundle)
-    wrong = []
-    for item in record.audit.captures:
-        run = record.runs[item.run]
-        label = f"run {item.run + 1} ({run.title} {run.resolution})"
-        try:
-            actual = hashlib.sha256((root / item.file).read_bytes()).hexdigest()
-        except OSError as exc:
-            wrong.append(f"{label}: {item.file}: cannot be read ({exc.strerror})")
-            continue
-        if actual != item.sha256:
-            wrong.append(f"{label}: {item.file} has SHA-256 {actual}, the record's is {item.sha256}")
-    checks = [Check("captures", "fail", "; ".join(wrong)) if wrong else
-              Check("captures", "pass", f"{len(record.audit.captures)} captures match the "
-                                        "record's SHA-256")]
     try:
-        again = record_from_bundle(load_bundle(root), refuse=False)
+        again = record_from_bundle(load_bundle(Path(bundle)), refuse=False)
     except CertgenError as exc:
-        checks.append(Check("recomputed", "fail", f"the bundle cannot be read: {exc}"))
-        return checks
+        reason = f"the bundle cannot be read: {exc}"
+        return [Check("captures", "fail", reason), Check("recomputed", "fail", reason)]
+
+    def label(index: int) -> str:
+        run = record.runs[index] if index < len(record.runs) else None
+        return f"run {index + 1}" + ("" if run is None else f" ({run.title} {run.resolution})")
+
+    wrong = []
+    fresh = {c.run: c for c in again.audit.captures}
+    for item in record.audit.captures:
+        other = fresh.get(item.run)
+        if other is None:
+            wrong.append(f"{label(item.run)}: the bundle has no capture for it")
+        elif other.file != item.file:
+            wrong.append(f"{label(item.run)}: the record cites {item.file}; the bundle's "
+                         f"card.yaml names {other.file}")
+        elif other.sha256 != item.sha256:
+            wrong.append(f"{label(item.run)}: {item.file} has SHA-256 {other.sha256}, the "
+                         f"record's is {item.sha256}")
+    fresh_first = {c.run: c for c in again.audit.first_captures}
+    for first in record.audit.first_captures:
+        other_first = fresh_first.get(first.run)
+        if other_first is None:
+            wrong.append(f"{label(first.run)}: the bundle declares no first capture for it")
+        elif other_first.file != first.file:
+            wrong.append(f"{label(first.run)}: the record cites the first capture {first.file}; "
+                         f"the bundle's card.yaml names {other_first.file}")
+        elif other_first.sha256 != first.sha256:
+            wrong.append(f"{label(first.run)}: the archived first capture {first.file} has "
+                         f"SHA-256 {other_first.sha256}, the record's is {first.sha256}")
+    extra = (len(again.audit.captures) - len(record.audit.captures),
+             len(again.audit.first_captures) - len(record.audit.first_captures))
+    if extra[0] > 0 or extra[1] > 0:
+        wrong.append("the bundle has captures the record does not cite")
+    cited = len(record.audit.captures) + len(record.audit.first_captures)
+    checks = [Check("captures", "fail", "; ".join(wrong)) if wrong else
+              Check("captures", "pass", f"all {cited} captures the certificate cites "
+                    f"({len(record.audit.first_captures)} archived first captures among them) "
+                    "have the record's SHA-256")]
+
+    def differs(a: Any, b: Any) -> str:
+        keys = [k for k in RunMetrics.model_fields if getattr(a, k, None) != getattr(b, k, None)]
+        return ", ".join(keys) or "metrics"
+
     differ = []
-    for run, fresh in zip(record.runs, again.runs):
-        if run.metrics != fresh.metrics:
-            keys = [k for k in RunMetrics.model_fields
-                    if getattr(run.metrics, k, None) != getattr(fresh.metrics, k, None)]
-            differ.append(f"run {run.index + 1} ({run.title} {run.resolution}): "
-                          f"{', '.join(keys) or 'metrics'} recomputed differently")
+    for run, fresh_run in zip(record.runs, again.runs):
+        if run.metrics != fresh_run.metrics:
+            differ.append(f"{label(run.index)}: {differs(run.metrics, fresh_run.metrics)} "
+                          "recomputed differently")
+        mine, theirs = run.first_capture, fresh_run.first_capture
+        if (mine is None) != (theirs is None):
+            differ.append(f"{label(run.index)}: the first capture is "
+                          f"{'missing from the bundle' if theirs is None else 'not in the record'}")
+        elif mine is not None and theirs is not None and mine.metrics != theirs.metrics:
+            differ.append(f"{label(run.index)}: the archived first capture {mine.file}: "
+                          f"{differs(mine.metrics, theirs.metrics)} recomputed differently")
     if len(record.runs) != len(again.runs):
         differ.append(f"the bundle has {len(again.runs)} runs, the record {len(record.runs)}")
     checks.append(Check("recomputed", "fail", "; ".join(differ)) if differ else
-                  Check("recomputed", "pass", "every run's figures recomputed from its capture "
-                                              "equal the record's"))
+                  Check("recomputed", "pass", "every run's and first capture's figures, "
+                        "recomputed from the captures, equal the record's"))
     return checks
 
 
@@ -374,78 +814,97 @@ def verify_pdf(
     trust_source: str = "--trust",
     revocations: Sequence[Revocation] | None = None,
     bundle: str | None = None,
+    debug: bool = False,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
-    failed check, only for unusable inputs (not a PDF, a bad CA file)."""
+    failed check, only for unusable inputs (a bad CA file)."""
     from certgen.render.sign import require_sign_extra
 
     require_sign_extra()
-    import pypdf
+    with quiet_libraries(debug):
+        return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
+                       revocations=revocations, bundle=bundle)
 
-    roots = None if trust is None else _load_trust(trust, trust_source)
-    # A damaged file is a failed check, not an error: the signature check says what changed.
-    unreadable = None
-    attachments: dict[str, list[bytes]] = {}
-    text, lang = "", "en"
-    try:
-        reader = pypdf.PdfReader(io.BytesIO(pdf))
-        attachments = dict(reader.attachments)
-        catalog: Any = reader.trailer["/Root"]
-        lang = str(catalog.get("/Lang", "en"))
-        text = _pdf_text(reader)
-    except Exception as exc:
-        unreadable = f"the PDF cannot be read ({type(exc).__name__})"
+
+def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
+            revocations: Sequence[Revocation] | None, bundle: str | None) -> Verification:
+    import pypdf
 
     from certgen.record import RecordError, load_record
 
+    roots = None if trust is None else _load_trust(trust, trust_source)
+    if len(pdf) > MAX_PDF_BYTES:
+        return Verification(source, None, (Check("signature", "fail", f"{len(pdf)} bytes, more "
+                                                 f"than the limit of {MAX_PDF_BYTES} for a "
+                                                 "certificate PDF"),))
+    # A damaged file is a failed check, not an error: the signature check says what changed.
+    unreadable = None
+    blobs: list[bytes] = []
+    text, lang = "", "en"
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(pdf))
+        catalog: Any = reader.trailer["/Root"]
+        lang = str(catalog.get("/Lang", "en"))
+        blobs = list(dict(reader.attachments).get("record.json") or [])
+        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception as exc:
+        unreadable = f"the PDF cannot be read ({type(exc).__name__})"
+
     record = None
-    record_sha = None
+    record_bytes = b""
     record_checks: list[Check] = []
-    blobs = attachments.get("record.json") or []
     if unreadable is not None:
         record_checks.append(Check("record", "fail", unreadable))
     elif len(blobs) != 1:
         record_checks.append(Check("record", "fail", "no record.json attached" if not blobs
                                    else "more than one record.json attached"))
+    elif len(blobs[0]) > MAX_RECORD_BYTES:
+        record_checks.append(Check("record", "fail", f"the attached record.json has "
+                                   f"{len(blobs[0])} bytes, more than the limit of "
+                                   f"{MAX_RECORD_BYTES}"))
     else:
         try:
             record = load_record(blobs[0], source="record.json")
-            record_sha = hashlib.sha256(blobs[0]).hexdigest()
+            record_bytes = blobs[0]
             record_checks.append(Check("record", "pass", "record.json attached and schema-valid"))
         except RecordError as exc:
-            record_checks.append(Check("record", "fail", str(exc)))
+            record_checks.append(Check("record", "fail", f"record damaged: {exc}"))
 
-    signatory = (record.issuer.signatory.name
-                 if record is not None and record.issuer is not None else None)
-    sigs = _signature_checks(pdf, roots, signatory)
-    checks = list(sigs.checks)
+    issuer = None if record is None else record.issuer
+    signatory = None if issuer is None else issuer.signatory
+    signature = _signature_checks(pdf, roots, None if signatory is None else signatory.name,
+                                  None if signatory is None else signatory.certificate_sha256)
+    checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
 
     if revocations is None:
-        checks.append(Check("revocation", "skip", "no revocation list given (--revocations)"))
+        checks.append(Check("revocation", "skip", "not checked: give --revocations, the lab's "
+                            "revocations.yaml or its registry's verify/index.json"))
     elif cert_id is None:
         checks.append(Check("revocation", "fail", "no certificate id to look up (no record)"))
     else:
         hits = [r for r in revocations if r.id == cert_id]
-        checks.append(Check("revocation", "fail", f"{cert_id} was revoked on {hits[0].date}: "
-                            f"{hits[0].reason}") if hits else
+        checks.append(Check("revocation", "fail", f"revoked: {cert_id} was revoked on "
+                            f"{hits[0].date}: {hits[0].reason}") if hits else
                       Check("revocation", "pass", f"{cert_id} is not in the revocation list"))
     checks.extend(record_checks)
 
-    warnings: list[str] = []
-    if record is None or record_sha is None:
-        for name in ("record-sha256", "figures", "derivation"):
+    if record is None:
+        for name in ("record-sha256", "content", "derivation"):
             checks.append(Check(name, "fail", "no valid record.json to compare with"))
         if bundle is not None:
             checks.append(Check("captures", "fail", "no valid record.json to compare with"))
         return Verification(source, cert_id, tuple(checks), ())
 
+    record_sha = hashlib.sha256(record_bytes).hexdigest()
     flat = "".join(text.split())
     checks.append(Check("record-sha256", "pass", f"{record_sha} is the printed SHA-256")
                   if record_sha in flat else
                   Check("record-sha256", "fail", f"the attached record.json's SHA-256 "
                         f"{record_sha} is not the one printed"))
-    checks.append(_figures_check(record, record_sha, text, lang, sigs.signed))
+    content, warning = _content_check(pdf, record, record_bytes, record_sha, text, lang,
+                                      signature)
+    checks.append(content)
     try:
         problems = _derivation(record)
     except CertgenError as exc:
@@ -456,40 +915,4 @@ def verify_pdf(
                         f"{record.rules.file or record.rules.sop}"))
     if bundle is not None:
         checks.extend(_bundle_checks(record, bundle))
-
-    from certgen.software import current_software
-
-    if record.software is not None:
-        from certgen.render.certificate import software_line
-
-        theirs, ours = software_line(record), current_software().line()
-        if theirs != ours:
-            warnings.append(f"the record was made by {theirs}; this is {ours}: the printed text "
-                            "is compared with this certgen's rendering")
-    return Verification(source, cert_id, tuple(checks), tuple(warnings))
-
-
-def _figures_check(record: Any, record_sha: str, text: str, lang: str, signed: bool) -> Check:
-    """Render the certificate from the record as the build did, and compare the figures."""
-    import pypdf
-
-    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
-    from certgen.render.i18n import LANGUAGES
-
-    if lang not in LANGUAGES:
-        return Check("figures", "fail", f"the PDF's language {lang!r} is not one certgen renders")
-    base = _printed_base(text, record.certificate.id, record_sha)
-    if base is None:
-        return Check("figures", "fail", "the verification address with the record's SHA-256 is "
-                                        "not printed")
-    try:
-        html = render_certificate_html(record, lang, record_sha256=record_sha, verify_base=base,
-                                       signed=signed and record.issuer is not None)
-        expected_pdf = render_certificate_pdf(html, record, b"", lang)
-    except CertgenError as exc:
-        return Check("figures", "fail", f"the record cannot be rendered: {exc}")
-    expected = _pdf_text(pypdf.PdfReader(io.BytesIO(expected_pdf)))
-    problem = _compare_figures(text, expected)
-    count = len(_figures(expected))
-    return (Check("figures", "fail", problem) if problem else
-            Check("figures", "pass", f"all {count} printed figures are the record's"))
+    return Verification(source, cert_id, tuple(checks), () if warning is None else (warning,))

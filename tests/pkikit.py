@@ -1,11 +1,17 @@
 """A throwaway PKI for the signing tests: a CA and lab keys made with cryptography, never stored
-in the repository (each test session makes its own)."""
+in the repository (each test session makes its own).
+
+`make_pki(label)` is a CA named `label` with the sample lab's signatory key ("A. Sample", the
+signatory of examples/lab.yaml); `issue(pki, ...)` makes other keys under the same CA: another
+name, another validity, a CA certificate, a key usage that forbids signing.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -16,14 +22,18 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 PASSPHRASE = b"test passphrase"
 NOT_BEFORE = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
 NOT_AFTER = dt.datetime(2099, 12, 31, tzinfo=dt.UTC)
+SIGNATORY = "A. Sample"
+"""examples/lab.yaml's signatory: the common name of the lab's signing certificate."""
 
 
 @dataclass(frozen=True)
 class Pki:
-    """A CA certificate (PEM) and a lab key + certificate it issued (PKCS#12)."""
+    """A CA certificate (PEM) and the lab key + certificate it issued (PKCS#12)."""
 
     ca_pem: bytes
     lab_p12: bytes
+    ca_cert: Any
+    ca_key: Any
 
 
 def _name(common: str) -> x509.Name:
@@ -35,36 +45,45 @@ def _key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
+def _usage(*, sign: bool, ca: bool) -> x509.KeyUsage:
+    return x509.KeyUsage(digital_signature=sign, content_commitment=sign, key_encipherment=not sign,
+                         data_encipherment=False, key_agreement=False, key_cert_sign=ca,
+                         crl_sign=ca, encipher_only=False, decipher_only=False)
+
+
 @lru_cache(maxsize=4)
 def make_pki(label: str = "Test CA") -> Pki:
-    """A fresh CA named `label` and a lab certificate it signed (cached per label)."""
-    ca_key, lab_key = _key(), _key()
+    """A fresh CA named `label` and the signatory's certificate it signed (cached per label)."""
+    ca_key = _key()
     ca = (x509.CertificateBuilder()
           .subject_name(_name(label)).issuer_name(_name(label))
           .public_key(ca_key.public_key()).serial_number(1)
           .not_valid_before(NOT_BEFORE).not_valid_after(NOT_AFTER)
           .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
-                                       key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, key_cert_sign=True, crl_sign=True,
-                                       encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(_usage(sign=False, ca=True), critical=True)
           .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
                          critical=False)
           .sign(ca_key, hashes.SHA256()))
+    pki = Pki(ca_pem=ca.public_bytes(serialization.Encoding.PEM), lab_p12=b"", ca_cert=ca,
+              ca_key=ca_key)
+    return Pki(ca_pem=pki.ca_pem, lab_p12=issue(pki), ca_cert=ca, ca_key=ca_key)
+
+
+def issue(pki: Pki, common_name: str = SIGNATORY, *, not_before: dt.datetime = NOT_BEFORE,
+          not_after: dt.datetime = NOT_AFTER, ca: bool = False, can_sign: bool = True,
+          serial: int = 2) -> bytes:
+    """A key and certificate issued by `pki`'s CA, as a PKCS#12 file (PASSPHRASE)."""
+    lab_key = _key()
     lab = (x509.CertificateBuilder()
-           .subject_name(_name("Dr. Test Signatory")).issuer_name(ca.subject)
-           .public_key(lab_key.public_key()).serial_number(2)
-           .not_valid_before(NOT_BEFORE).not_valid_after(NOT_AFTER)
-           .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-           .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=True,
-                                        key_encipherment=False, data_encipherment=False,
-                                        key_agreement=False, key_cert_sign=False, crl_sign=False,
-                                        encipher_only=False, decipher_only=False), critical=True)
+           .subject_name(_name(common_name)).issuer_name(pki.ca_cert.subject)
+           .public_key(lab_key.public_key()).serial_number(serial)
+           .not_valid_before(not_before).not_valid_after(not_after)
+           .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+           .add_extension(_usage(sign=can_sign, ca=ca), critical=True)
            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.EMAIL_PROTECTION]),
                           critical=False)
-           .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                          critical=False)
-           .sign(ca_key, hashes.SHA256()))
-    p12 = pkcs12.serialize_key_and_certificates(
-        b"lab", lab_key, lab, [ca], serialization.BestAvailableEncryption(PASSPHRASE))
-    return Pki(ca_pem=ca.public_bytes(serialization.Encoding.PEM), lab_p12=p12)
+           .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+               pki.ca_key.public_key()), critical=False)
+           .sign(pki.ca_key, hashes.SHA256()))
+    return pkcs12.serialize_key_and_certificates(
+        b"lab", lab_key, lab, [pki.ca_cert], serialization.BestAvailableEncryption(PASSPHRASE))

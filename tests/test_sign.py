@@ -9,6 +9,7 @@ keeps the PDF/A metadata, attachment and fonts; two signed builds are byte-ident
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import io
 import json
@@ -27,7 +28,6 @@ from certgen.errors import CertgenError
 from certgen.lab import load_lab
 from certgen.record import dump_record, load_record
 from certgen.render.certificate import (
-    build_date,
     render_certificate_html,
     render_certificate_pdf,
 )
@@ -37,11 +37,12 @@ from certgen.verify import Revocation, Verification, verify_pdf
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
+SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
 def key() -> SigningKey:
-    return signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12")
+    return signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +66,13 @@ def _check(result: Verification, name: str) -> str:
 def test_a_signed_certificate_verifies_with_its_bundle(built: Path) -> None:
     pdf = (built / "certificate.en.pdf").read_bytes()
     result = _verify(pdf, bundle=str(BUNDLE), revocations=())
-    assert result.ok, [c.line() for c in result.checks]
+    assert result.ok, "\n".join(c.line() for c in result.checks)
     assert [c.name for c in result.checks] == [
-        "signature", "intact", "trust", "revocation", "record", "record-sha256", "figures",
+        "signature", "intact", "trust", "revocation", "record", "record-sha256", "content",
         "derivation", "captures", "recomputed"]
     assert all(c.verdict == "pass" for c in result.checks)
-    assert _check(result, "signature") == "pass signed in the name of A. Sample"
+    assert _check(result, "signature").startswith("pass signed in the name of A. Sample, by its "
+                                                  "own certificate (SHA-256 ")
     record_sha = hashlib.sha256((built / "record.json").read_bytes()).hexdigest()
     assert record_sha in _check(result, "record-sha256")
 
@@ -80,9 +82,10 @@ def test_the_cli_prints_a_verdict_per_check_and_exits_0(
     """As a customer would: a fresh folder with only the PDF and the CA certificate."""
     shutil.copy(built / "certificate.en.pdf", tmp_path / "cert.pdf")
     (tmp_path / "ca.pem").write_bytes(make_pki().ca_pem)
-    assert not main(["verify", str(tmp_path / "cert.pdf"), "--trust", str(tmp_path / "ca.pem")])
+    assert not main(["verify", str(tmp_path / "cert.pdf"), "--trust", str(tmp_path / "ca.pem"),
+                     "--revocations", str(ROOT / "examples" / "revocations.yaml")])
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "PASS signature: signed in the name of A. Sample"
+    assert out[0].startswith("PASS signature: signed in the name of A. Sample")
     assert out[-1] == f"VERIFIED: {tmp_path / 'cert.pdf'} (SAMPLE-GOLD-0002)"
     # No trust root given: the signer is unknown, exit 1 (main returns the code to sys.exit).
     assert main(["verify", str(tmp_path / "cert.pdf"), "--json"]) == 1
@@ -129,7 +132,7 @@ def test_a_record_replaced_and_re_signed_by_a_key_outside_the_trust_root_fails(
                                    verify_base=LAB.lab.verification_base, signed=True)
     pdf = render_certificate_pdf(html, forged, forged_bytes, "en")
     rogue = signing_key(make_pki("Rogue CA").lab_p12, PASSPHRASE, source="rogue.p12")
-    signed = sign_pdf(pdf, rogue, name="A. Sample", when=build_date(forged))
+    signed = sign_pdf(pdf, rogue, name="A. Sample", when=SIGNED_AT)
     result = _verify(signed)
     assert result.failed() == ["trust"]
     assert "does not chain to the trusted CA" in _check(result, "trust")
@@ -148,9 +151,9 @@ def test_a_record_swapped_into_a_genuine_pdf_fails(built: Path, key: SigningKey)
     html = render_certificate_html(record, "en", record_sha256=genuine_sha,
                                    verify_base=LAB.lab.verification_base, signed=True)
     pdf = render_certificate_pdf(html, record, dump_record(forged), "en")
-    signed = sign_pdf(pdf, key, name="A. Sample", when=build_date(record))
+    signed = sign_pdf(pdf, key, name="A. Sample")
     result = _verify(signed)
-    assert result.failed() == ["record-sha256", "figures", "derivation"]
+    assert result.failed() == ["record-sha256", "content", "derivation"]
     assert "run 1 (" in _check(result, "derivation")
 
 
@@ -166,11 +169,12 @@ def test_one_printed_figure_changed_in_the_html_to_pdf_path_fails(
     altered_value = f"{float(cell[1]) + 10:.1f}"
     altered = html[:cell.start(1)] + altered_value + html[cell.end(1):]
     pdf = render_certificate_pdf(altered, record, record_bytes, "en")
-    signed = sign_pdf(pdf, key, name="A. Sample", when=build_date(record))
+    signed = sign_pdf(pdf, key, name="A. Sample")
     result = _verify(signed)
-    assert result.failed() == ["figures"]
-    assert _check(result, "figures").startswith(
-        f"fail printed '{altered_value}' where the record gives '{cell[1]}'")
+    assert result.failed() == ["content"]
+    detail = _check(result, "content")
+    assert re.fullmatch(rf"fail page \d prints '{altered_value}' where the record's "
+                        rf"certificate prints '{cell[1]}'", detail), detail
 
 
 def test_a_wrong_capture_in_the_bundle_names_the_run(built: Path, tmp_path: Path) -> None:
@@ -194,7 +198,7 @@ def test_a_revoked_certificate_fails(built: Path) -> None:
         Revocation("SAMPLE-GOLD-0002", "2026-12-01", "card returned for repair")))
     assert result.failed() == ["revocation"]
     assert _check(result, "revocation") == (
-        "fail SAMPLE-GOLD-0002 was revoked on 2026-12-01: card returned for repair")
+        "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: card returned for repair")
 
 
 def test_an_unsigned_certificate_says_so_and_does_not_verify(tmp_path: Path) -> None:
@@ -205,8 +209,9 @@ def test_an_unsigned_certificate_says_so_and_does_not_verify(tmp_path: Path) -> 
         assert words in (folder / f"certificate.{lang}.html").read_text()
     result = _verify((folder / "certificate.en.pdf").read_bytes())
     assert _check(result, "signature") == "fail the PDF is not signed"
-    # Everything the PDF itself carries still holds.
+    # Nothing vouches for the record, so it is not rendered; what else it carries still holds.
     assert result.failed() == ["signature"]
+    assert _check(result, "content").startswith("skip not compared: no signature holds")
 
 
 def test_the_signed_pdf_keeps_pdfa_metadata_attachment_and_fonts(built: Path) -> None:
@@ -218,12 +223,12 @@ def test_the_signed_pdf_keeps_pdfa_metadata_attachment_and_fonts(built: Path) ->
     assert root["/AF"][0].get_object()["/AFRelationship"] == "/Data"
     xmp = root["/Metadata"].get_object().get_data()
     assert b'pdfaid:part="3" pdfaid:conformance="A"' in xmp
-    # The modification date is the build date in both the Info dictionary and the XMP packet
-    # (PDF/A wants them equal), never the clock.
+    # The modification date is the signing time in both the Info dictionary and the XMP packet
+    # (PDF/A wants them equal): here the one given, so that a rebuild is byte-identical.
     meta = reader.metadata
     assert meta is not None
-    assert meta["/ModDate"].startswith("D:20261129000000")
-    assert b"2026-11-29T00:00:00+00:00" in xmp
+    assert meta["/ModDate"].startswith("D:20261201100000")
+    assert b"2026-12-01T10:00:00+00:00" in xmp
     assert f'pdf:Producer="{meta["/Producer"]}"' in xmp.decode()
     assert meta["/Creator"] in xmp.decode()  # the certgen stack that rendered it
     fonts = set()
@@ -248,7 +253,8 @@ def test_the_cache_key_names_the_signing_certificate(tmp_path: Path, key: Signin
     # Another passphrase for the same key does not rebuild; another certificate does.
     same = dataclasses.replace(key, passphrase=b"another way in")
     assert not build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=same).rebuilt
-    other = signing_key(make_pki("Other CA").lab_p12, PASSPHRASE, source="other.p12")
+    other = signing_key(make_pki("Other CA").lab_p12, PASSPHRASE, source="other.p12").at(
+        SIGNED_AT, given=True)
     assert build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=other).rebuilt
 
 

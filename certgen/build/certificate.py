@@ -12,12 +12,13 @@ the bundle's own cohorts (FleetStore.cohort_digest: adding a run to another coho
 rebuild this certificate), the languages, the draft flag, the verification base and, for a
 signed build, the signing certificate's fingerprint (never the passphrase). A build
 that is not a draft needs a lab profile (certgen.lab); so does a signed one (`sign`: every PDF
-gets the lab's PAdES signature, certgen.render.sign, dated by the certificate's issue date). The manifest of a finished folder records that key; when the key is unchanged and every
+gets the lab's PAdES signature, certgen.render.sign, made at the build's signing time). The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import stat
@@ -135,6 +136,10 @@ def inputs_key(
     digest.update(f"langs={','.join(languages) if languages else '*'}\0".encode())
     digest.update(f"draft={draft}\0verify={verify_base}\0".encode())
     digest.update(f"sign={'-' if sign is None else sign.fingerprint}\0".encode())
+    if sign is not None and sign.signing_time_given and sign.signing_time is not None:
+        # Re-signing at a given time rebuilds; the clock's time does not (a no-change rebuild
+        # keeps the PDFs signed before).
+        digest.update(f"signed-at={sign.signing_time.isoformat()}\0".encode())
     if home is not None:  # the site's link home (certgen.build.site); plain builds have none
         digest.update(f"home={home}\0".encode())
     if fleet is not None:
@@ -184,16 +189,21 @@ def render_documents(
     sign: SigningKey | None = None, home: str | None = None,
 ) -> tuple[bytes, dict[str, bytes]]:
     """record.json bytes and {file name: bytes} of every HTML and PDF, all in memory; with
-    `sign`, every PDF signed for the record's issuer by its signatory, dated by its issue date
-    (`home`: see render_certificate_html)."""
+    `sign`, every PDF signed for the record's issuer by its signatory at the key's signing time
+    (refused when the key expires before the certificate does; `home`: see
+    render_certificate_html)."""
     from certgen.record import dump_record
     from certgen.render.certificate import (
-        build_date,
         html_file_name,
         render_certificate_html,
         render_certificate_pdf,
     )
 
+    if sign is not None and record.issuer is not None:
+        from certgen.render.sign import check_key_outlives
+
+        check_key_outlives(sign, certificate_id=record.certificate.id,
+                           valid_until=dt.date.fromisoformat(record.issuer.valid_until))
     record_bytes = dump_record(record)
     sha = hashlib.sha256(record_bytes).hexdigest()
     documents: dict[str, bytes] = {}
@@ -207,9 +217,24 @@ def render_documents(
             from certgen.render.sign import sign_pdf
 
             assert record.issuer is not None  # render_certificate_html refused it otherwise
-            pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name, when=build_date(record))
+            pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name)
         documents[pdf_name(lang)] = pdf
     return record_bytes, documents
+
+
+def ready_to_sign(sign: SigningKey | None, lab: LabProfile | None) -> SigningKey | None:
+    """`sign` with its signing time set (the clock now, unless one was given) and checked
+    against the lab's signatory (certgen.render.sign.check_signing_key); None stays None."""
+    if sign is None or lab is None:
+        return sign
+    from certgen.render.sign import check_signing_key
+
+    if sign.signing_time is None:
+        sign = sign.at(dt.datetime.now(dt.UTC), given=False)
+    signatory = lab.lab.signatory
+    check_signing_key(sign, signatory=signatory.name,
+                      certificate_sha256=signatory.certificate_sha256)
+    return sign
 
 
 NO_LAB_TO_SIGN_MESSAGE = ("--sign: a signed certificate is signed in the name of the "
@@ -260,6 +285,7 @@ def build_bundle(
     from certgen.writer import Writer, read_manifest, verify_manifest
 
     base = resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
+    sign = ready_to_sign(sign, lab)
     loaded = load_bundle(bundle)
     with ExitStack() as stack:
         store = None
@@ -305,6 +331,7 @@ def build_bundle(
             "signer": record.issuer.signatory.name,
             "certificate_subject": sign.subject,
             "certificate_sha256": sign.fingerprint,
+            "signing_time": None if sign.signing_time is None else sign.signing_time.isoformat(),
         }}),
     })
     return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)
@@ -336,6 +363,7 @@ def build_many(
 
     # The lab profile and the verification base are the same for every bundle: refused once.
     resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
+    sign = ready_to_sign(sign, lab)  # one signing time for every bundle of the build
     kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab,
                   sign=sign)
     results: dict[int, BuildResult | Exception] = {}

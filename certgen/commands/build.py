@@ -18,11 +18,15 @@ domain (a specimen lab, whose documents are all marked SPECIMEN, may use one).
 Signing: `--sign KEY.p12` signs every PDF for the lab (PAdES, certgen.render.sign; the `sign`
 extra). The passphrase comes from $CERTGEN_SIGN_PASSPHRASE or `--sign-passphrase-file FILE`
 (its first line), never from an argument, which other users could read in the process list.
+The signature is made at the clock's time when the build starts (one time for every bundle),
+or at `--signing-time`; a key not in the signatory's name, not valid then, or expiring before a
+certificate's "valid until" is refused (certgen.render.sign.check_signing_key).
 `certgen verify` checks a signed certificate (docs/verify.md).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -80,6 +84,9 @@ def _languages(value: str | None) -> list[str] | None:
                    "extra). Passphrase: $CERTGEN_SIGN_PASSPHRASE or --sign-passphrase-file.")
 @click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
+@click.option("--signing-time", default=None, metavar="TIME",
+              help="Sign at this time (ISO 8601 with a zone, e.g. 2026-12-01T10:00:00Z) instead "
+                   "of the clock's: re-signing with the same time gives the same bytes.")
 def command(
     bundles: tuple[str, ...],
     out_dir: str,
@@ -92,6 +99,7 @@ def command(
     scheduler: str | None,
     sign_file: str | None,
     sign_passphrase_file: str | None,
+    signing_time: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
     from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
@@ -104,6 +112,10 @@ def command(
     sign = None if sign_file is None else _signing_key(sign_file, sign_passphrase_file)
     if sign is None and sign_passphrase_file is not None:
         raise click.BadParameter("only used with --sign", param_hint="--sign-passphrase-file")
+    if signing_time is not None:
+        if sign is None:
+            raise click.BadParameter("only used with --sign", param_hint="--signing-time")
+        sign = sign.at(_signing_time(signing_time), given=True)
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
     kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
@@ -142,6 +154,19 @@ def command(
 
 PASSPHRASE_ENV = "CERTGEN_SIGN_PASSPHRASE"
 """The environment variable holding the passphrase of --sign's key."""
+
+
+def _signing_time(text: str) -> dt.datetime:
+    """--signing-time: an ISO 8601 date and time with its zone (Z or ±hh:mm)."""
+    try:
+        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise click.BadParameter(f"expected a date and time with its zone, e.g. "
+                                 f"2026-12-01T10:00:00Z, got {text!r}",
+                                 param_hint="--signing-time")
+    return when
 
 
 def _signing_key(key_file: str, passphrase_file: str | None) -> SigningKey:

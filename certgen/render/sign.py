@@ -6,9 +6,16 @@ The original bytes stay as they were, so the tagged PDF/A-3a conformance, the XM
 attached record.json are kept; pyHanko updates the modification date and producer in both the
 Info dictionary and the XMP packet, as PDF/A asks (the producer becomes pyHanko's in both).
 
-Determinism (DESIGN rule 4): nothing comes from the clock or a random source.
-- The signing time (the CMS signingTime attribute and the new ModDate) is `when`, the
-  certificate's build date; pyHanko would otherwise take the clock in two places.
+The signing time (the CMS signingTime attribute, the signature's /M and the new ModDate) is the
+time of signing: the clock when the build starts, or `--signing-time` given to re-sign
+reproducibly (`SigningKey.signing_time`; recorded in the build manifest). It is never the issue
+date: a key made on the issue day must not sign "before it existed" (docs/verify.md).
+`check_signing_key` refuses a key that is not the signatory's, not an end-entity signing
+certificate, or not valid at the signing time; `check_key_outlives` one whose validity ends
+before a certificate's own "valid until" (without a timestamp the signature would die first).
+
+Determinism (DESIGN rule 4): the same PDF, key, name and signing time give the same bytes.
+- pyHanko would take the clock in two places; both are pinned to the signing time.
 - The second half of the trailer /ID, which changes with every revision, is derived from the
   signed bytes instead of the clock.
 - An RSA key signs with PKCS#1 v1.5, which is deterministic; ECDSA draws a random nonce, so a
@@ -46,10 +53,15 @@ def require_sign_extra() -> None:
         raise CertgenError(SIGN_EXTRA_MESSAGE) from None
 
 
+_EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+_LATEST = dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
 @dataclass(frozen=True)
 class SigningKey:
-    """A lab's signing key: the PKCS#12 bytes and passphrase, and the certificate's SHA-256
-    fingerprint (the build cache keys on it; the passphrase never enters a key or a file).
+    """A lab's signing key: the PKCS#12 bytes and passphrase, what its certificate says, and the
+    time this build signs at (the build cache keys on the fingerprint; the passphrase never
+    enters a key or a file).
 
     Made by `signing_key`, which checks that the archive opens.
     """
@@ -60,13 +72,43 @@ class SigningKey:
     """SHA-256 of the signing certificate (DER), hex."""
     subject: str
     """The signing certificate's subject, as text (for messages)."""
+    common_name: str | None = None
+    """The subject's common name: the signatory's name (None when it has none)."""
+    issuer: str = ""
+    """The issuer's name, as text."""
+    not_before: dt.datetime = _EARLIEST
+    not_after: dt.datetime = _LATEST
+    """The certificate's validity (UTC)."""
+    is_ca: bool = False
+    """The certificate says CA:TRUE (a CA's key never signs a certificate of ours)."""
+    can_sign: bool = True
+    """Its key usage allows digitalSignature or nonRepudiation (or it states none)."""
+    signing_time: dt.datetime | None = None
+    """When this build signs (UTC, whole seconds); None until the build sets it."""
+    signing_time_given: bool = False
+    """The signing time was given (`--signing-time`), not read from the clock: it then enters
+    the build cache key, so re-signing at another time rebuilds."""
+
+    def at(self, when: dt.datetime, *, given: bool) -> SigningKey:
+        """This key, signing at `when` (made UTC, whole seconds)."""
+        import dataclasses
+
+        return dataclasses.replace(self, signing_time=utc_seconds(when), signing_time_given=given)
+
+
+def utc_seconds(when: dt.datetime) -> dt.datetime:
+    """`when` in UTC, to the whole second (a naive time is read as UTC)."""
+    when = when.astimezone(dt.UTC) if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    return when.replace(microsecond=0)
 
 
 def signing_key(p12: bytes, passphrase: bytes, *, source: str) -> SigningKey:
     """Open a PKCS#12 archive (key + certificate [+ chain]); a wrong passphrase or a file that
     is not PKCS#12 is a CertgenError naming `source`."""
     require_sign_extra()
+    from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
+    from cryptography.x509.oid import NameOID
 
     try:
         key, cert, _chain = pkcs12.load_key_and_certificates(p12, passphrase or None)
@@ -78,8 +120,59 @@ def signing_key(p12: bytes, passphrase: bytes, *, source: str) -> SigningKey:
         raise CertgenError("expected a PKCS#12 file holding a private key and its certificate",
                            file=source)
     fingerprint = hashlib.sha256(cert.public_bytes(Encoding.DER)).hexdigest()
+    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    try:
+        is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    except x509.ExtensionNotFound:
+        is_ca = False
+    try:
+        usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+        can_sign = usage.digital_signature or usage.content_commitment
+    except x509.ExtensionNotFound:
+        can_sign = True
     return SigningKey(p12=p12, passphrase=passphrase, fingerprint=fingerprint,
-                      subject=cert.subject.rfc4514_string())
+                      subject=cert.subject.rfc4514_string(),
+                      common_name=str(names[0].value) if names else None,
+                      issuer=cert.issuer.rfc4514_string(),
+                      not_before=cert.not_valid_before_utc, not_after=cert.not_valid_after_utc,
+                      is_ca=is_ca, can_sign=can_sign)
+
+
+def check_signing_key(key: SigningKey, *, signatory: str,
+                      certificate_sha256: str | None = None) -> None:
+    """Refuse (a CertgenError, one line) a key that cannot sign for `signatory` at its signing
+    time: another name, another certificate than lab.yaml pins, a CA's key, a certificate whose
+    key usage forbids signing, or one not valid at the signing time."""
+    if key.common_name != signatory:
+        raise CertgenError(f"--sign: the key's certificate is made out to {key.common_name!r} "
+                           f"({key.subject}); the laboratory's signatory is {signatory!r}")
+    if certificate_sha256 is not None and key.fingerprint != certificate_sha256.lower():
+        raise CertgenError(f"--sign: the key's certificate has SHA-256 {key.fingerprint}; "
+                           f"lab.yaml's signatory.certificate_sha256 is {certificate_sha256}")
+    if key.is_ca:
+        raise CertgenError("--sign: the key's certificate is a CA certificate (CA:TRUE); sign "
+                           "with the signatory's own end-entity certificate")
+    if not key.can_sign:
+        raise CertgenError("--sign: the key's certificate does not allow signing (its key usage "
+                           "has neither digitalSignature nor nonRepudiation)")
+    when = key.signing_time
+    if when is not None and not key.not_before <= when <= key.not_after:
+        state = "not valid until" if when < key.not_before else "expired on"
+        moment = key.not_before if when < key.not_before else key.not_after
+        raise CertgenError(f"--sign: the key's certificate is {state} "
+                           f"{moment.isoformat(sep=' ')}; the signing time is "
+                           f"{when.isoformat(sep=' ')}")
+
+
+def check_key_outlives(key: SigningKey, *, certificate_id: str, valid_until: dt.date) -> None:
+    """Refuse a key whose certificate expires before the end of the certificate's last valid day:
+    a signature without a timestamp stops verifying when its key expires (docs/verify.md)."""
+    last = dt.datetime.combine(valid_until, dt.time(23, 59, 59), tzinfo=dt.UTC)
+    if key.not_after < last:
+        raise CertgenError(f"--sign: the key's certificate expires on "
+                           f"{key.not_after.date().isoformat()}, before {certificate_id} is valid "
+                           f"until {valid_until.isoformat()}: its signature would stop verifying "
+                           "first; use a key valid at least that long")
 
 
 @lru_cache(maxsize=2)
@@ -90,15 +183,45 @@ def _signer(p12: bytes, passphrase: bytes) -> Any:
     return signers.SimpleSigner.load_pkcs12_data(p12, other_certs=(), passphrase=passphrase or None)
 
 
-def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> bytes:
+def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime | None = None) -> bytes:
     """`pdf` with a PAdES signature by `key` in `name` (the lab's signatory) appended as an
-    incremental update, dated `when`; the same arguments give the same bytes."""
+    incremental update, made at `when` (default: the key's signing time); the same arguments
+    give the same bytes."""
+    at = when if when is not None else key.signing_time
+    if at is None:
+        raise ValueError("sign_pdf needs a signing time (SigningKey.at or when=)")
+    return _sign_with(pdf, _signer(key.p12, key.passphrase), name=name, when=at)
+
+
+def replay_signature(pdf: bytes, cms_der: bytes, *, name: str, when: dt.datetime,
+                     bytes_reserved: int) -> bytes:
+    """What `sign_pdf` writes for `pdf` with the signature `cms_der` already made: the same
+    incremental update, with that CMS in the same reserved space. certgen.verify compares this
+    with a signed file: equal bytes mean the file is exactly this unsigned PDF, signed by certgen
+    and nothing else (no object added, changed or restated)."""
+    from asn1crypto import cms
+    from pyhanko.sign import signers
+
+    content = cms.ContentInfo.load(cms_der)
+    certs = list(content["content"]["certificates"])
+    cert = certs[0].chosen if certs else None
+
+    class ReplaySigner(signers.Signer):
+        async def async_sign(self, *args: Any, **kwargs: Any) -> Any:
+            return content
+
+    signer = ReplaySigner(signing_cert=cert)
+    return _sign_with(pdf, signer, name=name, when=when, bytes_reserved=bytes_reserved)
+
+
+def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
+               bytes_reserved: int | None = None) -> bytes:
     from pyhanko.pdf_utils import generic
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
     from pyhanko.pdf_utils.metadata.model import VENDOR, DocumentMetadata
     from pyhanko.sign import fields, signers
 
-    when = when.astimezone(dt.UTC) if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    when = utc_seconds(when)
 
     class PinnedMetadata(DocumentMetadata):
         # pyHanko sets last_modified to 'now' (the clock) just before writing: pinned here.
@@ -108,7 +231,7 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> by
             super().__setattr__(attr, value)
 
     class DatedSigner(signers.PdfSigner):
-        # The session's system_time is the CMS signingTime: the build date, not the clock.
+        # The session's system_time is the CMS signingTime and the signature's /M.
         def init_signing_session(self, pdf_out: Any, existing_fields_only: bool = False) -> Any:
             session = super().init_signing_session(pdf_out, existing_fields_only)
             session.system_time = when
@@ -130,5 +253,5 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime) -> by
         field_name=FIELD_NAME, name=name, md_algorithm="sha256",
         subfilter=fields.SigSeedSubFilter.PADES)
     out = io.BytesIO()
-    DatedSigner(meta, signer=_signer(key.p12, key.passphrase)).sign_pdf(writer, output=out)
+    DatedSigner(meta, signer=signer).sign_pdf(writer, output=out, bytes_reserved=bytes_reserved)
     return out.getvalue()

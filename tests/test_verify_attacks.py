@@ -1,0 +1,340 @@
+"""Forged and tampered certificates end NOT VERIFIED with the right reason (issue 21).
+
+Each forgery is built the way its attack describes (tests/forgekit.py): incremental updates
+with and without a "fixed point", a second signature, actions, changes made before signing
+(text, an image over the text), foreign signers; poppler's pdfsig, an independent verifier,
+says "Not total document signed" of every incremental variant. The signing time is the time of
+signing, checked against the key's validity; verify's own inputs are refused as every other
+input is (regular files, size limits).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from forgekit import add_open_action, fixed_point, sign_again, stamp_image, stamp_text
+from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
+
+from certgen.build.certificate import build_bundle
+from certgen.cli import main
+from certgen.errors import CertgenError
+from certgen.lab import load_lab
+from certgen.record import load_record
+from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+from certgen.render.sign import SigningKey, sign_pdf, signing_key
+from certgen.verify import Verification, parse_revocation_list, verify_pdf
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLE = ROOT / "examples" / "gold-rx7800xt"
+LAB = load_lab(ROOT / "examples" / "lab.yaml")
+SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, 0, tzinfo=dt.UTC)
+
+
+def _key(p12: bytes | None = None, at: dt.datetime = SIGNED_AT) -> SigningKey:
+    return signing_key(p12 or make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(at, given=True)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("signed")
+    return Path(build_bundle(BUNDLE, out, languages=["en"], lab=LAB, sign=_key()).folder)
+
+
+@pytest.fixture(scope="module")
+def signed(built: Path) -> bytes:
+    return (built / "certificate.en.pdf").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def unsigned(built: Path) -> bytes:
+    """The same certificate as rendered before signing (what a pre-signing change edits)."""
+    record_bytes = (built / "record.json").read_bytes()
+    record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return render_certificate_pdf(html, record, record_bytes, "en")
+
+
+def _verify(pdf: bytes, **kwargs: object) -> Verification:
+    kwargs.setdefault("trust", make_pki().ca_pem)
+    kwargs.setdefault("revocations", ())
+    return verify_pdf(pdf, **kwargs)  # type: ignore[arg-type]
+
+
+def _detail(result: Verification, name: str) -> str:
+    [check] = [c for c in result.checks if c.name == name]
+    return f"{check.verdict} {check.detail}"
+
+
+def _pdfsig(pdf: bytes, tmp_path: Path) -> str:
+    if shutil.which("pdfsig") is None:
+        pytest.fail("pdfsig (Debian poppler-utils) is missing: `make test` installs it as root")
+    path = tmp_path / "forged.pdf"
+    path.write_bytes(pdf)
+    run = subprocess.run(["pdfsig", str(path)], capture_output=True, text=True, timeout=60)
+    return run.stdout + run.stderr
+
+
+def test_the_genuine_certificate_verifies_byte_for_byte(signed: bytes, tmp_path: Path) -> None:
+    result = _verify(signed)
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert _detail(result, "content").startswith("pass the file is, byte for byte, the "
+                                                 "certificate this certgen renders")
+    assert _detail(result, "trust").endswith("valid at the signing time 2026-12-01 10:00:00+00:00 "
+                                             "and now")
+    report = _pdfsig(signed, tmp_path)
+    assert "Signature is Valid." in report and "Total document signed" in report
+
+
+INCREMENTAL = {
+    "overlay": lambda pdf: stamp_text(pdf, "PLATINUM"),
+    "image overlay": stamp_image,
+    "JavaScript OpenAction": lambda pdf: add_open_action(pdf, "JavaScript"),
+    "Launch OpenAction": lambda pdf: add_open_action(pdf, "Launch"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(INCREMENTAL))
+@pytest.mark.parametrize("fixed", [False, True], ids=["plain", "fixed point"])
+def test_an_update_appended_after_signing_is_not_verified(
+        signed: bytes, tmp_path: Path, variant: str, fixed: bool) -> None:
+    forged = INCREMENTAL[variant](signed)
+    if fixed:
+        forged = fixed_point(signed, forged)
+    result = _verify(forged)
+    assert result.verdict == "not-verified"
+    assert "intact" in result.failed()
+    detail = _detail(result, "intact")
+    assert detail.startswith("fail the signed range does not cover the file: "), detail
+    assert "bytes were added after signing" in detail
+    assert _detail(result, "content").startswith("skip")
+    assert "Not total document signed" in _pdfsig(forged, tmp_path)
+
+
+def test_the_fixed_point_fools_a_size_only_coverage_check(signed: bytes) -> None:
+    """The attack is the real one: pyHanko's own coverage evaluation calls the forged file
+    entirely signed; certgen reads the bytes instead."""
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+    from pyhanko_certvalidator import ValidationContext
+
+    forged = fixed_point(signed, stamp_text(signed, "PLATINUM"))
+    [sig] = PdfFileReader(io.BytesIO(forged), strict=False).embedded_signatures
+    status = validate_pdf_signature(sig, ValidationContext(trust_roots=[], allow_fetching=False))
+    assert status.intact and status.coverage == SignatureCoverageLevel.ENTIRE_FILE
+    assert "intact" in _verify(forged).failed()
+
+
+def test_a_fixed_point_without_any_visible_change_is_not_verified(signed: bytes) -> None:
+    forged = fixed_point(signed, signed)
+    assert forged != signed
+    assert _detail(_verify(forged), "intact").startswith("fail the signed range does not cover")
+
+
+def test_a_second_signature_by_another_key_of_the_same_ca_is_not_verified(
+        signed: bytes) -> None:
+    forged = sign_again(stamp_text(signed, "PLATINUM"), issue(make_pki(), SIGNATORY, serial=7),
+                        PASSPHRASE, name=SIGNATORY)
+    result = _verify(forged)
+    assert _detail(result, "signature") == ("fail 2 signatures: certgen signs a certificate "
+                                            "once, so one was added after the lab signed")
+    assert result.verdict == "not-verified"
+
+
+@pytest.mark.parametrize("change", ["text", "image"])
+def test_a_change_made_before_the_lab_key_signed_is_not_verified(
+        unsigned: bytes, change: str) -> None:
+    """An insider edits the rendered certificate, then signs it with the lab's own key: the
+    signature holds, but the file is not what certgen renders from its record."""
+    edited = stamp_text(unsigned, "PLATINUM") if change == "text" else stamp_image(unsigned)
+    forged = sign_pdf(edited, _key(), name=SIGNATORY)
+    result = _verify(forged)
+    assert result.failed() == ["content"], "\n".join(c.line() for c in result.checks)
+    detail = _detail(result, "content")
+    if change == "text":
+        assert detail.startswith("fail page 1 prints 'PLATINUM") or "PLATINUM" in detail, detail
+    else:
+        assert detail.startswith("fail page 1 draws 1 image(s) that are not the "), detail
+
+
+@pytest.mark.parametrize(("who", "kwargs", "reason"), [
+    ("Mallory", {}, "the signing certificate is made out to 'Mallory'"),
+    (SIGNATORY, {"ca": True}, "the signing certificate is a CA certificate (CA:TRUE)"),
+    (SIGNATORY, {"can_sign": False}, "the signing certificate's key usage does not allow"),
+])
+def test_a_signer_who_is_not_the_signatory_is_not_verified(
+        unsigned: bytes, who: str, kwargs: dict[str, bool], reason: str) -> None:
+    key = signing_key(issue(make_pki(), who, serial=11, **kwargs), PASSPHRASE, source="x.p12")
+    forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
+    result = _verify(forged)
+    assert "signature" in result.failed()
+    assert _detail(result, "signature").startswith(f"fail {reason}")
+
+
+def test_build_sign_refuses_a_key_in_another_name(tmp_path: Path) -> None:
+    mallory = _key(issue(make_pki(), "Mallory", serial=12))
+    with pytest.raises(CertgenError) as error:
+        build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=mallory)
+    assert str(error.value).startswith("--sign: the key's certificate is made out to 'Mallory'")
+
+
+def test_the_signing_time_is_the_time_of_signing_and_is_checked(tmp_path: Path) -> None:
+    """A key made today signs at today's time (never the issue date's midnight) and pyHanko's
+    own validator, at that time, accepts it; a key not yet valid or expired is refused."""
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation import validate_pdf_signature
+    from pyhanko_certvalidator import ValidationContext
+
+    made = dt.datetime(2026, 12, 1, 19, 58, tzinfo=dt.UTC)
+    fresh = issue(make_pki(), SIGNATORY, not_before=made, serial=13)
+    with pytest.raises(CertgenError) as early:
+        build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB,
+                     sign=_key(fresh, at=dt.datetime(2026, 12, 1, 0, 0, tzinfo=dt.UTC)))
+    assert "not valid until 2026-12-01 19:58:00+00:00" in str(early.value)
+    folder = Path(build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB,
+                               sign=_key(fresh, at=made + dt.timedelta(minutes=2))).folder)
+    pdf = (folder / "certificate.en.pdf").read_bytes()
+    [sig] = PdfFileReader(io.BytesIO(pdf)).embedded_signatures
+    assert sig.self_reported_timestamp == made + dt.timedelta(minutes=2)
+    context = ValidationContext(trust_roots=[_ca_cert()], allow_fetching=False,
+                                moment=made + dt.timedelta(minutes=2))
+    assert validate_pdf_signature(sig, context).bottom_line
+    assert _verify(pdf).verdict == "verified"
+    expired = issue(make_pki(), SIGNATORY, not_after=dt.datetime(2026, 6, 1, tzinfo=dt.UTC),
+                    serial=14)
+    with pytest.raises(CertgenError) as late:
+        build_bundle(BUNDLE, tmp_path / "b", languages=["en"], lab=LAB, sign=_key(expired))
+    assert "expired on 2026-06-01" in str(late.value)
+
+
+def test_a_key_that_expires_before_the_certificate_is_refused(tmp_path: Path) -> None:
+    short = issue(make_pki(), SIGNATORY, not_after=dt.datetime(2027, 1, 1, tzinfo=dt.UTC),
+                  serial=15)
+    with pytest.raises(CertgenError) as error:
+        build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=_key(short))
+    assert str(error.value).startswith("--sign: the key's certificate expires on 2027-01-01, "
+                                       "before SAMPLE-GOLD-0002 is valid until ")
+
+
+def test_same_inputs_and_signing_time_give_the_same_bytes(signed: bytes, tmp_path: Path) -> None:
+    again = Path(build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=_key()).folder)
+    assert (again / "certificate.en.pdf").read_bytes() == signed
+    later = _key(at=SIGNED_AT + dt.timedelta(seconds=1))
+    other = Path(build_bundle(BUNDLE, tmp_path / "b", languages=["en"], lab=LAB,
+                              sign=later).folder)
+    assert (other / "certificate.en.pdf").read_bytes() != signed
+
+
+def _ca_cert() -> object:
+    from pyhanko.keys import load_certs_from_pemder_data
+
+    return next(iter(load_certs_from_pemder_data(make_pki().ca_pem)))
+
+
+def test_without_a_revocation_list_the_verdict_says_what_was_not_checked(
+        signed: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cert.pdf").write_bytes(signed)
+    (tmp_path / "ca.pem").write_bytes(make_pki().ca_pem)
+    code = main(["verify", str(tmp_path / "cert.pdf"), "--trust", str(tmp_path / "ca.pem")])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 3
+    assert out[-1] == (f"VERIFIED EXCEPT: revocation not checked: {tmp_path / 'cert.pdf'} "
+                       "(SAMPLE-GOLD-0002)")
+
+
+def test_the_registry_index_is_a_revocation_list(built: Path, signed: bytes,
+                                                 tmp_path: Path) -> None:
+    from certgen.build.registry import build_registry
+
+    revocations = tmp_path / "revocations.yaml"
+    revocations.write_text('- id: "SAMPLE-GOLD-0002"\n  date: 2026-12-01\n  reason:\n'
+                           '    en: "Card returned for repair"\n    ru: "Ремонт"\n', "utf-8")
+    registry = tmp_path / "verify"
+    build_registry(built.parent, registry, as_of=dt.date(2026, 12, 2), revocations=revocations)
+    index = (registry / "index.json").read_bytes()
+    for data in (index, revocations.read_bytes()):
+        result = _verify(signed, revocations=parse_revocation_list(data, source="x"))
+        assert _detail(result, "revocation") == ("fail revoked: SAMPLE-GOLD-0002 was revoked on "
+                                                 "2026-12-01: Card returned for repair")
+    empty = registry.parent / "empty"
+    build_registry(built.parent, empty, as_of=dt.date(2026, 12, 2))
+    result = _verify(signed, revocations=parse_revocation_list(
+        (empty / "index.json").read_bytes(), source="index.json"))
+    assert result.verdict == "verified"
+
+
+def test_a_list_of_ids_is_not_a_revocation_list() -> None:
+    with pytest.raises(CertgenError) as error:
+        parse_revocation_list(b"- SAMPLE-GOLD-0002\n", source="revoked.yaml")
+    assert "revoked.yaml" in str(error.value)
+
+
+def test_a_changed_archived_first_capture_is_named(signed: bytes, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    shutil.copytree(BUNDLE, bundle)
+    [first] = sorted((bundle / "archive").iterdir())
+    lines = first.read_text("utf-8").splitlines(keepends=True)
+    lines[-1] = lines[-1].replace("1", "2", 1) if "1" in lines[-1] else lines[-1] + "\n"
+    first.write_text("".join(lines), "utf-8")
+    result = _verify(signed, bundle=str(bundle))
+    assert result.verdict == "not-verified"
+    assert f"the archived first capture archive/{first.name} has SHA-256 " in _detail(
+        result, "captures")
+
+
+@pytest.mark.parametrize("which", ["pdf", "trust", "revocations"])
+def test_verify_refuses_a_fifo_or_device_without_hanging(
+        signed: bytes, tmp_path: Path, which: str, capsys: pytest.CaptureFixture[str]) -> None:
+    pdf, ca, fifo = tmp_path / "cert.pdf", tmp_path / "ca.pem", tmp_path / "fifo"
+    pdf.write_bytes(signed)
+    ca.write_bytes(make_pki().ca_pem)
+    os.mkfifo(fifo)
+    args = {"pdf": str(pdf), "trust": str(ca), "revocations": None}
+    for special in (str(fifo), "/dev/zero"):
+        given = dict(args, **{which: special})
+        argv = ["verify", given["pdf"] or "", "--trust", given["trust"] or ""]
+        if given["revocations"]:
+            argv += ["--revocations", given["revocations"]]
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 1
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.splitlines()) == 1
+        assert err.startswith(f"certgen: {special}: is a ")
+
+
+def test_no_failure_prints_a_traceback_or_more_than_a_few_lines(
+        signed: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "ca.pem").write_bytes(make_pki().ca_pem)
+    flipped = bytearray(signed)
+    flipped[2000] ^= 1
+    variants = {"flipped": bytes(flipped), "overlay": stamp_text(signed, "PLATINUM"),
+                "fixed": fixed_point(signed, stamp_text(signed, "PLATINUM")),
+                "truncated": signed[: len(signed) // 2], "not a pdf": b"hello"}
+    for name, data in variants.items():
+        path = tmp_path / f"{name}.pdf"
+        path.write_bytes(data)
+        code = main(["verify", str(path), "--trust", str(tmp_path / "ca.pem")])
+        captured = capsys.readouterr()
+        assert code == 1, name
+        assert "Traceback" not in captured.err, name
+        assert len(captured.err.splitlines()) < 5, (name, captured.err)
+
+
+def test_one_changed_byte_is_a_digest_mismatch_not_an_untrusted_signer(signed: bytes) -> None:
+    start = signed.find(b"/EmbeddedFile")
+    flipped = bytearray(signed)
+    flipped[start + 20] ^= 1
+    result = _verify(bytes(flipped))
+    assert _detail(result, "intact") == ("fail digest mismatch: the signed bytes were changed "
+                                         "after signing")
+    assert _detail(result, "trust").startswith("pass")
