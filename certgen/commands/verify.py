@@ -25,13 +25,18 @@ import click
               metavar="FILE", help="The lab's revocations.yaml, or its registry's "
                                    "verify/index.json (a saved copy of the published one).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as one JSON object.")
+@click.option("--at", "at_time", default=None, metavar="TIME",
+              help="Check the signer's certificate at this time (ISO 8601 with its zone) "
+                   "instead of now: e.g. whether a timestamped certificate still verifies after "
+                   "its key expired.")
 @click.option("--debug", is_flag=True, help="Let pyHanko's and pypdf's log lines through to "
                                             "stderr (for a bug report).")
 def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | None,
-            as_json: bool, debug: bool) -> None:
+            as_json: bool, at_time: str | None, debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
     import logging
 
+    from certgen.commands.build import time_option
     from certgen.verify import (
         MAX_PDF_BYTES,
         MAX_TRUST_BYTES,
@@ -40,6 +45,7 @@ def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | 
         verify_pdf,
     )
 
+    at = None if at_time is None else time_option(at_time, "--at")
     if debug:
         logging.basicConfig(level=logging.DEBUG)
         logging.getLogger("certgen").setLevel(logging.DEBUG)
@@ -49,7 +55,7 @@ def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | 
     result = verify_pdf(
         data, source=pdf, trust=roots, trust_source=trust or "",
         revocations=None if revocations is None else load_revocations(revocations),
-        bundle=bundle, debug=debug,
+        bundle=bundle, debug=debug, at=at,
     )
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))

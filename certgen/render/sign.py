@@ -88,12 +88,22 @@ class SigningKey:
     signing_time_given: bool = False
     """The signing time was given (`--signing-time`), not read from the clock: it then enters
     the build cache key, so re-signing at another time rebuilds."""
+    tsa_url: str | None = None
+    """`--tsa URL`: an RFC 3161 timestamp authority; the signature then gets a signature
+    timestamp, the validation data (certificates, CRLs, OCSP) embedded, and a document
+    timestamp (PAdES B-LTA), so it verifies offline after the key expires."""
 
     def at(self, when: dt.datetime, *, given: bool) -> SigningKey:
         """This key, signing at `when` (made UTC, whole seconds)."""
         import dataclasses
 
         return dataclasses.replace(self, signing_time=utc_seconds(when), signing_time_given=given)
+
+    def with_tsa(self, url: str | None) -> SigningKey:
+        """This key, timestamping at `url` (None: no timestamp)."""
+        import dataclasses
+
+        return dataclasses.replace(self, tsa_url=url)
 
 
 def utc_seconds(when: dt.datetime) -> dt.datetime:
@@ -166,13 +176,15 @@ def check_signing_key(key: SigningKey, *, signatory: str,
 
 def check_key_outlives(key: SigningKey, *, certificate_id: str, valid_until: dt.date) -> None:
     """Refuse a key whose certificate expires before the end of the certificate's last valid day:
-    a signature without a timestamp stops verifying when its key expires (docs/verify.md)."""
+    a signature without a timestamp stops verifying when its key expires (docs/verify.md). With
+    a timestamp authority (`tsa_url`) the signature outlives its key, and any key will do."""
     last = dt.datetime.combine(valid_until, dt.time(23, 59, 59), tzinfo=dt.UTC)
-    if key.not_after < last:
+    if key.tsa_url is None and key.not_after < last:
         raise CertgenError(f"--sign: the key's certificate expires on "
                            f"{key.not_after.date().isoformat()}, before {certificate_id} is valid "
                            f"until {valid_until.isoformat()}: its signature would stop verifying "
-                           "first; use a key valid at least that long")
+                           "first; use a key valid at least that long, or add a timestamp "
+                           "(--tsa URL)")
 
 
 @lru_cache(maxsize=2)
@@ -190,7 +202,8 @@ def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime | None
     at = when if when is not None else key.signing_time
     if at is None:
         raise ValueError("sign_pdf needs a signing time (SigningKey.at or when=)")
-    return _sign_with(pdf, _signer(key.p12, key.passphrase), name=name, when=at)
+    return _sign_with(pdf, _signer(key.p12, key.passphrase), name=name, when=at,
+                      tsa_url=key.tsa_url)
 
 
 def replay_signature(pdf: bytes, cms_der: bytes, *, name: str, when: dt.datetime,
@@ -215,7 +228,7 @@ def replay_signature(pdf: bytes, cms_der: bytes, *, name: str, when: dt.datetime
 
 
 def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
-               bytes_reserved: int | None = None) -> bytes:
+               bytes_reserved: int | None = None, tsa_url: str | None = None) -> bytes:
     from pyhanko.pdf_utils import generic
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
     from pyhanko.pdf_utils.metadata.model import VENDOR, DocumentMetadata
@@ -249,9 +262,49 @@ def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
     # The /ID's second half names the revision: derived from the bytes signed, not the clock.
     writer._document_id = generic.ArrayObject([
         writer._document_id[0], generic.ByteStringObject(hashlib.sha256(pdf).digest()[:16])])
-    meta = signers.PdfSignatureMetadata(
-        field_name=FIELD_NAME, name=name, md_algorithm="sha256",
-        subfilter=fields.SigSeedSubFilter.PADES)
     out = io.BytesIO()
-    DatedSigner(meta, signer=signer).sign_pdf(writer, output=out, bytes_reserved=bytes_reserved)
+    if tsa_url is None:
+        meta = signers.PdfSignatureMetadata(
+            field_name=FIELD_NAME, name=name, md_algorithm="sha256",
+            subfilter=fields.SigSeedSubFilter.PADES)
+        DatedSigner(meta, signer=signer).sign_pdf(writer, output=out,
+                                                  bytes_reserved=bytes_reserved)
+        return out.getvalue()
+    import asyncio
+
+    asyncio.run(_sign_timestamped(writer, out, DatedSigner, signer, name, tsa_url))
     return out.getvalue()
+
+
+async def _sign_timestamped(writer: Any, out: io.BytesIO, signer_class: Any, signer: Any,
+                            name: str, tsa_url: str) -> None:
+    """PAdES B-LTA: a signature timestamp from `tsa_url`, then the validation data of the
+    signer's and the TSA's certificates (fetched now, from the addresses they name) in the
+    document security store, then a document timestamp. The PKCS#12 file's self-signed
+    certificates are the roots the validation data is gathered against."""
+    import aiohttp
+    from pyhanko.sign import fields, signers
+    from pyhanko.sign.timestamps.aiohttp_client import HTTPTimeStamper
+    from pyhanko_certvalidator import ValidationContext
+    from pyhanko_certvalidator.fetchers.aiohttp_fetchers import AIOHttpFetcherBackend
+
+    roots = [cert for cert in signer.cert_registry if cert.self_signed]
+    timeout = aiohttp.ClientTimeout(total=60)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            context = ValidationContext(trust_roots=roots, allow_fetching=True,
+                                        fetcher_backend=AIOHttpFetcherBackend(session))
+            meta = signers.PdfSignatureMetadata(
+                field_name=FIELD_NAME, name=name, md_algorithm="sha256",
+                subfilter=fields.SigSeedSubFilter.PADES, embed_validation_info=True,
+                use_pades_lta=True, validation_context=context)
+            stamper = HTTPTimeStamper(tsa_url, session=session)
+            await signer_class(meta, signer=signer, timestamper=stamper).async_sign_pdf(
+                writer, output=out)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise CertgenError(f"--tsa {tsa_url}: the timestamp authority or a CRL address cannot "
+                           f"be reached ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # pyHanko's own: a refused timestamp, validation data not found
+        raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
+                           f"completed with its validation data ({type(exc).__name__}: "
+                           f"{str(exc)[:300]})") from None

@@ -1,0 +1,216 @@
+"""Signatures that outlive their key: `build --sign … --tsa URL` (PAdES B-LTA) against a real
+RFC 3161 timestamp authority on loopback (OpenSSL's `ts`, tests/tsakit.py) and a CA whose CRL
+the same server serves (issue 21).
+
+The lab's key here is valid for two days only. With the timestamp, the certificate still
+verifies a week later, offline (the server is stopped), from the validation data the PDF
+carries; without one, the same key is refused for a 24-month certificate, and a signature made
+with it fails as expired once the key has expired.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from forgekit import stamp_text
+from tsakit import PASSPHRASE, running_authority
+
+from certgen.build.certificate import build_bundle
+from certgen.cli import main
+from certgen.errors import CertgenError
+from certgen.lab import load_lab
+from certgen.render.sign import sign_pdf, signing_key
+from certgen.verify import Verification, verify_pdf
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLE = ROOT / "examples" / "gold-rx7800xt"
+LAB = load_lab(ROOT / "examples" / "lab.yaml")
+
+
+@pytest.fixture(scope="module")
+def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A certificate signed with a two-day key and the TSA; the server is stopped after."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is missing: the TSA tests need OpenSSL's `ts` command")
+    out = tmp_path_factory.mktemp("tsa")
+    with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample") as tsa:
+        key = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12").with_tsa(tsa.tsa_url)
+        folder = Path(build_bundle(BUNDLE, out, languages=["en"], lab=LAB, sign=key).folder)
+        without = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12")
+        with pytest.raises(CertgenError) as refused:
+            build_bundle(BUNDLE, out / "plain", languages=["en"], lab=LAB, sign=without)
+        requests = list(tsa.requests)
+        unsigned_key = without.at(dt.datetime.now(dt.UTC), given=False)
+        pdf = (folder / "certificate.en.pdf").read_bytes()
+        restamped = _timestamp(stamp_text(pdf, "PLATINUM"), tsa.tsa_url)
+    return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped,
+            "requests": requests, "refused": str(refused.value), "key": unsigned_key,
+            "key_expires": tsa.lab_not_after, "folder": folder}
+
+
+def _timestamp(pdf: bytes, url: str) -> bytes:
+    """`pdf` with a document timestamp of its own from the (trusted) TSA, as an attacker who
+    changed the file would add one to make the last revision look covered."""
+    import asyncio
+    import io
+
+    import aiohttp
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign.signers import PdfTimeStamper
+    from pyhanko.sign.timestamps.aiohttp_client import HTTPTimeStamper
+
+    async def run() -> bytes:
+        async with aiohttp.ClientSession() as session:
+            out = io.BytesIO()
+            await PdfTimeStamper(HTTPTimeStamper(url, session=session)).async_timestamp_pdf(
+                IncrementalPdfFileWriter(io.BytesIO(pdf)), "sha256", output=out)
+            return out.getvalue()
+
+    return asyncio.run(run())
+
+
+def _verify(data: dict[str, object], pdf: bytes | None = None,
+            at: dt.datetime | None = None) -> Verification:
+    return verify_pdf(pdf or data["pdf"], trust=data["ca"], revocations=(),  # type: ignore[arg-type]
+                      at=at)
+
+
+def _detail(result: Verification, name: str) -> str:
+    [check] = [c for c in result.checks if c.name == name]
+    return f"{check.verdict} {check.detail}"
+
+
+def test_the_tsa_and_the_crl_were_used(timestamped: dict[str, object]) -> None:
+    requests = timestamped["requests"]
+    assert isinstance(requests, list)
+    assert "GET /ca.crl" in requests and requests.count("POST /tsa") >= 2  # signature + document
+
+
+def test_a_timestamped_certificate_verifies_now(timestamped: dict[str, object]) -> None:
+    result = _verify(timestamped)
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert "document timestamp(s) follow" in _detail(result, "intact")
+    assert _detail(result, "content").startswith("pass the file is, byte for byte, ")
+
+
+def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object]) -> None:
+    expired = timestamped["key_expires"]
+    assert isinstance(expired, dt.datetime)
+    later = expired + dt.timedelta(days=5)
+    result = _verify(timestamped, at=later)
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert "the timestamps prove the signature existed at " in _detail(result, "trust")
+    # pyHanko's own AdES LTA validation agrees, at the same time, offline.
+    import asyncio
+    import io
+
+    from pyhanko.keys import load_certs_from_pemder_data
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation.ades import ades_lta_validation
+    from pyhanko.sign.validation.policy_decl import (
+        PdfSignatureValidationSpec,
+        RevinfoOnlineFetchingRule,
+        RevocationInfoGatheringSpec,
+        SignatureValidationSpec,
+    )
+    from pyhanko_certvalidator.context import CertValidationPolicySpec
+    from pyhanko_certvalidator.ltv.types import ValidationTimingInfo
+    from pyhanko_certvalidator.policy_decl import REQUIRE_REVINFO, CertRevTrustPolicy
+    from pyhanko_certvalidator.registry import SimpleTrustManager
+
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    [sig] = PdfFileReader(io.BytesIO(pdf)).embedded_regular_signatures
+    roots = list(load_certs_from_pemder_data(timestamped["ca"]))  # type: ignore[arg-type]
+    spec = PdfSignatureValidationSpec(SignatureValidationSpec(
+        cert_validation_policy=CertValidationPolicySpec(
+            trust_manager=SimpleTrustManager.build(trust_roots=roots),
+            revinfo_policy=CertRevTrustPolicy(REQUIRE_REVINFO)),
+        revinfo_gathering_policy=RevocationInfoGatheringSpec(
+            online_fetching_rule=RevinfoOnlineFetchingRule.LOCAL_ONLY)))
+    timing = ValidationTimingInfo(validation_time=later, best_signature_time=later,
+                                  point_in_time_validation=False)
+    assert asyncio.run(ades_lta_validation(sig, spec, timing_info=timing)).api_status.bottom_line
+
+
+def test_without_a_timestamp_the_short_key_is_refused_and_its_signature_dies(
+        timestamped: dict[str, object]) -> None:
+    assert str(timestamped["refused"]).startswith("--sign: the key's certificate expires on ")
+    assert "or add a timestamp (--tsa URL)" in str(timestamped["refused"])
+    folder = timestamped["folder"]
+    assert isinstance(folder, Path)
+    # Signed anyway (as an older certgen did): fine today, expired after the key's end.
+    from certgen.record import load_record
+    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+
+    record_bytes = (folder / "record.json").read_bytes()
+    import hashlib
+
+    record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    plain = sign_pdf(render_certificate_pdf(html, record, record_bytes, "en"),
+                     timestamped["key"], name="A. Sample")  # type: ignore[arg-type]
+    assert _verify(timestamped, plain).verdict == "verified"
+    expired = timestamped["key_expires"]
+    assert isinstance(expired, dt.datetime)
+    late = _verify(timestamped, plain, at=expired + dt.timedelta(days=5))
+    assert late.failed() == ["trust"]
+    assert _detail(late, "trust").startswith("fail expired: the signer's certificate ")
+
+
+def test_an_overlay_after_the_timestamps_is_not_verified(timestamped: dict[str, object]) -> None:
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    result = _verify(timestamped, stamp_text(pdf, "PLATINUM"))
+    assert result.verdict == "not-verified"
+    assert "intact" in result.failed()
+
+
+def test_an_overlay_under_a_fresh_document_timestamp_is_not_verified(
+        timestamped: dict[str, object]) -> None:
+    """The overlay followed by a document timestamp from the lab's own TSA: the last revision is
+    covered, but what lies between the signature and it is more than validation data."""
+    result = _verify(timestamped, timestamped["restamped"])  # type: ignore[arg-type]
+    assert result.verdict == "not-verified"
+    assert _detail(result, "intact") == (
+        "fail the file was changed after signing: a revision that follows the signature does "
+        "more than add validation data or a timestamp")
+
+
+def test_pdfsig_reports_the_signature_valid_and_the_timestamp(
+        timestamped: dict[str, object], tmp_path: Path) -> None:
+    if shutil.which("pdfsig") is None:
+        pytest.fail("pdfsig (Debian poppler-utils) is missing: `make test` installs it as root")
+    path = tmp_path / "cert.pdf"
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    path.write_bytes(pdf)
+    report = subprocess.run(["pdfsig", "-nocert", str(path)], capture_output=True, text=True,
+                            timeout=60).stdout
+    assert "Signer Certificate Common Name: A. Sample" in report
+    assert "Signature Validation: Signature is Valid." in report
+    assert "Signer Certificate Common Name: TSA test authority" in report  # the document timestamp
+
+
+def test_verify_at_takes_an_iso_time(timestamped: dict[str, object], tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    pdf, ca = tmp_path / "cert.pdf", tmp_path / "ca.pem"
+    pdf.write_bytes(timestamped["pdf"])  # type: ignore[arg-type]
+    ca.write_bytes(timestamped["ca"])  # type: ignore[arg-type]
+    expired = timestamped["key_expires"]
+    assert isinstance(expired, dt.datetime)
+    at = (expired + dt.timedelta(days=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    code = main(["verify", str(pdf), "--trust", str(ca), "--at", at, "--revocations",
+                 str(ROOT / "examples" / "revocations.yaml")])
+    captured = capsys.readouterr()
+    assert not code, captured.out
+    assert captured.out.splitlines()[-1].startswith("VERIFIED: ")
+    with pytest.raises(SystemExit) as exit_:
+        main(["verify", str(pdf), "--trust", str(ca), "--at", "2026-12-01"])
+    assert exit_.value.code == 2
