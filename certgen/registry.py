@@ -266,6 +266,12 @@ class RegistryEntry:
     status: StatusName
     revocation: Revocation | None
     """The revocation in force on the registry's date (None unless status is revoked)."""
+    serial: str = ""
+    """The card's serial number, as the certificate prints it (to compare by eye)."""
+    driver: str = ""
+    """The driver version, as the certificate prints it."""
+    tiers: tuple[tuple[str, float | None], ...] = ()
+    """(resolution, mean Fluidity Score) per tier, as the certificate prints them."""
 
 
 def certificate_status(issued: dt.date, valid_until: dt.date, revoked_on: dt.date | None,
@@ -343,6 +349,9 @@ def registry_entries(certificates: list[IssuedCertificate], revocations: Revocat
             languages=cert.languages,
             status=status,
             revocation=revocation if status == "revoked" else None,
+            serial=record.card.serial,
+            driver=record.card.driver,
+            tiers=tuple((t.resolution, t.mean_fluidity) for t in record.tiers),
         ))
     unknown = [(line, item.id) for item, line in zip(revocations.items, revocations.lines)
                if item.id not in seen]

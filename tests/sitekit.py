@@ -95,8 +95,10 @@ def qr_targets(site: Path) -> list[tuple[Path, str, Path, str]]:
         record = json.loads((html.parent / "record.json").read_bytes())
         parser = _PrintedAddress()
         parser.feed(html.read_text("utf-8"))
-        urls = [s.strip() for s in parser.spans if s.strip().startswith("https://")]
-        assert len(urls) == 1, html
+        # The verification address (with the record's hash) and the registry's status list.
+        printed = [s.strip() for s in parser.spans if s.strip().startswith("https://")]
+        urls = [u for u in printed if "?sha256=" in u]
+        assert len(urls) == 1 and len(printed) == 2, html
         url = urls[0]
         assert url in parser.hrefs, (html, url, parser.hrefs)  # the link goes where it says
         base = record["issuer"]["verification_base"].rstrip("/") + "/"

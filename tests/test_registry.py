@@ -291,7 +291,9 @@ def _entry(status: str, *, signed: bool = False) -> RegistryEntry:
         issuer="Frame Lab GmbH", signatory="Dr. Jana Weber", signatory_role="Head of laboratory",
         signature=Signature("Frame Lab GmbH") if signed else None, specimen=False,
         languages=("en", "ru", "pt"), status=status,  # type: ignore[arg-type]
-        revocation=revocation if status == "revoked" else None)
+        revocation=revocation if status == "revoked" else None,
+        serial="SN-<b>4070</b>-0042", driver="566.14",
+        tiers=(("1920x1080", 96.02), ("2560x1440", None)))
 
 
 @pytest.mark.parametrize(("status", "lang"), [("valid", "en"), ("revoked", "ru"),
@@ -301,5 +303,21 @@ def test_registry_page_snapshot(status: str, lang: str, snapshot: Any) -> None:
                                 at=f"LAB-2026-0007/{lang}/index.html",
                                 as_of=dt.date(2029, 1, 15) if status == "expired" else DAY,
                                 home=f"../{lang}/index.html")
-    assert "<script>alert" not in html and "<i>OC</i>" not in html
+    assert "<script>alert" not in html and "<i>OC</i>" not in html and "<b>4070" not in html
     assert html == snapshot
+
+
+def test_the_page_says_what_it_can_know_and_names_the_lab() -> None:
+    """It never claims to describe the PDF in hand: it gives what to compare by eye (hash,
+    serial, driver, tier scores, grade); the lab, not certgen, is named as its publisher."""
+    html = render_registry_page(_entry("valid", signed=True), "en",
+                                at="LAB-2026-0007/en/index.html", as_of=DAY)
+    assert "describes the certificate you hold" not in html
+    assert ("The address you opened carries the SHA-256 of certificate LAB-2026-0007, issued on "
+            "November 29, 2026. That alone does not prove your PDF is this certificate") in html
+    assert "<dd>SN-&lt;b&gt;4070&lt;/b&gt;-0042</dd>" in html and "<dd>566.14</dd>" in html
+    assert "<dd>1920x1080: 96.02 · 2560x1440: —</dd>" in html
+    assert "<title>Certificate LAB-2026-0007: verification · Frame Lab GmbH</title>" in html
+    assert "Published by Frame Lab GmbH." in html and "· certgen</title>" not in html
+    assert '<a href="../../index.json">index.json</a>' in html
+    assert "certgen verify certificate.pdf --trust lab-ca.pem --revocations index.json" in html

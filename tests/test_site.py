@@ -239,6 +239,30 @@ def test_every_qr_address_is_a_registry_page_with_the_same_sha256(site: Path) ->
         assert pdf.read_bytes() == html.with_suffix(".pdf").read_bytes()
 
 
+def test_every_certificate_names_the_status_list_the_registry_publishes(site: Path) -> None:
+    """The verification block prints <base>/index.json, and that file is the registry's list,
+    which `certgen verify --revocations` reads."""
+    import json
+
+    from certgen.verify import parse_revocation_list
+
+    for html in sorted(site.glob("samples/*/certificate.*.html")):
+        record = json.loads((html.parent / "record.json").read_bytes())
+        status_url = record["issuer"]["verification_base"].rstrip("/") + "/index.json"
+        assert f'<a class="hash" href="{status_url}">{status_url}</a>' in html.read_text("utf-8")
+    index = (site / "verify" / "index.json").read_bytes()
+    assert [r.id for r in parse_revocation_list(index, source="index.json")] == [
+        "SAMPLE-SILVER-0003"]
+
+
+def test_the_index_marks_the_revoked_sample(site: Path) -> None:
+    for lang, word in (("en", "REVOKED"), ("ru", "ОТОЗВАН"), ("pt", "REVOGADO")):
+        page = (site / lang / "index.html").read_text("utf-8")
+        item = page.split("SAMPLE-SILVER-0003", 1)[0].rsplit("<li>", 1)[1]
+        assert f'<strong class="status-mark revoked">{word}</strong>' in item, lang
+        assert "status-mark" not in page.split("SAMPLE-GOLD-0002", 1)[0].rsplit("<li>", 1)[1]
+
+
 def test_the_sample_registry_shows_one_revoked_certificate(site: Path) -> None:
     import json
 

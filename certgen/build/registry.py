@@ -20,6 +20,7 @@ from certgen.registry import (
     INDEX_FORMAT,
     NO_REVOCATIONS,
     IssuedCertificate,
+    RegistryEntry,
     Revocations,
     load_revocations,
     pdf_path,
@@ -77,6 +78,19 @@ def read_certificates(records: Path) -> list[IssuedCertificate]:
     return found
 
 
+def _entries(certificates: list[IssuedCertificate], as_of: dt.date,
+             revocations: Path | None) -> list[RegistryEntry]:
+    revoked: Revocations = NO_REVOCATIONS if revocations is None else load_revocations(revocations)
+    return registry_entries(certificates, revoked, as_of)
+
+
+def registry_statuses(records: Path, *, as_of: dt.date,
+                      revocations: Path | None = None) -> dict[str, str]:
+    """{certificate id: valid | expired | revoked} on `as_of`, as the registry built from the
+    same folders and revocations.yaml shows them (the site's index marks each sample)."""
+    return {e.id: e.status for e in _entries(read_certificates(records), as_of, revocations)}
+
+
 def build_registry(records: Path, out: Path, *, as_of: dt.date,
                    revocations: Path | None = None, folder: str = "",
                    home: str | None = None) -> list[str]:
@@ -98,8 +112,7 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
     from certgen.writer import Writer
 
     certificates = read_certificates(records)
-    revoked: Revocations = NO_REVOCATIONS if revocations is None else load_revocations(revocations)
-    entries = registry_entries(certificates, revoked, as_of)
+    entries = _entries(certificates, as_of, revocations)
     folders = {c.record.certificate.id: Path(c.source).parent for c in certificates}
 
     writer = Writer(out, folder)

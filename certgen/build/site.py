@@ -24,6 +24,7 @@ The reports come from examples/compare/ through the code of `certgen compare`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import tempfile
@@ -159,7 +160,7 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
 
     `as_of` is the registry's date (the samples' statuses); None: the site's date.
     """
-    from certgen.build.registry import build_registry
+    from certgen.build.registry import build_registry, registry_statuses
     from certgen.build.report import report_date
     from certgen.paths import templates_dir
     from certgen.registry import REVOCATIONS_FILE
@@ -181,10 +182,13 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     if progress:
         progress("registry")
     revocations = examples / REVOCATIONS_FILE
-    build_registry(out_path / "samples", out_path, folder=REGISTRY_FOLDER,
-                   as_of=as_of or created.date(),
-                   revocations=revocations if revocations.is_file() else None,
-                   home="../{lang}/index.html")
+    revoked = revocations if revocations.is_file() else None
+    day = as_of or created.date()
+    build_registry(out_path / "samples", out_path, folder=REGISTRY_FOLDER, as_of=day,
+                   revocations=revoked, home="../{lang}/index.html")
+    # The index marks a revoked or expired sample as its registry page does.
+    statuses = registry_statuses(out_path / "samples", as_of=day, revocations=revoked)
+    samples = [dataclasses.replace(s, status=statuses.get(s.id, s.status)) for s in samples]
 
     writer = Writer(out_path)
     writer.write("assets/site.css", css.encode("utf-8"))

@@ -58,6 +58,12 @@ def verify_url(base: str, certificate_id: str, record_sha256: str) -> str:
     return f"{base.rstrip('/')}/{quote(certificate_id, safe='')}/?sha256={record_sha256}"
 
 
+def status_list_url(base: str) -> str:
+    """<base>/index.json: the registry's list of every certificate and its status, the file
+    `certgen verify --revocations` takes (certgen.registry.registry_index)."""
+    return f"{base.rstrip('/')}/index.json"
+
+
 def qr_svg(url: str) -> str:
     """The verification URL as an inline SVG QR code (segno, error correction M)."""
     import segno
@@ -266,6 +272,7 @@ def certificate_context(
         "record_sha256": record_sha256,
         "signatory": record.issuer.signatory.name if signed and record.issuer else None,
         "verify_url": url,
+        "status_url": status_list_url(verify_base),
         "qr_svg": Markup(qr_svg(url)),
         "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

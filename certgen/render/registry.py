@@ -67,6 +67,7 @@ def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.
         ],
         "x_default": rel(at, page_path(entry.id)),
         "css_href": rel(at, CSS_PATH),
+        "index_href": rel(at, "index.json"),
         # The shared navigation (certgen.render.nav): home, this page in each language, the PDFs.
         "nav": doc_nav(
             home=None if home is None else rel(at, home),

@@ -92,6 +92,8 @@ class SampleLink:
     grade: str
     model: str
     languages: tuple[str, ...]
+    status: str = "valid"
+    """valid, expired or revoked on the registry's date (the index marks the last two)."""
 
 
 def report_path(name: str, lang: str, ext: str = "html") -> str:
@@ -129,6 +131,7 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
                 "id": s.id,
                 "grade": s.grade,
                 "model": s.model,
+                "status": s.status,
                 "blurb": _(SAMPLE_BLURBS[s.grade]) if s.grade in SAMPLE_BLURBS else "",
                 "html_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.html"),
                 "pdf_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.pdf"),
