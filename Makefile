@@ -39,12 +39,13 @@ dist: $(STAMP)
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+# The demo site publishes the certgen wheel it was built with (`make dist`) on its registry.
+demo: dist
 	@# libharfbuzz-subset0 makes WeasyPrint faster and byte-stable; optional, root only.
 	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
 	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
-	$(BIN)/python -m certgen demo --out $(SITE)
+	$(BIN)/python -m certgen demo --out $(SITE) --wheel "$$(ls dist/certgen-*-py3-none-any.whl)"
 
 test: $(STAMP) chromium postgresql axe poppler
 	$(BIN)/python -m pytest -n auto -q

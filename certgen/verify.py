@@ -195,6 +195,26 @@ class Revocation:
     reason: str
 
 
+@dataclass(frozen=True)
+class RevocationList:
+    """--revocations as read: the revocations, where from, the date the registry gave its
+    statuses for (index.json's as_of), and the detached signature beside it, if any
+    (index.json.p7s, written by `certgen registry --sign`)."""
+
+    items: tuple[Revocation, ...]
+    source: str
+    data: bytes = field(default=b"", repr=False)
+    as_of: str | None = None
+    signature: bytes | None = field(default=None, repr=False)
+
+    def __iter__(self) -> Iterator[Revocation]:
+        return iter(self.items)
+
+
+SIGNATURE_SUFFIX = ".p7s"
+"""The detached signature of a revocation list is the list's file name plus this."""
+
+
 def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]:
     """--revocations: the lab's revocations.yaml (certgen.registry's format), or the registry's
     verify/index.json (a saved copy of the published one); anything else is refused, naming the
@@ -243,10 +263,51 @@ def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]
                  for r in listed.items)
 
 
-def load_revocations(path: str | os.PathLike[str]) -> tuple[Revocation, ...]:
-    """Read --revocations (a regular file within MAX_REVOCATIONS_BYTES) and parse it."""
+def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
+    """Read --revocations (a regular file within MAX_REVOCATIONS_BYTES), parse it, and take
+    its detached signature `<file>.p7s` from beside it when there is one."""
+    import json
+
+    source = os.fspath(path)
     data = read_input(path, limit=MAX_REVOCATIONS_BYTES, what="a revocation list")
-    return parse_revocation_list(data, source=os.fspath(path))
+    items = parse_revocation_list(data, source=source)
+    as_of = None
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        stated = json.loads(data.decode("utf-8-sig")).get("as_of")
+        as_of = stated if isinstance(stated, str) else None
+    signature = None
+    beside = Path(source + SIGNATURE_SUFFIX)
+    if beside.exists():
+        signature = read_input(beside, limit=MAX_TRUST_BYTES, what="a CMS signature")
+    return RevocationList(items, source, data, as_of, signature)
+
+
+def _list_signature_problem(revocations: RevocationList, roots: list[Any],
+                            signatory: str | None, pinned: str | None) -> str | None:
+    """Why the list's detached signature does not show it is the laboratory's (None: it does):
+    intact, by the signatory's own certificate, chaining to --trust."""
+    from asn1crypto import cms
+    from pyhanko.sign.validation.generic_cms import async_validate_detached_cms
+    from pyhanko_certvalidator import ValidationContext
+
+    assert revocations.signature is not None
+    try:
+        content = cms.ContentInfo.load(revocations.signature)
+        signed = content["content"]
+        status = asyncio.run(async_validate_detached_cms(
+            revocations.data, signed, signer_validation_context=ValidationContext(
+                trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")))
+    except Exception as exc:
+        return f"its signature cannot be read ({type(exc).__name__})"
+    if not (status.intact and status.valid):
+        return "digest mismatch: the list was changed after it was signed"
+    identity = _identity_problem(status.signing_cert, signatory, signatory, pinned)
+    if identity is not None:
+        return identity
+    if not status.trusted:
+        return (f"untrusted signer: {status.signing_cert.subject.human_friendly} does not chain "
+                "to the trusted CA")
+    return None
 
 
 @contextmanager
@@ -865,6 +926,32 @@ def _derivation(record: Any) -> list[str]:
     return problems
 
 
+def _revocation_check(cert_id: str, revocations: Sequence[Revocation] | RevocationList,
+                      roots: list[Any] | None,
+                      signatory: str | None, pinned: str | None) -> Check:
+    """The revocation check: the id's entry, and what vouches for the list (its signature)."""
+    listed = revocations if isinstance(revocations, RevocationList) else None
+    where = ""
+    if listed is not None:
+        name = Path(listed.source).name
+        where = f" ({name}" + ("" if listed.as_of is None else f", as of {listed.as_of}")
+        if listed.signature is None:
+            where += ", unsigned)"
+        elif roots is None:
+            where += ", its signature not checked without --trust)"
+        else:
+            problem = _list_signature_problem(listed, roots, signatory, pinned)
+            if problem is not None:
+                return Check("revocation", "fail", f"the revocation list {name} is not the "
+                             f"laboratory's: {problem}")
+            where += f", signed by {signatory})"
+    hits = [r for r in revocations if r.id == cert_id]
+    if hits:
+        return Check("revocation", "fail", f"revoked: {cert_id} was revoked on {hits[0].date}: "
+                     f"{hits[0].reason}{where}")
+    return Check("revocation", "pass", f"{cert_id} is not in the revocation list{where}")
+
+
 def _bundle_checks(record: Any, bundle: str) -> list[Check]:
     """captures and recomputed: the bundle read as `certgen check` reads it (only the files its
     card.yaml names, inside the bundle, regular files within their limits), its record made
@@ -883,29 +970,22 @@ def _bundle_checks(record: Any, bundle: str) -> list[Check]:
         run = record.runs[index] if index < len(record.runs) else None
         return f"run {index + 1}" + ("" if run is None else f" ({run.title} {run.resolution})")
 
-    wrong = []
-    fresh = {c.run: c for c in again.audit.captures}
-    for item in record.audit.captures:
-        other = fresh.get(item.run)
-        if other is None:
-            wrong.append(f"{label(item.run)}: the bundle has no capture for it")
-        elif other.file != item.file:
-            wrong.append(f"{label(item.run)}: the record cites {item.file}; the bundle's "
-                         f"card.yaml names {other.file}")
-        elif other.sha256 != item.sha256:
-            wrong.append(f"{label(item.run)}: {item.file} has SHA-256 {other.sha256}, the "
-                         f"record's is {item.sha256}")
-    fresh_first = {c.run: c for c in again.audit.first_captures}
-    for first in record.audit.first_captures:
-        other_first = fresh_first.get(first.run)
-        if other_first is None:
-            wrong.append(f"{label(first.run)}: the bundle declares no first capture for it")
-        elif other_first.file != first.file:
-            wrong.append(f"{label(first.run)}: the record cites the first capture {first.file}; "
-                         f"the bundle's card.yaml names {other_first.file}")
-        elif other_first.sha256 != first.sha256:
-            wrong.append(f"{label(first.run)}: the archived first capture {first.file} has "
-                         f"SHA-256 {other_first.sha256}, the record's is {first.sha256}")
+    wrong: list[str] = []
+    # The recorded captures, then the archived first captures, each against the bundle's.
+    for cited, found, what in ((record.audit.captures, again.audit.captures, ""),
+                               (record.audit.first_captures, again.audit.first_captures,
+                                "the archived first capture ")):
+        fresh = {c.run: c for c in found}
+        for item in cited:
+            other = fresh.get(item.run)
+            if other is None:
+                wrong.append(f"{label(item.run)}: the bundle has no {what or 'capture '}for it")
+            elif other.file != item.file:
+                wrong.append(f"{label(item.run)}: the record cites {what}{item.file}; the "
+                             f"bundle's card.yaml names {other.file}")
+            elif other.sha256 != item.sha256:
+                wrong.append(f"{label(item.run)}: {what}{item.file} has SHA-256 "
+                             f"{other.sha256}, the record's is {item.sha256}")
     extra = (len(again.audit.captures) - len(record.audit.captures),
              len(again.audit.first_captures) - len(record.audit.first_captures))
     if extra[0] > 0 or extra[1] > 0:
@@ -946,7 +1026,7 @@ def verify_pdf(
     source: str = "certificate.pdf",
     trust: bytes | None = None,
     trust_source: str = "--trust",
-    revocations: Sequence[Revocation] | None = None,
+    revocations: Sequence[Revocation] | RevocationList | None = None,
     bundle: str | None = None,
     debug: bool = False,
     at: dt.datetime | None = None,
@@ -963,7 +1043,7 @@ def verify_pdf(
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
-            revocations: Sequence[Revocation] | None, bundle: str | None,
+            revocations: Sequence[Revocation] | RevocationList | None, bundle: str | None,
             at: dt.datetime | None) -> Verification:
     import pypdf
 
@@ -1021,10 +1101,10 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     elif cert_id is None:
         checks.append(Check("revocation", "fail", "no certificate id to look up (no record)"))
     else:
-        hits = [r for r in revocations if r.id == cert_id]
-        checks.append(Check("revocation", "fail", f"revoked: {cert_id} was revoked on "
-                            f"{hits[0].date}: {hits[0].reason}") if hits else
-                      Check("revocation", "pass", f"{cert_id} is not in the revocation list"))
+        checks.append(_revocation_check(cert_id, revocations, roots,
+                                        None if signatory is None else signatory.name,
+                                        None if signatory is None
+                                        else signatory.certificate_sha256))
     checks.extend(record_checks)
 
     if record is None:

@@ -371,3 +371,62 @@ def test_one_changed_byte_is_a_digest_mismatch_not_an_untrusted_signer(signed: b
     assert _detail(result, "intact") == ("fail digest mismatch: the signed bytes were changed "
                                          "after signing")
     assert _detail(result, "trust").startswith("pass")
+
+
+def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: bytes,
+                                                          tmp_path: Path) -> None:
+    """`certgen registry --sign` writes index.json.p7s; verify reads it from beside index.json:
+    the lab's signed list holds, an edited list (the revocation taken out) or one signed by
+    another key of the same CA does not."""
+    import json
+
+    from certgen.build.registry import build_registry
+    from certgen.render.sign import sign_detached
+    from certgen.verify import load_revocations
+
+    revocations = tmp_path / "revocations.yaml"
+    revocations.write_text('- id: "SAMPLE-GOLD-0002"\n  date: 2026-12-01\n  reason: "Withdrawn"\n',
+                           "utf-8")
+    registry = tmp_path / "verify"
+    build_registry(built.parent, registry, as_of=dt.date(2026, 12, 2), revocations=revocations,
+                   sign=_key())
+    index = registry / "index.json"
+    assert (registry / "index.json.p7s").is_file()
+    result = _verify(signed, revocations=load_revocations(index))
+    assert _detail(result, "revocation") == (
+        "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: Withdrawn (index.json, as of "
+        "2026-12-02, signed by A. Sample)")
+    # The forger takes the revocation out of the published list.
+    data = json.loads(index.read_bytes())
+    data["certificates"][0]["revoked"] = None
+    index.write_text(json.dumps(data), "utf-8")
+    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
+        "fail the revocation list index.json is not the laboratory's: digest mismatch: the list "
+        "was changed after it was signed")
+    # ... and signs it with another key the same CA issued.
+    mallory = _key(issue(make_pki(), "Mallory", serial=21))
+    (registry / "index.json.p7s").write_bytes(sign_detached(index.read_bytes(), mallory))
+    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation").startswith(
+        "fail the revocation list index.json is not the laboratory's: the signing certificate is "
+        "made out to 'Mallory'")
+    # An unsigned copy says so, and still counts.
+    (registry / "index.json.p7s").unlink()
+    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
+        "pass SAMPLE-GOLD-0002 is not in the revocation list (index.json, as of 2026-12-02, "
+        "unsigned)")
+
+
+def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    p12 = tmp_path / "lab.p12"
+    p12.write_bytes(make_pki().lab_p12)
+    monkeypatch.setenv("CERTGEN_SIGN_PASSPHRASE", PASSPHRASE.decode())
+    out = tmp_path / "verify"
+    assert not main(["registry", str(built.parent), "--out", str(out), "--as-of", "2026-12-02",
+                     "--sign", str(p12)])
+    from certgen.verify import load_revocations
+
+    listed = load_revocations(out / "index.json")
+    assert listed.signature is not None and listed.as_of == "2026-12-02"
+    assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed),
+                   "revocation").endswith("(index.json, as of 2026-12-02, signed by A. Sample)")

@@ -165,3 +165,69 @@ def test_the_wheel_builds_the_checkouts_certificate_byte_for_byte(installed: Pat
     assert [name for name in wheel if wheel[name] != checkout[name]] == []
     software = json.loads(wheel["record.json"])["software"]
     assert software["certgen"] == "0.2.0" and software["commit"] is None
+
+
+def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_path: Path) -> None:
+    """`certgen registry --wheel` takes the wheel `make dist` built (it is this certgen, file for
+    file), publishes it under software/ with SHA256SUMS, and every page tells the customer how to
+    check and install it; a wheel with one file changed is refused naming the file, and so is
+    the same wheel once the running certgen's own files differ from it."""
+    import hashlib
+
+    from certgen.build.certificate import build_bundle
+    from certgen.build.registry import build_registry
+    from certgen.distribution import check_wheel, load_wheel
+    from certgen.errors import CertgenError
+    from certgen.lab import load_lab
+
+    [wheel] = (installed.parent / "dist").glob("certgen-*.whl")
+    published = load_wheel(str(wheel))
+    assert published.sha256 == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    records = tmp_path / "out"
+    build_bundle(ROOT / "examples" / "gold-rx7800xt", records, languages=["en"],
+                 lab=load_lab(ROOT / "examples" / "lab.yaml"))
+    import datetime as dt
+
+    registry = tmp_path / "verify"
+    written = build_registry(records, registry, as_of=dt.date(2026, 12, 1), software=published)
+    assert f"software/{wheel.name}" in written and "software/SHA256SUMS" in written
+    assert (registry / "software" / wheel.name).read_bytes() == wheel.read_bytes()
+    sums = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=registry / "software",
+                          capture_output=True, text=True)
+    assert sums.returncode == 0 and f"{wheel.name}: OK" in sums.stdout
+    page = (registry / "SAMPLE-GOLD-0002" / "en" / "index.html").read_text("utf-8")
+    assert f'<a href="../../software/{wheel.name}">{wheel.name}</a>' in page
+    assert published.sha256 in page and f'pip install "./{wheel.name}[sign]"' in page
+
+    import base64
+
+    for fix_record, reason in ((False, "does not match its RECORD"),
+                               (True, "differs from this certgen's")):
+        changed = tmp_path / str(fix_record) / wheel.name
+        changed.parent.mkdir()
+        with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(changed, "w") as dst:
+            patched = src.read("certgen/verify.py").replace(b"VERIFIED", b"VERIFIED!", 1)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(patched).digest()).rstrip(b"=")
+            for item in src.infolist():
+                data = src.read(item)
+                if item.filename == "certgen/verify.py":
+                    data = patched
+                elif item.filename.endswith(".dist-info/RECORD") and fix_record:
+                    data = b"\n".join(
+                        b"certgen/verify.py,sha256=" + digest + b"," + str(len(patched)).encode()
+                        if line.startswith(b"certgen/verify.py,") else line
+                        for line in data.split(b"\n"))
+                dst.writestr(item, data)
+        with pytest.raises(CertgenError) as refused:
+            load_wheel(str(changed))
+        assert str(refused.value) == f"{changed}: the wheel's certgen/verify.py {reason}"
+    with pytest.raises(CertgenError) as other:
+        check_wheel(wheel.read_bytes(), name="certgen-9.9.9-py3-none-any.whl", source="x.whl")
+    assert "a wheel of certgen 9.9.9; this is certgen 0.2.0" in str(other.value)
+
+
+def test_the_registry_s_software_folder_is_the_distribution_s() -> None:
+    from certgen.distribution import SOFTWARE_FOLDER
+    from certgen.render import registry
+
+    assert registry.SOFTWARE_FOLDER == SOFTWARE_FOLDER

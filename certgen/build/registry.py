@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from certgen.errors import RegistryError
 from certgen.registry import (
@@ -27,6 +28,13 @@ from certgen.registry import (
     registry_entries,
     registry_index,
 )
+
+if TYPE_CHECKING:
+    from certgen.distribution import PublishedWheel
+    from certgen.render.sign import SigningKey
+
+SIGNATURE_SUFFIX = ".p7s"
+"""index.json's detached CMS signature is index.json.p7s, beside it."""
 
 RECORD_NAME = "record.json"
 
@@ -93,12 +101,17 @@ def registry_statuses(records: Path, *, as_of: dt.date,
 
 def build_registry(records: Path, out: Path, *, as_of: dt.date,
                    revocations: Path | None = None, folder: str = "",
-                   home: str | None = None) -> list[str]:
+                   home: str | None = None, software: PublishedWheel | None = None,
+                   sign: SigningKey | None = None) -> list[str]:
     """Write the registry of the certificates under `records` into out/folder; return the
     registry-relative paths written, sorted.
 
     `home` is the site's index page relative to the registry root, with `{lang}` for the
     page's language (None: the registry is published alone and links nowhere else).
+    `software`: the checked certgen wheel (certgen.distribution) published under software/,
+    which every page tells customers to install. `sign`: the lab's key; index.json then gets a
+    detached signature, index.json.p7s (certgen.render.sign.sign_detached), which `certgen
+    verify --revocations index.json` checks against --trust.
     """
     from certgen.build.certificate import pdf_name
     from certgen.render.i18n import LANGUAGES
@@ -122,12 +135,22 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
         pages.append((page_path(entry.id), default_language(entry)))
         for at, lang in pages:
             writer.write(at, render_registry_page(
-                entry, lang, at=at, as_of=as_of,
+                entry, lang, at=at, as_of=as_of, software=software,
                 home=None if home is None else home.format(lang=lang)).encode("utf-8"))
         for lang in entry.languages:
             writer.write(pdf_path(entry.id, lang),
                          (folders[entry.id] / pdf_name(lang)).read_bytes())
-    writer.write("index.json", registry_index(entries, as_of))
+    if software is not None:
+        from certgen.distribution import SOFTWARE_FOLDER
+
+        writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
+        writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())
+    index = registry_index(entries, as_of)
+    writer.write("index.json", index)
+    if sign is not None:
+        from certgen.render.sign import sign_detached
+
+        writer.write(f"index.json{SIGNATURE_SUFFIX}", sign_detached(index, sign))
     writer.finish({"registry": INDEX_FORMAT, "as_of": as_of.isoformat(),
                    "certificates": [e.id for e in entries]})
     return sorted(writer.written())

@@ -30,6 +30,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from certgen.docs import LANGS, PAGES, ExplainerPage, build_page
 from certgen.errors import CertgenError
@@ -40,6 +41,9 @@ from certgen.render.site import (
     render_explainer_html,
     render_index_html,
 )
+
+if TYPE_CHECKING:
+    from certgen.distribution import PublishedWheel
 
 DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 
@@ -155,10 +159,12 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                progress: Progress | None = None, pdf: bool = True,
-               as_of: dt.date | None = None) -> list[str]:
+               as_of: dt.date | None = None, software: PublishedWheel | None = None
+               ) -> list[str]:
     """Write the whole site into `out`; return the site-relative paths written, sorted.
 
     `as_of` is the registry's date (the samples' statuses); None: the site's date.
+    `software`: the checked certgen wheel the registry publishes (certgen.distribution).
     """
     from certgen.build.registry import build_registry, registry_statuses
     from certgen.build.report import report_date
@@ -185,7 +191,7 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     revoked = revocations if revocations.is_file() else None
     day = as_of or created.date()
     build_registry(out_path / "samples", out_path, folder=REGISTRY_FOLDER, as_of=day,
-                   revocations=revoked, home="../{lang}/index.html")
+                   revocations=revoked, home="../{lang}/index.html", software=software)
     # The index marks a revoked or expired sample as its registry page does.
     statuses = registry_statuses(out_path / "samples", as_of=day, revocations=revoked)
     samples = [dataclasses.replace(s, status=statuses.get(s.id, s.status)) for s in samples]

@@ -114,7 +114,7 @@ def command(
     langs = _languages(lang)
     check_verify_base(verify_base)
     lab = None if lab_file is None else load_lab(lab_file)
-    sign = None if sign_file is None else _signing_key(sign_file, sign_passphrase_file)
+    sign = None if sign_file is None else signing_key_from_files(sign_file, sign_passphrase_file)
     if sign is None and sign_passphrase_file is not None:
         raise click.BadParameter("only used with --sign", param_hint="--sign-passphrase-file")
     if signing_time is not None:
@@ -180,7 +180,7 @@ def time_option(text: str, option: str) -> dt.datetime:
     return when
 
 
-def _signing_key(key_file: str, passphrase_file: str | None) -> SigningKey:
+def signing_key_from_files(key_file: str, passphrase_file: str | None) -> SigningKey:
     """Read --sign's PKCS#12 file and its passphrase (a file's first line, else the variable)."""
     from pathlib import Path
 

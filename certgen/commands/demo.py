@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from certgen.commands.site import LOG_OPTION
+from certgen.commands.site import LOG_OPTION, WHEEL_OPTION
 
 # The real captures the demo measures. They live beside the checkout, never in the repository;
 # the list is explicit so that other files in that folder (SOURCES.md, LICENSES.md, files added
@@ -33,12 +33,13 @@ REAL_CAPTURES = (
 @click.command("demo")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Folder to write the demo site into.")
+@WHEEL_OPTION
 @LOG_OPTION
-def command(out: str, log_file: str | None) -> Any:
+def command(out: str, log_file: str | None, wheel: str | None) -> Any:
     """Build the examples, reports and explainers into a folder; show metrics of real captures."""
     from certgen.commands.site import library_logs, report_library_logs, run_site
 
-    files = run_site(out, log_file=log_file)
+    files = run_site(out, log_file=log_file, wheel=wheel)
     root = Path(out).resolve()
     samples = sorted({f.split("/")[1] for f in files if f.startswith("samples/")})
     reports = sorted({f.split("/")[1] for f in files if f.startswith("reports/")})

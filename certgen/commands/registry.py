@@ -26,7 +26,17 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
               help="revocations.yaml: the withdrawn certificates (id, date, reason).")
 @click.option("--as-of", "as_of", default=None, metavar="YYYY-MM-DD",
               help="The date the statuses are given for (default: SOURCE_DATE_EPOCH).")
-def command(records: str, out: str, revocations: str | None, as_of: str | None) -> Any:
+@click.option("--wheel", "wheel", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Publish this certgen wheel (software/, with its SHA-256) for customers to "
+                   "verify with; it must be this certgen, file for file.")
+@click.option("--sign", "sign_file", type=click.Path(dir_okay=False), default=None,
+              metavar="KEY.p12", help="Sign index.json with the lab's key (index.json.p7s, which "
+              "certgen verify --revocations checks). Passphrase: $CERTGEN_SIGN_PASSPHRASE or "
+              "--sign-passphrase-file.")
+@click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
+def command(records: str, out: str, revocations: str | None, as_of: str | None,
+            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> Any:
     """Publish the verification registry of the certificates built into RECORDS."""
     from certgen.build.registry import build_registry
     from certgen.builddate import source_date_epoch
@@ -40,8 +50,22 @@ def command(records: str, out: str, revocations: str | None, as_of: str | None) 
         if epoch is None:
             raise RegistryError(NO_DATE_MESSAGE)
         day = epoch.date()
+    sign = None
+    if sign_file is not None:
+        import datetime as dt
+
+        from certgen.commands.build import signing_key_from_files
+
+        sign = signing_key_from_files(sign_file, sign_passphrase_file).at(
+            dt.datetime.now(dt.UTC), given=False)
+    software = None
+    if wheel is not None:
+        from certgen.distribution import load_wheel
+
+        software = load_wheel(wheel)
     files = build_registry(Path(records), Path(out), as_of=day,
-                           revocations=None if revocations is None else Path(revocations))
+                           revocations=None if revocations is None else Path(revocations),
+                           software=software, sign=sign)
     pages = sum(1 for f in files if f.endswith("/index.html") and f.count("/") == 1)
     click.echo(f"{pages} certificates, {len(files)} files written to {out} "
                f"(statuses as of {day.isoformat()})")

@@ -59,13 +59,20 @@ def report_library_logs(records: list[logging.LogRecord], log_file: str | None) 
 
 
 def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
-             log_file: str | None = None, as_of: str | None = None) -> list[str]:
-    """Build the site with a progress display when stderr is a terminal; return files written."""
+             log_file: str | None = None, as_of: str | None = None,
+             wheel: str | None = None) -> list[str]:
+    """Build the site with a progress display when stderr is a terminal; return files written.
+    `wheel`: the certgen wheel to publish on the registry (checked first)."""
     from certgen.build.site import REPORT_SAMPLES, build_site, repo_examples_dir
     from certgen.docs import LANGS, PAGES
     from certgen.registry import parse_as_of
 
     day = None if as_of is None else parse_as_of(as_of)
+    software = None
+    if wheel is not None:
+        from certgen.distribution import load_wheel
+
+        software = load_wheel(wheel)
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0
     total = samples + len(REPORT_SAMPLES) + 1 + len(LANGS) * len(PAGES)
@@ -77,12 +84,19 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
                     bar.current_item = label
                     bar.update(1)
 
-                files = build_site(out, examples=ex, progress=progress, pdf=pdf, as_of=day)
+                files = build_site(out, examples=ex, progress=progress, pdf=pdf, as_of=day,
+                                   software=software)
         else:
-            files = build_site(out, examples=ex, pdf=pdf, as_of=day)
+            files = build_site(out, examples=ex, pdf=pdf, as_of=day, software=software)
     report_library_logs(records, log_file)
     return files
 
+
+WHEEL_OPTION = click.option(
+    "--wheel", "wheel", default=None, type=click.Path(dir_okay=False), metavar="FILE",
+    help="Publish this certgen wheel on the registry (software/, with its SHA-256) for "
+         "customers to verify with; it must be this certgen, file for file (make dist).",
+)
 
 LOG_OPTION = click.option(
     "--log", "log_file", default=None, type=click.Path(dir_okay=False),
@@ -98,9 +112,11 @@ LOG_OPTION = click.option(
 @click.option("--as-of", "as_of", default=None, metavar="YYYY-MM-DD",
               help="The registry's date for the samples' status (default: SOURCE_DATE_EPOCH, "
               "else the samples' issue date; never the clock).")
+@WHEEL_OPTION
 @LOG_OPTION
-def command(out: str, examples: str | None, log_file: str | None, as_of: str | None) -> Any:
+def command(out: str, examples: str | None, log_file: str | None, as_of: str | None,
+            wheel: str | None) -> Any:
     """Build the publishable static site: samples, reports, explainers in EN/RU/PT, an index."""
-    files = run_site(out, examples=examples, log_file=log_file, as_of=as_of)
+    files = run_site(out, examples=examples, log_file=log_file, as_of=as_of, wheel=wheel)
     click.echo(f"{len(files)} files written to {out}")
     click.echo(f"Open {Path(out) / 'index.html'} in a browser.")

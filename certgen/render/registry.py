@@ -15,13 +15,19 @@ laboratory text and revocation reasons reach the template as data only (autoesca
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from certgen.registry import RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
 from certgen.render.nav import doc_nav
 from certgen.render.site import rel
+
+if TYPE_CHECKING:
+    from certgen.distribution import PublishedWheel
+
+SOFTWARE_FOLDER = "software"
+"""certgen.distribution.SOFTWARE_FOLDER (kept equal by a test; no import at module load)."""
 
 CSS_PATH = "registry.css"
 """The registry's one stylesheet, relative to the registry root."""
@@ -49,7 +55,8 @@ def registry_css() -> str:
 
 
 def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.date,
-                         home: str | None = None) -> str:
+                         home: str | None = None, software: PublishedWheel | None = None
+                         ) -> str:
     """The page of one certificate in `lang`, to be written at registry path `at`.
 
     `home` is the site's index relative to the registry root (None: the registry is
@@ -68,6 +75,12 @@ def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.
         "x_default": rel(at, page_path(entry.id)),
         "css_href": rel(at, CSS_PATH),
         "index_href": rel(at, "index.json"),
+        # The certgen wheel published beside the registry (certgen.distribution), if any.
+        "software": None if software is None else {
+            "name": software.name, "sha256": software.sha256,
+            "href": rel(at, f"{SOFTWARE_FOLDER}/{software.name}"),
+            "sums_href": rel(at, f"{SOFTWARE_FOLDER}/SHA256SUMS"),
+        },
         # The shared navigation (certgen.render.nav): home, this page in each language, the PDFs.
         "nav": doc_nav(
             home=None if home is None else rel(at, home),

@@ -308,3 +308,20 @@ async def _sign_timestamped(writer: Any, out: io.BytesIO, signer_class: Any, sig
         raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
                            f"completed with its validation data ({type(exc).__name__}: "
                            f"{str(exc)[:300]})") from None
+
+
+def sign_detached(data: bytes, key: SigningKey) -> bytes:
+    """A detached CMS signature (DER, SHA-256) of `data` by `key`, made at the key's signing
+    time (its signingTime attribute): how the registry signs its index.json (index.json.p7s),
+    so that `certgen verify --revocations` can tell the lab's list from a forged one."""
+    import asyncio
+
+    from pyhanko.sign.signers.pdf_cms import PdfCMSSignedAttributes
+
+    if key.signing_time is None:
+        raise ValueError("sign_detached needs a signing time (SigningKey.at)")
+    signer = _signer(key.p12, key.passphrase)
+    content = asyncio.run(signer.async_sign_general_data(
+        data, "sha256", detached=True,
+        signed_attr_settings=PdfCMSSignedAttributes(signing_time=key.signing_time)))
+    return bytes(content.dump())
