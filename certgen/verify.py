@@ -62,6 +62,8 @@ MAX_REVOCATIONS_BYTES = 64 * 1024 * 1024
 """The largest --revocations file (a registry index of about 100,000 certificates)."""
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """The largest attached record.json (a certificate's record is tens of kB)."""
+MAX_PAGES = 100
+"""The most pages verify reads the text of (a certificate has a handful)."""
 MAX_RECORD_RUNS = 200
 """The most runs a record may hold before verify renders it (a card has tens)."""
 
@@ -420,6 +422,16 @@ def _range_end(sig: Any) -> int:
     return b + c
 
 
+DOCUMENT_SIGNING_PURPOSES = {
+    "email_protection", "any_extended_key_usage",
+    "1.3.6.1.5.5.7.3.36",          # id-kp-documentSigning (RFC 9336)
+    "1.2.840.113583.1.1.5",        # Adobe Authentic Documents Trust
+    "1.3.6.1.4.1.311.10.3.12",     # Microsoft document signing
+}
+"""Extended key usages a document signer's certificate may state (none stated also passes); a
+timestamping- or code-signing-only certificate is not a signatory's."""
+
+
 def _identity_problem(cert: Any, name: str | None, signatory: str | None,
                       pinned: str | None) -> str | None:
     """Why the signer is not the record's signatory (None: it is): the signature's /Name and the
@@ -438,6 +450,10 @@ def _identity_problem(cert: Any, name: str | None, signatory: str | None,
     usage = cert.key_usage_value
     if usage is not None and not ({"digital_signature", "non_repudiation"} & set(usage.native)):
         return "the signing certificate's key usage does not allow signing"
+    purposes = cert.extended_key_usage_value
+    if purposes is not None and not (set(purposes.native) & DOCUMENT_SIGNING_PURPOSES):
+        return (f"the signing certificate is for {', '.join(purposes.native)}, not for signing "
+                "documents (its extended key usage)")
     fingerprint = hashlib.sha256(cert.dump()).hexdigest()
     if pinned is not None and fingerprint != pinned:
         return (f"the signing certificate has SHA-256 {fingerprint}; the record's signatory "
@@ -481,7 +497,8 @@ def _path_problem(cert: Any, others: list[Any], roots: list[Any], moment: dt.dat
 
 
 def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None,
-                      pinned: str | None, at: dt.datetime | None = None) -> _Signature:
+                      pinned: str | None, at: dt.datetime | None = None,
+                      tsa_roots: list[Any] | None = None) -> _Signature:
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
     from pyhanko_certvalidator import ValidationContext
@@ -524,15 +541,19 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
                             f"certificate (SHA-256 {hashlib.sha256(cert.dump()).hexdigest()})"))
 
     coverage = _coverage_problem(pdf, sig, reader, last=not stamps)
+    # Timestamps chain to their own roots (--tsa-trust), else to the signer's (--trust): a
+    # public TSA's root must never make its other certificates count as the lab's signatory.
+    stamp_roots = tsa_roots if tsa_roots is not None else roots
     if coverage is None and stamps:
-        coverage = _timestamps_problem(pdf, sig, stamps, reader, roots)
+        coverage = _timestamps_problem(pdf, sig, stamps, reader, stamp_roots)
     digest_ok = False
     try:
         status = validate_pdf_signature(sig, ValidationContext(
             trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
         digest_ok = bool(status.intact and status.valid)
         if coverage is None and stamps:
-            coverage = _later_revisions_problem(status)
+            coverage = (_later_revisions_problem(status)
+                        or _lta_additions_problem(pdf, _range_end(sig)))
     except Exception:
         digest_ok = False
     if coverage is not None:
@@ -562,7 +583,7 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
     moment = at or dt.datetime.now(dt.UTC)
     shown = "today" if at is None else f"the validation time {moment.isoformat(sep=' ')}"
     if stamps:
-        problem, proven = _long_term_problem(sig, roots, moment)
+        problem, proven = _long_term_problem(sig, roots, moment, stamp_roots or roots)
         out.checks.append(Check("trust", "fail", problem) if problem else
                           Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
                                 f"trusted CA; the timestamps prove the signature existed at "
@@ -605,12 +626,16 @@ def _timestamps_problem(pdf: bytes, sig: Any, stamps: list[Any], reader: Any,
             status = validate_pdf_timestamp(stamp, ValidationContext(
                 trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
             intact = bool(status.intact and status.valid)
+            trusted = bool(status.trusted)
             restated = not at_end and status.coverage == SignatureCoverageLevel.ENTIRE_FILE
         except Exception:
-            intact, restated = False, False
+            intact, trusted, restated = False, False, False
         if not intact:
             return (f"digest mismatch: document timestamp {number} does not match the bytes it "
                     "covers")
+        if roots is not None and not trusted:
+            return (f"document timestamp {number} is by a timestamp authority that does not "
+                    "chain to the trusted roots (--tsa-trust, else --trust)")
         if restated:
             return (f"document timestamp {number} claims to cover the whole file, but bytes "
                     "follow it: its dictionary was restated")
@@ -633,7 +658,76 @@ def _later_revisions_problem(status: Any) -> str | None:
     return None
 
 
-def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime) -> tuple[str | None, str]:
+def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
+    """What the revisions after the signed one add beyond validation data and document
+    timestamps (None: nothing), checked on top of pyHanko's difference analysis, which lets a
+    new invisible signature field, any /Info or XMP change pass as LTA updates: the document
+    information and XMP must be the signed revision's, every new field a document timestamp
+    with a zero-area widget and no action, no page may gain another annotation, and what a
+    reader sees (text, images, actions) must be the signed revision's."""
+    import pypdf
+
+    try:
+        signed = pypdf.PdfReader(io.BytesIO(pdf[:sig_end]))
+        final = pypdf.PdfReader(io.BytesIO(pdf))
+        # pyHanko's own validation-data and timestamp revisions move the modification date,
+        # and nothing else of the document information or the XMP packet.
+        if _info(signed) != _info(final):
+            return ("the document information (title, author…) was changed after signing; "
+                    "readers show it")
+        if _xmp(signed) != _xmp(final):
+            return "the XMP metadata was changed after signing; readers show it"
+        before = {f.idnum for f in _fields(signed)}
+        added = [f for f in _fields(final) if f.idnum not in before]
+        for ref in added:
+            field_ = ref.get_object()
+            value = field_.get("/V")
+            rect = field_.get("/Rect")
+            if (field_.get("/FT") != "/Sig" or value is None
+                    or value.get_object().get("/Type") != "/DocTimeStamp"
+                    or field_.get("/Subtype") != "/Widget" or "/Kids" in field_
+                    or "/A" in field_ or "/AA" in field_ or rect is None or len(rect) != 4
+                    or any(float(x) != 0 for x in rect)):
+                return ("a form field was added after signing that is not a document "
+                        "timestamp's invisible one")
+        new_ids = {ref.idnum for ref in added}
+        for number, (old_page, new_page) in enumerate(zip(signed.pages, final.pages), start=1):
+            had = {a.idnum for a in (old_page.get("/Annots") or [])}
+            for annot in new_page.get("/Annots") or []:
+                if annot.idnum not in had and annot.idnum not in new_ids:
+                    return f"an annotation was added to page {number} after signing"
+        difference = _seen_difference(_seen(final), _seen(signed), signature_widgets=len(added))
+        if difference is not None:
+            return f"after signing: {difference}"
+    except Exception as exc:
+        return f"the revisions after signing cannot be read ({type(exc).__name__})"
+    return None
+
+
+def _fields(reader: Any) -> list[Any]:
+    form = reader.trailer["/Root"].get("/AcroForm")
+    fields = None if form is None else form.get_object().get("/Fields")
+    return [] if fields is None else list(fields)
+
+
+def _info(reader: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (reader.metadata or {}).items() if k != "/ModDate"}
+
+
+_XMP_DATES = re.compile(rb'\s*xmp:(?:ModifyDate|MetadataDate)="[^"]*"'
+                        rb'|<xmp:(ModifyDate|MetadataDate)>[^<]*</xmp:\1>')
+
+
+def _xmp(reader: Any) -> bytes | None:
+    """The XMP packet without its modification dates (what a later revision may move)."""
+    metadata = reader.trailer["/Root"].get("/Metadata")
+    if metadata is None:
+        return None
+    return _XMP_DATES.sub(b"", bytes(metadata.get_object().get_data()))
+
+
+def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime,
+                       tsa_roots: list[Any]) -> tuple[str | None, str]:
     """PAdES B-LTA validation at `moment`, offline, from the validation data in the file alone
     (pyHanko's AdES LTA algorithm): (why it fails or None, when the signature is proven to have
     existed)."""
@@ -649,10 +743,12 @@ def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime) -> tuple
     from pyhanko_certvalidator.policy_decl import REQUIRE_REVINFO, CertRevTrustPolicy
     from pyhanko_certvalidator.registry import SimpleTrustManager
 
+    def policy(trusted: list[Any]) -> CertValidationPolicySpec:
+        return CertValidationPolicySpec(trust_manager=SimpleTrustManager.build(
+            trust_roots=trusted), revinfo_policy=CertRevTrustPolicy(REQUIRE_REVINFO))
+
     spec = PdfSignatureValidationSpec(SignatureValidationSpec(
-        cert_validation_policy=CertValidationPolicySpec(
-            trust_manager=SimpleTrustManager.build(trust_roots=roots),
-            revinfo_policy=CertRevTrustPolicy(REQUIRE_REVINFO)),
+        cert_validation_policy=policy(roots), ts_cert_validation_policy=policy(tsa_roots),
         revinfo_gathering_policy=RevocationInfoGatheringSpec(
             online_fetching_rule=RevinfoOnlineFetchingRule.LOCAL_ONLY)))
     timing = ValidationTimingInfo(validation_time=moment, best_signature_time=moment,
@@ -799,6 +895,9 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
         unsigned = render_certificate_pdf(html, record, record_bytes, lang)
     except CertgenError as exc:
         return Check("content", "fail", f"the record cannot be rendered: {exc}"), None
+    except Exception as exc:  # a schema-valid record no certificate was rendered from
+        return Check("content", "fail", f"the record cannot be rendered "
+                     f"({type(exc).__name__})"), None
     assert signature.name is not None and signature.reserved is not None
     try:
         replayed: bytes | None = replay_signature(
@@ -1030,6 +1129,7 @@ def verify_pdf(
     bundle: str | None = None,
     debug: bool = False,
     at: dt.datetime | None = None,
+    tsa_trust: bytes | None = None,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
     failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
@@ -1039,17 +1139,18 @@ def verify_pdf(
     require_sign_extra()
     with quiet_libraries(debug):
         return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
-                       revocations=revocations, bundle=bundle, at=at)
+                       revocations=revocations, bundle=bundle, at=at, tsa_trust=tsa_trust)
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             revocations: Sequence[Revocation] | RevocationList | None, bundle: str | None,
-            at: dt.datetime | None) -> Verification:
+            at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
     import pypdf
 
     from certgen.record import RecordError, load_record
 
     roots = None if trust is None else _load_trust(trust, trust_source)
+    tsa_roots = None if tsa_trust is None else _load_trust(tsa_trust, "--tsa-trust")
     if len(pdf) > MAX_PDF_BYTES:
         return Verification(source, None, (Check("signature", "fail", f"{len(pdf)} bytes, more "
                                                  f"than the limit of {MAX_PDF_BYTES} for a "
@@ -1057,13 +1158,13 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     # A damaged file is a failed check, not an error: the signature check says what changed.
     unreadable = None
     blobs: list[bytes] = []
-    text, lang = "", "en"
+    text, lang, pages = "", "en", 0
     try:
         reader = pypdf.PdfReader(io.BytesIO(pdf))
         catalog: Any = reader.trailer["/Root"]
         lang = str(catalog.get("/Lang", "en"))
         blobs = list(dict(reader.attachments).get("record.json") or [])
-        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        pages = len(reader.pages)
     except Exception as exc:
         unreadable = f"the PDF cannot be read ({type(exc).__name__})"
 
@@ -1091,7 +1192,7 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     signatory = None if issuer is None else issuer.signatory
     signature = _signature_checks(pdf, roots, None if signatory is None else signatory.name,
                                   None if signatory is None else signatory.certificate_sha256,
-                                  at)
+                                  at, tsa_roots)
     checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
 
@@ -1115,11 +1216,29 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
         return Verification(source, cert_id, tuple(checks), ())
 
     record_sha = hashlib.sha256(record_bytes).hexdigest()
-    flat = "".join(text.split())
-    checks.append(Check("record-sha256", "pass", f"{record_sha} is the printed SHA-256")
-                  if record_sha in flat else
-                  Check("record-sha256", "fail", f"the attached record.json's SHA-256 "
-                        f"{record_sha} is not the one printed"))
+    # The printed text is read only once a signature vouches for the file, and only of a
+    # certificate's size: text extraction of a hostile page costs seconds (issue 21).
+    if not signature.holds:
+        checks.append(Check("record-sha256", "skip", "not compared: no signature holds for "
+                            "this file"))
+    elif pages > MAX_PAGES:
+        checks.append(Check("record-sha256", "fail", f"the PDF has {pages} pages; a certificate "
+                            f"has at most {MAX_PAGES}"))
+        signature.holds = False
+    else:
+        try:
+            text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        except Exception as exc:
+            text = ""
+            signature.holds = False
+            checks.append(Check("record-sha256", "fail", f"the PDF's text cannot be read "
+                                f"({type(exc).__name__})"))
+        if signature.holds:
+            flat = "".join(text.split())
+            checks.append(Check("record-sha256", "pass", f"{record_sha} is the printed SHA-256")
+                          if record_sha in flat else
+                          Check("record-sha256", "fail", f"the attached record.json's SHA-256 "
+                                f"{record_sha} is not the one printed"))
     content, warning = _content_check(pdf, record, record_bytes, record_sha, text, lang,
                                       signature)
     checks.append(content)
@@ -1127,6 +1246,9 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
         problems = _derivation(record)
     except CertgenError as exc:
         problems = [str(exc)]
+    except Exception as exc:  # a schema-valid but hostile record (e.g. a resolution "big")
+        problems = [f"the record's figures cannot be re-derived ({type(exc).__name__}: "
+                    f"{str(exc)[:200]})"]
     checks.append(Check("derivation", "fail", "; ".join(problems)) if problems else
                   Check("derivation", "pass", f"every score, tier mean and the grade "
                         f"{record.grade.value} follow from the figures under "

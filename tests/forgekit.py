@@ -165,3 +165,97 @@ def graft(signed: bytes, forged: bytes) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def add_field(pdf: bytes, kind: str) -> bytes:
+    """`pdf` with a form field appended that pyHanko's difference analysis takes for an
+    invisible signature field (so it passes as an "LTA update"): `js`, a zero-area signature
+    widget whose page-open action runs JavaScript; `freetext`, a FreeText annotation whose
+    five-number /Rect pyHanko cannot read (so it counts no area) but MuPDF draws, showing
+    "GRADE: PLATINUM" over the page."""
+    from pyhanko.pdf_utils import generic as g
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+
+    writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
+    page_ref = writer.root["/Pages"]["/Kids"][0]
+    page = page_ref.get_object()
+    field = g.DictionaryObject({
+        g.NameObject("/FT"): g.NameObject("/Sig"), g.NameObject("/T"): g.TextStringObject("X"),
+        g.NameObject("/Type"): g.NameObject("/Annot"), g.NameObject("/P"): page_ref})
+    if kind == "js":
+        field[g.NameObject("/Subtype")] = g.NameObject("/Widget")
+        field[g.NameObject("/Rect")] = g.ArrayObject([g.FloatObject(0)] * 4)
+        field[g.NameObject("/F")] = g.NumberObject(132)
+        field[g.NameObject("/AA")] = g.DictionaryObject({g.NameObject("/PO"): g.DictionaryObject({
+            g.NameObject("/S"): g.NameObject("/JavaScript"),
+            g.NameObject("/JS"): g.TextStringObject("app.alert('PLATINUM')")})})
+    else:
+        field[g.NameObject("/Subtype")] = g.NameObject("/FreeText")
+        field[g.NameObject("/Rect")] = g.ArrayObject(
+            [g.NumberObject(n) for n in (60, 560, 540, 660, 0)])
+        field[g.NameObject("/Contents")] = g.TextStringObject("GRADE: PLATINUM")
+        field[g.NameObject("/DA")] = g.TextStringObject("/Helv 40 Tf 1 0 0 rg")
+        field[g.NameObject("/F")] = g.NumberObject(4)
+    ref = writer.add_object(field)
+    annots = g.ArrayObject(list(page.get("/Annots") or []))
+    annots.append(ref)
+    page[g.NameObject("/Annots")] = annots
+    writer.update_container(page)
+    form = writer.root["/AcroForm"]
+    form["/Fields"].append(ref)
+    fields = form.raw_get("/Fields")
+    if isinstance(fields, g.IndirectObject):
+        writer.mark_update(fields)
+    else:
+        writer.update_container(form)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def set_title(pdf: bytes, title: str) -> bytes:
+    """`pdf` with its document information's /Title changed (readers show it as the window's
+    title: the certificates ask for DisplayDocTitle), as an incremental update."""
+    from pyhanko.pdf_utils import generic as g
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+
+    writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
+    writer._info.get_object()[g.NameObject("/Title")] = g.TextStringObject(title)
+    writer.mark_update(writer._info)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def rogue_timestamp(pdf: bytes) -> bytes:
+    """`pdf` with a document timestamp from a self-made timestamp authority nobody trusts
+    (pyHanko's in-process timestamper with a fresh self-signed TSA certificate)."""
+    import datetime as dt
+
+    from asn1crypto import keys
+    from asn1crypto import x509 as asn1_x509
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign.signers import PdfTimeStamper
+    from pyhanko.sign.timestamps import DummyTimeStamper
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Rogue TSA")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(99)
+            .not_valid_before(now - dt.timedelta(days=1)).not_valid_after(now + dt.timedelta(days=900))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
+            .sign(key, hashes.SHA256()))
+    stamper = DummyTimeStamper(
+        tsa_cert=asn1_x509.Certificate.load(cert.public_bytes(serialization.Encoding.DER)),
+        tsa_key=keys.PrivateKeyInfo.load(key.private_bytes(
+            serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption())))
+    out = io.BytesIO()
+    PdfTimeStamper(stamper).timestamp_pdf(IncrementalPdfFileWriter(io.BytesIO(pdf)), "sha256",
+                                          output=out)
+    return out.getvalue()

@@ -71,7 +71,8 @@ def make_pki(label: str = "Test CA") -> Pki:
 
 def issue(pki: Pki, common_name: str = SIGNATORY, *, not_before: dt.datetime = NOT_BEFORE,
           not_after: dt.datetime = NOT_AFTER, ca: bool = False, can_sign: bool = True,
-          serial: int = 2) -> bytes:
+          serial: int = 2, purposes: tuple[Any, ...] = (ExtendedKeyUsageOID.EMAIL_PROTECTION,)
+          ) -> bytes:
     """A key and certificate issued by `pki`'s CA, as a PKCS#12 file (PASSPHRASE)."""
     lab_key = _key()
     lab = (x509.CertificateBuilder()
@@ -80,8 +81,7 @@ def issue(pki: Pki, common_name: str = SIGNATORY, *, not_before: dt.datetime = N
            .not_valid_before(not_before).not_valid_after(not_after)
            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
            .add_extension(_usage(sign=can_sign, ca=ca), critical=True)
-           .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.EMAIL_PROTECTION]),
-                          critical=False)
+           .add_extension(x509.ExtendedKeyUsage(list(purposes)), critical=False)
            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
                pki.ca_key.public_key()), critical=False)
            .sign(pki.ca_key, hashes.SHA256()))

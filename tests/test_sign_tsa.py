@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from forgekit import stamp_text
+from forgekit import add_field, rogue_timestamp, set_title, stamp_text
 from tsakit import PASSPHRASE, running_authority
 
 from certgen.build.certificate import build_bundle
@@ -47,9 +47,26 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         unsigned_key = without.at(dt.datetime.now(dt.UTC), given=False)
         pdf = (folder / "certificate.en.pdf").read_bytes()
         restamped = _timestamp(stamp_text(pdf, "PLATINUM"), tsa.tsa_url)
-    return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped,
+        plain = _plain(folder, unsigned_key)
+    return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped, "plain": plain,
             "requests": requests, "refused": str(refused.value), "key": unsigned_key,
             "key_expires": tsa.lab_not_after, "folder": folder}
+
+
+def _plain(folder: Path, key: object) -> bytes:
+    """The certificate of `folder` signed by `key` without a timestamp (as an older certgen)."""
+    import hashlib
+
+    from certgen.record import load_record
+    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+
+    record_bytes = (folder / "record.json").read_bytes()
+    record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return sign_pdf(render_certificate_pdf(html, record, record_bytes, "en"), key,  # type: ignore[arg-type]
+                    name="A. Sample")
 
 
 def _timestamp(pdf: bytes, url: str) -> bytes:
@@ -141,21 +158,8 @@ def test_without_a_timestamp_the_short_key_is_refused_and_its_signature_dies(
         timestamped: dict[str, object]) -> None:
     assert str(timestamped["refused"]).startswith("--sign: the key's certificate expires on ")
     assert "or add a timestamp (--tsa URL)" in str(timestamped["refused"])
-    folder = timestamped["folder"]
-    assert isinstance(folder, Path)
-    # Signed anyway (as an older certgen did): fine today, expired after the key's end.
-    from certgen.record import load_record
-    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
-
-    record_bytes = (folder / "record.json").read_bytes()
-    import hashlib
-
-    record = load_record(record_bytes)
-    html = render_certificate_html(record, "en",
-                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
-                                   verify_base=LAB.lab.verification_base, signed=True)
-    plain = sign_pdf(render_certificate_pdf(html, record, record_bytes, "en"),
-                     timestamped["key"], name="A. Sample")  # type: ignore[arg-type]
+    plain = timestamped["plain"]  # signed anyway, as an older certgen did
+    assert isinstance(plain, bytes)
     assert _verify(timestamped, plain).verdict == "verified"
     expired = timestamped["key_expires"]
     assert isinstance(expired, dt.datetime)
@@ -181,6 +185,40 @@ def test_an_overlay_under_a_fresh_document_timestamp_is_not_verified(
     assert _detail(result, "intact") == (
         "fail the file was changed after signing: a revision that follows the signature does "
         "more than add validation data or a timestamp")
+
+
+@pytest.mark.parametrize("variant", ["js", "freetext", "title"])
+def test_what_pyhanko_lets_pass_as_an_lta_update_is_not_verified(
+        timestamped: dict[str, object], variant: str) -> None:
+    """Appended to a genuine B-LTA certificate, each passes pyHanko's difference analysis as
+    an LTA update (found by an attack pass): a JavaScript action on an invisible signature
+    widget, a FreeText overlay whose five-number /Rect pyHanko cannot measure, a new window
+    title. certgen checks what the later revisions add itself."""
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    forged = set_title(pdf, "PLATINUM certificate") if variant == "title" else add_field(
+        pdf, variant)
+    result = _verify(timestamped, forged)
+    assert result.verdict == "not-verified"
+    detail = _detail(result, "intact")
+    wanted = {"js": "a form field was added after signing that is not a document timestamp's",
+              "freetext": "a form field was added after signing that is not a document "
+                          "timestamp's",
+              "title": "the document information (title, author…) was changed after signing"}
+    assert detail.startswith(f"fail {wanted[variant]}"), detail
+
+
+def test_a_document_timestamp_from_an_untrusted_authority_is_not_verified(
+        timestamped: dict[str, object]) -> None:
+    """A plainly signed certificate given a document timestamp by a TSA of the forger's own:
+    the timestamp must chain to the trusted roots before it counts for anything."""
+    plain = timestamped["plain"]
+    assert isinstance(plain, bytes)
+    assert _verify(timestamped, plain).verdict == "verified"
+    result = _verify(timestamped, rogue_timestamp(plain))
+    assert _detail(result, "intact") == (
+        "fail document timestamp 1 is by a timestamp authority that does not chain to the "
+        "trusted roots (--tsa-trust, else --trust)")
 
 
 def test_pdfsig_reports_the_signature_valid_and_the_timestamp(

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from forgekit import (
     add_open_action,
     fixed_point,
@@ -203,10 +204,13 @@ def test_a_change_made_before_the_lab_key_signed_is_not_verified(
     ("Mallory", {}, "the signing certificate is made out to 'Mallory'"),
     (SIGNATORY, {"ca": True}, "the signing certificate is a CA certificate (CA:TRUE)"),
     (SIGNATORY, {"can_sign": False}, "the signing certificate's key usage does not allow"),
+    (SIGNATORY, {"purposes": (ExtendedKeyUsageOID.TIME_STAMPING,)},
+     "the signing certificate is for time_stamping, not for signing documents"),
 ])
 def test_a_signer_who_is_not_the_signatory_is_not_verified(
-        unsigned: bytes, who: str, kwargs: dict[str, bool], reason: str) -> None:
-    key = signing_key(issue(make_pki(), who, serial=11, **kwargs), PASSPHRASE, source="x.p12")
+        unsigned: bytes, who: str, kwargs: dict[str, object], reason: str) -> None:
+    key = signing_key(issue(make_pki(), who, serial=11, **kwargs),  # type: ignore[arg-type]
+                      PASSPHRASE, source="x.p12")
     forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
     result = _verify(forged)
     assert "signature" in result.failed()
@@ -430,3 +434,48 @@ def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
     assert listed.signature is not None and listed.as_of == "2026-12-02"
     assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed),
                    "revocation").endswith("(index.json, as of 2026-12-02, signed by A. Sample)")
+
+
+def test_an_unsigned_pdf_is_not_read_for_text_or_rendered(
+        built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing vouches for an unsigned file, so verify neither extracts its text (a hostile page
+    costs seconds of pypdf) nor renders its record (found by an attack pass)."""
+    import pypdf
+
+    from certgen.build.certificate import build_bundle as build
+
+    folder = Path(build(BUNDLE, built.parent.parent / "unsigned-copy", languages=["en"],
+                        lab=LAB).folder)
+    pdf = (folder / "certificate.en.pdf").read_bytes()
+
+    def refuse(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the text of an unsigned PDF was read")
+
+    monkeypatch.setattr(pypdf.PageObject, "extract_text", refuse)
+    result = _verify(pdf)
+    assert result.failed() == ["signature"]
+    assert _detail(result, "record-sha256").startswith("skip not compared")
+    assert _detail(result, "content").startswith("skip not compared")
+
+
+def test_a_hostile_record_in_an_unsigned_pdf_is_a_verdict_not_a_traceback(
+        built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A schema-valid record whose resolution is not WxH (found by an attack pass)."""
+    import json
+
+    from certgen.record import load_record
+
+    data = json.loads((built / "record.json").read_bytes())
+    data["runs"][0]["resolution"] = "big"
+    record_bytes = json.dumps(data).encode()
+    record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    path = tmp_path / "hostile.pdf"
+    path.write_bytes(render_certificate_pdf(html, record, record_bytes, "en"))
+    (tmp_path / "ca.pem").write_bytes(make_pki().ca_pem)
+    assert main(["verify", str(path), "--trust", str(tmp_path / "ca.pem")]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err == ""
+    assert "FAIL derivation: the record's figures cannot be re-derived (ValueError" in captured.out

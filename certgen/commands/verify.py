@@ -21,6 +21,9 @@ import click
                    "captures included) and recompute every figure from them.")
 @click.option("--trust", type=click.Path(dir_okay=False), default=None,
               metavar="CA.pem", help="The laboratory's CA certificate the signature must chain to.")
+@click.option("--tsa-trust", type=click.Path(dir_okay=False), default=None, metavar="CA.pem",
+              help="The timestamp authority's root (for a timestamped certificate), kept apart "
+                   "from --trust so that it never vouches for a signatory (default: --trust).")
 @click.option("--revocations", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="The lab's revocations.yaml, or its registry's "
                                    "verify/index.json (a saved copy of the published one).")
@@ -31,8 +34,8 @@ import click
                    "its key expired.")
 @click.option("--debug", is_flag=True, help="Let pyHanko's and pypdf's log lines through to "
                                             "stderr (for a bug report).")
-def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | None,
-            as_json: bool, at_time: str | None, debug: bool) -> None:
+def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | None,
+            revocations: str | None, as_json: bool, at_time: str | None, debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
     import logging
 
@@ -52,8 +55,10 @@ def command(pdf: str, bundle: str | None, trust: str | None, revocations: str | 
     data = read_input(pdf, limit=MAX_PDF_BYTES, what="a certificate PDF")
     roots = None if trust is None else read_input(trust, limit=MAX_TRUST_BYTES,
                                                   what="a CA certificate")
+    tsa_roots = None if tsa_trust is None else read_input(tsa_trust, limit=MAX_TRUST_BYTES,
+                                                          what="a CA certificate")
     result = verify_pdf(
-        data, source=pdf, trust=roots, trust_source=trust or "",
+        data, source=pdf, trust=roots, trust_source=trust or "", tsa_trust=tsa_roots,
         revocations=None if revocations is None else load_revocations(revocations),
         bundle=bundle, debug=debug, at=at,
     )
