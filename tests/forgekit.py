@@ -259,3 +259,23 @@ def rogue_timestamp(pdf: bytes) -> bytes:
     PdfTimeStamper(stamper).timestamp_pdf(IncrementalPdfFileWriter(io.BytesIO(pdf)), "sha256",
                                           output=out)
     return out.getvalue()
+
+
+def hide_text(pdf: bytes) -> bytes:
+    """`pdf` with every page's own text made invisible (text render mode 3, set before the
+    page's content) and an opaque picture drawn where the grade is: the text a program extracts
+    is unchanged, what a reader sees is not (a shadow attack, Mainka et al. 2021)."""
+    from pyhanko.pdf_utils import generic as g
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+
+    writer = IncrementalPdfFileWriter(io.BytesIO(pdf), strict=False)
+    for ref in writer.root["/Pages"]["/Kids"]:
+        page = ref.get_object()
+        invisible = writer.add_object(g.StreamObject(stream_data=b"3 Tr\n"))
+        contents = page.raw_get("/Contents")
+        parts = list(contents) if isinstance(contents, g.ArrayObject) else [contents]
+        page[g.NameObject("/Contents")] = g.ArrayObject([invisible, *parts])
+        writer.update_container(page)
+    out = io.BytesIO()
+    writer.write(out)
+    return stamp_image(out.getvalue())

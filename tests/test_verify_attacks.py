@@ -24,6 +24,7 @@ from forgekit import (
     add_open_action,
     fixed_point,
     graft,
+    hide_text,
     sign_again,
     stamp_image,
     stamp_text,
@@ -184,12 +185,13 @@ def test_a_second_signature_by_another_key_of_the_same_ca_is_not_verified(
     assert result.verdict == "not-verified"
 
 
-@pytest.mark.parametrize("change", ["text", "image"])
+@pytest.mark.parametrize("change", ["text", "image", "invisible text"])
 def test_a_change_made_before_the_lab_key_signed_is_not_verified(
         unsigned: bytes, change: str) -> None:
     """An insider edits the rendered certificate, then signs it with the lab's own key: the
     signature holds, but the file is not what certgen renders from its record."""
-    edited = stamp_text(unsigned, "PLATINUM") if change == "text" else stamp_image(unsigned)
+    edited = {"text": lambda pdf: stamp_text(pdf, "PLATINUM"), "image": stamp_image,
+              "invisible text": hide_text}[change](unsigned)
     forged = sign_pdf(edited, _key(), name=SIGNATORY)
     result = _verify(forged)
     assert result.failed() == ["content"], "\n".join(c.line() for c in result.checks)
