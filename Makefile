@@ -39,8 +39,12 @@ dist: $(STAMP)
 
 venv: $(STAMP)
 
-# The demo site publishes the certgen wheel it was built with (`make dist`) on its registry.
-demo: dist
+# The demo site publishes the certgen wheel it was built with (as `make dist` builds it) on its
+# registry; the build's own chatter goes to a log, shown only when it fails.
+demo: $(STAMP)
+	@echo "building the certgen wheel the registry publishes (dist/)"
+	@rm -rf dist && $(BIN)/python -m build --outdir dist . > $(VENV)/dist.log 2>&1 || \
+	  { cat $(VENV)/dist.log; exit 1; }
 	@# libharfbuzz-subset0 makes WeasyPrint faster and byte-stable; optional, root only.
 	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
 	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi

@@ -48,6 +48,11 @@ def command(out: str, log_file: str | None, wheel: str | None) -> Any:
     click.echo(f"  sample certificates  {', '.join(samples)}  (samples/)")
     click.echo(f"  before/after reports {', '.join(reports)}  (reports/)")
     click.echo(f"  explainers           {len(explainers)} pages in en, ru, pt, HTML and PDF")
+    registry = [f for f in files if f.startswith("verify/") and f.endswith("/en/index.html")]
+    click.echo(f"  registry             {len(registry)} certificate pages, index.json  (verify/)")
+    wheels = [f for f in files if f.startswith("verify/software/") and f.endswith(".whl")]
+    if wheels:
+        click.echo(f"  verifier             {wheels[0]}  (with SHA256SUMS)")
     real = Path(__file__).resolve().parents[3] / "shared" / "captures" / "real"
     captures = [real / name for name in REAL_CAPTURES if (real / name).is_file()]
     if captures:
