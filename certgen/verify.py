@@ -221,6 +221,11 @@ def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]
     """--revocations: the lab's revocations.yaml (certgen.registry's format), or the registry's
     verify/index.json (a saved copy of the published one); anything else is refused, naming the
     file and the entry."""
+    return _parse_revocations(data, source=source)[0]
+
+
+def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[Revocation, ...], str | None]:
+    """parse_revocation_list, and index.json's `as_of` (None for revocations.yaml)."""
     import json
 
     from certgen.errors import RevocationsError
@@ -255,28 +260,23 @@ def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]
                 raise CertgenError("expected revoked: {date, reason: {en, …}} or null",
                                    file=source, field=f"certificates[{i}].revoked")
             out.append(Revocation(row["id"], revoked["date"], english))
-        return tuple(out)
+        as_of = index.get("as_of")
+        return tuple(out), as_of if isinstance(as_of, str) else None
     try:
         listed = parse_revocations(data, source=source)
     except RevocationsError as exc:
         raise CertgenError("; ".join(exc.errors)) from None
     return tuple(Revocation(r.id, r.date.isoformat(),
                             r.reason if isinstance(r.reason, str) else r.reason.en)
-                 for r in listed.items)
+                 for r in listed.items), None
 
 
 def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
     """Read --revocations (a regular file within MAX_REVOCATIONS_BYTES), parse it, and take
     its detached signature `<file>.p7s` from beside it when there is one."""
-    import json
-
     source = os.fspath(path)
     data = read_input(path, limit=MAX_REVOCATIONS_BYTES, what="a revocation list")
-    items = parse_revocation_list(data, source=source)
-    as_of = None
-    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
-        stated = json.loads(data.decode("utf-8-sig")).get("as_of")
-        as_of = stated if isinstance(stated, str) else None
+    items, as_of = _parse_revocations(data, source=source)
     signature = None
     beside = Path(source + SIGNATURE_SUFFIX)
     if beside.exists():
@@ -862,7 +862,7 @@ def _seen_difference(signed: _Seen, expected: _Seen, *, signature_widgets: int) 
 
 
 def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str, text: str,
-                   lang: str, signature: _Signature) -> tuple[Check, str | None]:
+                   lang: str, signature: _Signature, vouched: bool) -> tuple[Check, str | None]:
     """The content check (see the module doc) and, when the record names another stack, the
     warning that says so."""
     import pypdf
@@ -876,7 +876,7 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
     from certgen.render.sign import replay_signature
     from certgen.software import current_software
 
-    if not signature.holds or signature.cms_der is None or signature.when is None:
+    if not vouched or signature.cms_der is None or signature.when is None:
         return Check("content", "skip", "not compared: no signature holds for this file, so "
                      "nothing vouches for its record"), None
     if lang not in LANGUAGES:
@@ -1218,29 +1218,29 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     record_sha = hashlib.sha256(record_bytes).hexdigest()
     # The printed text is read only once a signature vouches for the file, and only of a
     # certificate's size: text extraction of a hostile page costs seconds (issue 21).
-    if not signature.holds:
+    vouched = signature.holds  # and, below, its text readable within a certificate's size
+    if not vouched:
         checks.append(Check("record-sha256", "skip", "not compared: no signature holds for "
                             "this file"))
     elif pages > MAX_PAGES:
         checks.append(Check("record-sha256", "fail", f"the PDF has {pages} pages; a certificate "
                             f"has at most {MAX_PAGES}"))
-        signature.holds = False
+        vouched = False
     else:
         try:
             text = "\n".join(page.extract_text() or "" for page in reader.pages)
         except Exception as exc:
-            text = ""
-            signature.holds = False
+            vouched = False
             checks.append(Check("record-sha256", "fail", f"the PDF's text cannot be read "
                                 f"({type(exc).__name__})"))
-        if signature.holds:
+        if vouched:
             flat = "".join(text.split())
             checks.append(Check("record-sha256", "pass", f"{record_sha} is the printed SHA-256")
                           if record_sha in flat else
                           Check("record-sha256", "fail", f"the attached record.json's SHA-256 "
                                 f"{record_sha} is not the one printed"))
     content, warning = _content_check(pdf, record, record_bytes, record_sha, text, lang,
-                                      signature)
+                                      signature, vouched)
     checks.append(content)
     try:
         problems = _derivation(record)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
+from certgen.distribution import SOFTWARE_FOLDER
 from certgen.registry import RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
@@ -25,9 +26,6 @@ from certgen.render.site import rel
 
 if TYPE_CHECKING:
     from certgen.distribution import PublishedWheel
-
-SOFTWARE_FOLDER = "software"
-"""certgen.distribution.SOFTWARE_FOLDER (kept equal by a test; no import at module load)."""
 
 CSS_PATH = "registry.css"
 """The registry's one stylesheet, relative to the registry root."""
