@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from certgen.errors import CertgenError
 
 if TYPE_CHECKING:
-    from certgen.build.certificate import BuildResult
+    from certgen.builders.certificate import BuildResult
     from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
     from certgen.lab import LabProfile
@@ -179,7 +179,7 @@ def render_certificate(
     `verify_base` is the base of the verification URL in the QR code (default: the issuer's).
     Nothing touches the disk.
     """
-    from certgen.build.certificate import check_verify_base
+    from certgen.builders.certificate import check_verify_base
     from certgen.record import dump_record
     from certgen.render.certificate import (
         DEFAULT_VERIFY_BASE,
@@ -218,7 +218,7 @@ def build_certificates(
     were built (its message names the bundle). `lab` is the issuing laboratory's profile (a
     lab.yaml path or a loaded one), required unless `draft`.
     """
-    from certgen.build.certificate import build_many, check_unique_ids
+    from certgen.builders.certificate import build_many, check_unique_ids
     from certgen.lab import load_lab
 
     profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
@@ -246,8 +246,8 @@ def build_report(
 ) -> list[str]:
     """`certgen compare`: a before/after report of BEFORE AFTER (or one file holding both
     sides, or a paired `series` file) written into `out`; returns the file names written."""
-    from certgen.build.report import build_report as _build
-    from certgen.build.report import report_date
+    from certgen.builders.report import build_report as _build
+    from certgen.builders.report import report_date
 
     return _build([Path(c) for c in captures], Path(out), list(languages),
                   series=None if series is None else Path(series), date=report_date(date))
@@ -257,6 +257,16 @@ def build_site(out: str | os.PathLike[str], *, examples: str | os.PathLike[str] 
                ) -> list[str]:
     """`certgen site`: the publishable static site (sample certificates, reports, explainers
     in en, ru and pt) into `out`; returns the site-relative paths written."""
-    from certgen.build.site import build_site as _build
+    from certgen.builders.site import build_site as _build
 
     return _build(out, examples=None if examples is None else Path(examples))
+
+
+def __getattr__(name: str) -> object:
+    """`BuildResult` is named in `__all__` but lives with the builders, which import WeasyPrint:
+    it is imported when first asked for (`from certgen.api import *` too), not at start-up."""
+    if name == "BuildResult":
+        from certgen.builders.certificate import BuildResult
+
+        return BuildResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

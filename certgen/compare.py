@@ -3,7 +3,7 @@
 A report compares two captures of one configuration ("before" and "after" one change), or a
 paired A/B series, and never calls a difference a change when the measurement's own noise
 explains it. Everything here is a pure function over frame times and figures; reading captures
-and writing documents live in certgen.build.report and certgen.render.report.
+and writing documents live in certgen.builders.report and certgen.render.report.
 
 Counting rules, in this order (docs/spec/compare.md):
 1. foreground only, where the capture carries focus events (1 s dropped after the game regains

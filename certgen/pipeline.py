@@ -291,7 +291,7 @@ def record_from_bundle(
         verdict=verdict,
         rules=rules,
         # The runs of the bundle's own cohorts, not the whole fleet: the build cache keys a bundle
-        # on its cohorts only (certgen.build.certificate.inputs_key), so a count of the whole
+        # on its cohorts only (certgen.builders.certificate.inputs_key), so a count of the whole
         # fleet would differ between a cached and a fresh build of the same inputs.
         fleet_runs=None if fleet is None else fleet.cohort_runs(bundle_cohorts(bundle)),
         draft=draft,

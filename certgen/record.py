@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from certgen import __version__
-from certgen.errors import CertgenError
+from certgen.errors import RecordError
 from certgen.framegen import FrameDiagnostics as ComputedFrameDiagnostics
 from certgen.metrics import RunMetrics as ComputedMetrics
 from certgen.metrics import round_half_away
@@ -57,10 +57,6 @@ from certgen.sop import Rules
 SCHEMA_VERSION: Final = 1
 CHART_BUCKETS: Final = 400
 """At most this many [t_start_ms, min_ms, max_ms] buckets per run chart."""
-
-
-class RecordError(CertgenError, ValueError):
-    """A record.json that cannot be read (not JSON, wrong schema version, wrong shape)."""
 
 
 # --------------------------------------------------------------------------------------------

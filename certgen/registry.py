@@ -8,7 +8,7 @@ The registry is rebuilt from the certificate records, never edited by hand (docs
                                                                     └─▶ one page per certificate
 
 Everything here is pure except `load_revocations` (reads one file): the builder
-(certgen.build.registry) gathers the folders and writes; render/registry.py draws the pages.
+(certgen.builders.registry) gathers the folders and writes; render/registry.py draws the pages.
 
 Status on the registry's date `as_of`: *revoked* from the revocation's date on, else *expired*
 after `issuer.valid_until`, else *valid*. A certificate issued after `as_of` cannot be in a

@@ -186,7 +186,7 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
 
     prelude = textwrap.dedent("""
         import mimetypes
-        import certgen.build.certificate, certgen.pipeline, certgen.render.certificate
+        import certgen.builders.certificate, certgen.pipeline, certgen.render.certificate
         import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
         import babel.dates
         mimetypes.init()  # /etc/mime.types, read once per process by every library

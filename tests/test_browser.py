@@ -72,7 +72,7 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from certgen.build.site import build_site
+    from certgen.builders.site import build_site
 
     out = tmp_path_factory.mktemp("site")
     build_site(out, pdf=False)
@@ -122,7 +122,7 @@ def test_every_page_renders_in_chromium(site: Path, tmp_path: Path) -> None:
     browser = chromium()
     keep = os.environ.get("CERTGEN_SCREENSHOTS")
     problems: list[str] = []
-    from certgen.build.site import REPORT_SAMPLES
+    from certgen.builders.site import REPORT_SAMPLES
 
     expected = 1 + len(LANGS) + len(LANGS) * (len(PAGES) + len(REPORT_SAMPLES))
     assert len(pages(site)) == expected  # the reports are looked at too

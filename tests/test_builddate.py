@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from certgen.build.report import report_date
-from certgen.build.site import DEFAULT_DATE, site_date
 from certgen.builddate import BuildDateError, source_date_epoch
+from certgen.builders.report import report_date
+from certgen.builders.site import DEFAULT_DATE, site_date
 
 
 def test_unset_or_empty_is_no_date(monkeypatch):

@@ -120,7 +120,7 @@ def test_no_error_class_is_defined_outside_certgen_errors() -> None:
 @pytest.mark.parametrize(("module", "name"), [
     ("certgen.bundle", "BundleErrors"), ("certgen.builddate", "BuildDateError"),
     ("certgen.fleet", "FleetImportError"), ("certgen.docs", "ExplainerError"),
-    ("certgen.captures.detect", "NoProcessGroupsError"), ("certgen.build.report", "CompareError"),
+    ("certgen.captures.detect", "NoProcessGroupsError"), ("certgen.builders.report", "CompareError"),
 ])
 def test_old_import_paths_give_the_same_class(module: str, name: str) -> None:
     assert getattr(importlib.import_module(module), name) is getattr(errors, name)

@@ -138,8 +138,8 @@ def test_every_card_says_its_numbers_are_illustrative(bundle: str) -> None:
 def test_sample_reports_show_what_the_site_says_they_show() -> None:
     """change: average and 1% low beyond the floor, 0.1% low inside; inside-floor: no change
     anywhere; series: the average reported (every condition holds), the lows not."""
-    from certgen.build.report import report_record
-    from certgen.build.site import REPORT_SAMPLES
+    from certgen.builders.report import report_record
+    from certgen.builders.site import REPORT_SAMPLES
 
     base = EXAMPLES / "compare"
     verdicts = {}

@@ -236,7 +236,7 @@ def test_mutated_bundle_zips_load_or_refuse(data: st.DataObject) -> None:
 @FUZZ
 @given(st.data())
 def test_mutated_series_files_read_or_refuse(data: st.DataObject) -> None:
-    from certgen.build.report import read_series_file
+    from certgen.builders.report import read_series_file
 
     doc: dict[str, Any] = {"series": 1, "order": "ABBA", "pairs": [
         {"before": f"runs/0{i}-a.json", "after": f"runs/0{i}-b.json"} for i in range(1, 7)]}

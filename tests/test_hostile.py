@@ -114,7 +114,7 @@ def test_stray_links_and_special_files_in_a_bundle_are_never_opened(
 ) -> None:
     """Only what card.yaml names is read: a FIFO, a loop and a link out beside it cost nothing
     (the build's cache key and its scheduling cost read nothing else either)."""
-    from certgen.build.certificate import bundle_cost
+    from certgen.builders.certificate import bundle_cost
 
     bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
     os.mkfifo(bundle / "stray.fifo")
@@ -330,7 +330,7 @@ def test_deep_nesting_and_huge_integers_in_json_are_one_line(payload: str) -> No
 
 
 def test_deep_nesting_in_a_series_file_is_one_line(tmp_path: Path) -> None:
-    from certgen.build.report import read_series_file
+    from certgen.builders.report import read_series_file
 
     path = tmp_path / "series.yaml"
     path.write_text("series: 1\npairs: " + "[" * 5000 + "]" * 5000 + "\n")
@@ -442,7 +442,7 @@ def test_a_batch_attempts_and_reports_every_bundle(tmp_path: Path, jobs: str,
 def test_a_bug_in_one_bundle_still_builds_and_reports_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import certgen.build.certificate as module
+    import certgen.builders.certificate as module
 
     ok1 = simple_bundle(tmp_path / "ok1", [(120.0, 90.0, 80.0)])
     ok2 = simple_bundle(tmp_path / "ok2", [(120.0, 90.0, 80.0)],
@@ -468,7 +468,7 @@ def test_a_bug_in_one_bundle_still_builds_and_reports_the_others(
 
 def test_pool_workers_ask_to_end_with_their_parent() -> None:
     """PR_SET_PDEATHSIG is set by the pool's initializer (read back with PR_GET_PDEATHSIG)."""
-    code = ("import ctypes; from certgen.build.certificate import end_with_parent; "
+    code = ("import ctypes; from certgen.builders.certificate import end_with_parent; "
             "end_with_parent(); libc = ctypes.CDLL(None); v = ctypes.c_int(); "
             "libc.prctl(2, ctypes.byref(v), 0, 0, 0); print(v.value)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -479,7 +479,7 @@ def test_pool_workers_ask_to_end_with_their_parent() -> None:
 _POOL_SCRIPT = """
 import multiprocessing, os, signal, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from certgen.build.certificate import end_with_parent
+from certgen.builders.certificate import end_with_parent
 
 if __name__ == "__main__":
     context = multiprocessing.get_context("forkserver")
@@ -586,7 +586,7 @@ def test_long_values_in_a_benchmark_csv_are_shortened_or_refused() -> None:
 
 def test_long_keys_and_values_in_yaml_inputs_are_shortened(tmp_path: Path) -> None:
     """Found by the fuzz suite: a 6000-character series version was printed whole."""
-    from certgen.build.report import read_series_file
+    from certgen.builders.report import read_series_file
 
     path = tmp_path / "series.yaml"
     path.write_text("series: " + "x" * 6000 + "\n")

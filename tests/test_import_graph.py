@@ -15,26 +15,26 @@ PACKAGE = Path(__file__).resolve().parent.parent / "certgen"
 
 # (who, may not import any of, why)
 RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("certgen.render", ("certgen.captures", "certgen.pipeline", "certgen.writer", "certgen.build",
+    ("certgen.render", ("certgen.captures", "certgen.pipeline", "certgen.writer", "certgen.builders",
                         "certgen.bundle", "certgen.fleet", "certgen.commands", "certgen.cli"),
      "render/ reads records and renders in memory: no capture, no bundle, no disk"),
-    ("certgen.metrics", ("certgen.record", "certgen.render", "certgen.build", "certgen.pipeline",
+    ("certgen.metrics", ("certgen.record", "certgen.render", "certgen.builders", "certgen.pipeline",
                          "certgen.bundle", "certgen.fleet", "certgen.writer", "certgen.commands",
                          "certgen.cli", "certgen.captures"),
      "the SOP arithmetic knows frame times only"),
-    ("certgen.diagnostics", ("certgen.record", "certgen.render", "certgen.build",
+    ("certgen.diagnostics", ("certgen.record", "certgen.render", "certgen.builders",
                              "certgen.pipeline", "certgen.bundle", "certgen.fleet",
                              "certgen.writer", "certgen.commands", "certgen.cli",
                              "certgen.captures"),
      "diagnostics know frame times only"),
-    ("certgen.captures", ("certgen.record", "certgen.render", "certgen.build", "certgen.pipeline",
+    ("certgen.captures", ("certgen.record", "certgen.render", "certgen.builders", "certgen.pipeline",
                           "certgen.bundle", "certgen.fleet", "certgen.writer", "certgen.commands",
                           "certgen.cli"),
      "readers turn bytes into Captures and know nothing later in the pipeline"),
 )
 ENTRY_POINTS = ("certgen.commands", "certgen.cli", "certgen.__main__")
 """Only these may import the CLI: no library module depends on commands/."""
-WRITER_USERS = ("certgen.build", "certgen.commands.fleet")
+WRITER_USERS = ("certgen.builders", "certgen.commands.fleet")
 """Only builders write outputs (and `fleet export -o`, one file through atomic_write)."""
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from recordkit import complete_record
 
-from certgen.build.registry import build_registry
+from certgen.builders.registry import build_registry
 from certgen.errors import RegistryError, RevocationsError
 from certgen.record import dump_record
 from certgen.registry import RegistryEntry, Revocation, Signature, parse_revocations

@@ -22,7 +22,7 @@ import pypdf
 import pytest
 from pkikit import PASSPHRASE, make_pki
 
-from certgen.build.certificate import NO_LAB_TO_SIGN_MESSAGE, build_bundle
+from certgen.builders.certificate import NO_LAB_TO_SIGN_MESSAGE, build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.lab import load_lab
@@ -292,7 +292,7 @@ def test_a_signed_build_records_its_signature_for_the_registry(built: Path,
     import datetime as dt
     import json
 
-    from certgen.build.registry import build_registry
+    from certgen.builders.registry import build_registry
 
     manifest = json.loads((built / "manifest.json").read_text("utf-8"))
     signature = manifest["signature"]

@@ -19,7 +19,7 @@ import pytest
 from forgekit import add_field, rogue_timestamp, set_title, stamp_text
 from tsakit import PASSPHRASE, running_authority
 
-from certgen.build.certificate import build_bundle
+from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.lab import load_lab

@@ -13,7 +13,7 @@ from certgen.docs import LANGS, PAGES
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from certgen.build.site import build_site
+    from certgen.builders.site import build_site
 
     out = tmp_path_factory.mktemp("site")
     with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
@@ -39,7 +39,7 @@ def test_site_has_index_explainers_samples_in_three_languages(site: Path) -> Non
 
 
 def test_site_has_the_sample_reports_linked_from_the_index_and_the_explainer(site: Path) -> None:
-    from certgen.build.site import REPORT_SAMPLES, repo_examples_dir
+    from certgen.builders.site import REPORT_SAMPLES, repo_examples_dir
 
     for report in REPORT_SAMPLES:
         folder = site / "reports" / report.name
@@ -143,11 +143,11 @@ def test_explainers_link_to_the_samples_and_the_index_says_they_are_illustrative
 def test_cli_site_prints_where_to_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import certgen.build.site
+    import certgen.builders.site
     from certgen.commands.site import command
 
     calls: list[str] = []
-    monkeypatch.setattr(certgen.build.site, "build_site",
+    monkeypatch.setattr(certgen.builders.site, "build_site",
                         lambda out, **kw: calls.append(str(out)) or ["index.html"])
     result = CliRunner().invoke(command, ["--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
@@ -162,8 +162,8 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     import datetime as dt
     import logging
 
-    from certgen.build.report import report_record, write_report
-    from certgen.build.site import REPORT_SAMPLES, repo_examples_dir
+    from certgen.builders.report import report_record, write_report
+    from certgen.builders.site import REPORT_SAMPLES, repo_examples_dir
     from certgen.docs import build_page
     from certgen.render.pdf import html_to_pdf
     from certgen.render.site import render_explainer_html
@@ -195,7 +195,7 @@ def test_library_log_lines_stay_off_the_terminal(
 
     from click.testing import CliRunner
 
-    import certgen.build.site
+    import certgen.builders.site
     from certgen.commands.site import command
 
     def noisy(out: object, **kw: object) -> list[str]:
@@ -203,7 +203,7 @@ def test_library_log_lines_stay_off_the_terminal(
         logging.getLogger("weasyprint").warning("Ignored `overflow-x: auto` at 1:1")
         return ["index.html"]
 
-    monkeypatch.setattr(certgen.build.site, "build_site", noisy)
+    monkeypatch.setattr(certgen.builders.site, "build_site", noisy)
     log = tmp_path / "lib.log"
     before = logging.getLogger().handlers[:]
     result = CliRunner().invoke(command, ["--out", str(tmp_path / "s"), "--log", str(log)])

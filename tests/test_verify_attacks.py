@@ -31,7 +31,7 @@ from forgekit import (
 )
 from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
 
-from certgen.build.certificate import build_bundle
+from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.lab import load_lab
@@ -292,7 +292,7 @@ def test_without_a_revocation_list_the_verdict_says_what_was_not_checked(
 
 def test_the_registry_index_is_a_revocation_list(built: Path, signed: bytes,
                                                  tmp_path: Path) -> None:
-    from certgen.build.registry import build_registry
+    from certgen.builders.registry import build_registry
 
     revocations = tmp_path / "revocations.yaml"
     revocations.write_text('- id: "SAMPLE-GOLD-0002"\n  date: 2026-12-01\n  reason:\n'
@@ -386,7 +386,7 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
     another key of the same CA does not."""
     import json
 
-    from certgen.build.registry import build_registry
+    from certgen.builders.registry import build_registry
     from certgen.render.sign import sign_detached
     from certgen.verify import load_revocations
 
@@ -444,7 +444,7 @@ def test_an_unsigned_pdf_is_not_read_for_text_or_rendered(
     costs seconds of pypdf) nor renders its record (found by an attack pass)."""
     import pypdf
 
-    from certgen.build.certificate import build_bundle as build
+    from certgen.builders.certificate import build_bundle as build
 
     folder = Path(build(BUNDLE, built.parent.parent / "unsigned-copy", languages=["en"],
                         lab=LAB).folder)

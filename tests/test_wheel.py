@@ -174,8 +174,8 @@ def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_pa
     the same wheel once the running certgen's own files differ from it."""
     import hashlib
 
-    from certgen.build.certificate import build_bundle
-    from certgen.build.registry import build_registry
+    from certgen.builders.certificate import build_bundle
+    from certgen.builders.registry import build_registry
     from certgen.distribution import check_wheel, load_wheel
     from certgen.errors import CertgenError
     from certgen.lab import load_lab

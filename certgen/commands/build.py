@@ -5,7 +5,7 @@ Per bundle: DIR/<certificate id>/record.json, certificate.<lang>.html and .pdf, 
 process pool (--jobs, default: the number of cores), or on a Dask cluster with --scheduler
 ADDRESS or $CERTGEN_SCHEDULER (docs/cluster.md), with a progress bar on a terminal; a
 bundle whose inputs did not change since its last build is not rebuilt (content-hash cache,
-see certgen/build/certificate.py). A rebuild removes the documents the previous build of that
+see certgen/builders/certificate.py). A rebuild removes the documents the previous build of that
 folder listed and this one no longer makes (fewer languages, say). Each HTML document links
 its siblings of the same run (hreflang alternates and an on-screen language switcher). The QR code on each document points to
 <verify base>/<certificate id>/?sha256=<record SHA-256>; the base is the lab profile's
@@ -107,7 +107,7 @@ def command(
     tsa_url: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
-    from certgen.build.certificate import build_many, check_unique_ids, check_verify_base
+    from certgen.builders.certificate import build_many, check_unique_ids, check_verify_base
     from certgen.errors import CertgenError
     from certgen.lab import load_lab
 

@@ -6,7 +6,7 @@
 
 Writes into DIR: `report.<lang>.html` and `report.<lang>.pdf` per language, `frame-times.svg`
 (both sides; two-capture mode), `compare.csv` (side,kind,name,value) and `manifest.json` last.
-The work is certgen.build.report's; this module parses the options and prints what was written.
+The work is certgen.builders.report's; this module parses the options and prints what was written.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
     manifest.json (last) into --out. The report is dated from SOURCE_DATE_EPOCH, else --date,
     else it carries no date (never the clock).
     """
-    from certgen.build.report import report_date
+    from certgen.builders.report import report_date
 
     langs = parse_langs(lang)
     when = report_date(None if date is None else date.date())
@@ -78,7 +78,7 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
         raise click.UsageError("give either --series or BEFORE AFTER, not both")
     if series is None and len(captures) not in (1, 2):
         raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
-    from certgen.build.report import build_report
+    from certgen.builders.report import build_report
 
     written = build_report(list(captures), out, langs, series=series, fmt=fmt, process=process,
                            date=when, description=description, settings=settings)

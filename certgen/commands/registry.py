@@ -38,8 +38,8 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
             wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> Any:
     """Publish the verification registry of the certificates built into RECORDS."""
-    from certgen.build.registry import build_registry
     from certgen.builddate import source_date_epoch
+    from certgen.builders.registry import build_registry
     from certgen.errors import RegistryError
     from certgen.registry import parse_as_of
 

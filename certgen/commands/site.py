@@ -63,7 +63,7 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
              wheel: str | None = None) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written.
     `wheel`: the certgen wheel to publish on the registry (checked first)."""
-    from certgen.build.site import REPORT_SAMPLES, build_site, repo_examples_dir
+    from certgen.builders.site import REPORT_SAMPLES, build_site, repo_examples_dir
     from certgen.docs import LANGS, PAGES
     from certgen.registry import parse_as_of
 

@@ -1,6 +1,6 @@
 """The before/after report in memory: HTML, PDF and the frame-time chart (docs/spec/compare.md).
 
-Everything here is a pure function of the report record (built by certgen.build.report) and a
+Everything here is a pure function of the report record (built by certgen.builders.report) and a
 language; nothing reads a capture or touches the disk.
 """
 
@@ -43,7 +43,7 @@ def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
     """The report in one language (the certificates' Jinja environment and safety rules).
 
     The navigation (screen only) links the same report in `languages`, its PDF and CSV
-    (written beside it by certgen.build.report), and `home` when given: the site index
+    (written beside it by certgen.builders.report), and `home` when given: the site index
     relative to the report, `{lang}` standing for the language.
     """
     from certgen.render.html import render_template

@@ -1,6 +1,6 @@
 """The site's own pages in memory: the index per language and the explainer pages.
 
-Pure functions of what the site builder gathered (certgen.build.site): sample links, report
+Pure functions of what the site builder gathered (certgen.builders.site): sample links, report
 samples, explainer pages. Every link is relative to the page that holds it.
 """
 

@@ -46,7 +46,7 @@ def read_certificates(records: Path) -> list[IssuedCertificate]:
     manifest (an interrupted build); a file changed since the build; a folder not named
     after its certificate.
     """
-    from certgen.build.certificate import pdf_name
+    from certgen.builders.certificate import pdf_name
     from certgen.record import load_record
     from certgen.writer import read_manifest, verify_manifest
 
@@ -113,7 +113,7 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
     detached signature, index.json.p7s (certgen.render.sign.sign_detached), which `certgen
     verify --revocations index.json` checks against --trust.
     """
-    from certgen.build.certificate import pdf_name
+    from certgen.builders.certificate import pdf_name
     from certgen.render.i18n import LANGUAGES
     from certgen.render.registry import (
         CSS_PATH,

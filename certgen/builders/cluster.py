@@ -1,6 +1,6 @@
 """Certificate builds on a Dask cluster (`certgen build … --scheduler ADDRESS`).
 
-The same per-bundle build (certgen.build.certificate.build_bundle) runs as one task per bundle on
+The same per-bundle build (certgen.builders.certificate.build_bundle) runs as one task per bundle on
 dask.distributed workers; results come back in the given order with the same failure reporting
 as the local process pool (a CertgenError of one bundle is returned in its place, anything else
 propagates). docs/cluster.md shows how to start a scheduler and workers.
@@ -46,7 +46,7 @@ def _worker_version() -> str:
 def _build_task(bundle: str, out_dir: str, kwargs: dict[str, Any],
                 epoch: str | None) -> Any:
     """One bundle on a worker, with this client's SOURCE_DATE_EPOCH (one thread per worker)."""
-    from certgen.build.certificate import _build_safe
+    from certgen.builders.certificate import _build_safe
 
     if epoch is None:
         os.environ.pop("SOURCE_DATE_EPOCH", None)

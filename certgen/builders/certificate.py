@@ -142,7 +142,7 @@ def inputs_key(
         digest.update(f"signed-at={sign.signing_time.isoformat()}\0".encode())
     if sign is not None and sign.tsa_url is not None:
         digest.update(f"tsa={sign.tsa_url}\0".encode())
-    if home is not None:  # the site's link home (certgen.build.site); plain builds have none
+    if home is not None:  # the site's link home (certgen.builders.site); plain builds have none
         digest.update(f"home={home}\0".encode())
     if fleet is not None:
         from certgen.pipeline import bundle_cohorts
@@ -355,7 +355,7 @@ def build_many(
     sign: SigningKey | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1, a Dask cluster when `scheduler` is
-    given: certgen.build.cluster); results in the given order.
+    given: certgen.builders.cluster); results in the given order.
 
     An error of one bundle does not stop the others: every bundle is attempted, and the error
     is returned in its place, the same error (class and fields) from a worker process as from
@@ -371,7 +371,7 @@ def build_many(
                   sign=sign)
     results: dict[int, BuildResult | Exception] = {}
     if scheduler:
-        from certgen.build.cluster import build_on_cluster
+        from certgen.builders.cluster import build_on_cluster
 
         order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
         results = build_on_cluster(bundles, out_dir, kwargs, scheduler, order=order,

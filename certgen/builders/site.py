@@ -17,7 +17,7 @@ Layout of DIR (every link relative, nothing fetched from outside):
     assets/site.css
     manifest.json                   written last
 
-The samples come from examples/ through `certgen.build.certificate.build_bundle`, ranked against
+The samples come from examples/ through `certgen.builders.certificate.build_bundle`, ranked against
 the sample fleet examples/fleet.jsonl (imported into a temporary database, never into DIR).
 The reports come from examples/compare/ through the code of `certgen compare`.
 """
@@ -99,7 +99,7 @@ REGISTRY_FOLDER = "verify"
 
 def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
     """Build every sample bundle of examples/ into out/samples with the sample fleet."""
-    from certgen.build.certificate import build_bundle
+    from certgen.builders.certificate import build_bundle
     from certgen.fleet import FleetStore
     from certgen.lab import load_lab
     from certgen.record import load_record
@@ -140,7 +140,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
     `date` is printed on the reports (None: undated, as `certgen compare` without a date).
     """
-    from certgen.build.report import report_record, write_report
+    from certgen.builders.report import report_record, write_report
 
     base = examples / "compare"
     built = []
@@ -166,8 +166,8 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     `as_of` is the registry's date (the samples' statuses); None: the site's date.
     `software`: the checked certgen wheel the registry publishes (certgen.distribution).
     """
-    from certgen.build.registry import build_registry, registry_statuses
-    from certgen.build.report import report_date
+    from certgen.builders.registry import build_registry, registry_statuses
+    from certgen.builders.report import report_date
     from certgen.paths import templates_dir
     from certgen.registry import REVOCATIONS_FILE
     from certgen.render.pdf import html_to_pdf
