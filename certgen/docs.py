@@ -40,7 +40,8 @@ from certgen.metrics import (
 from certgen.sop import Rules, load_rules
 
 if TYPE_CHECKING:
-    from certgen.record import Rank, Record, Run, RunMetrics
+    from certgen.model import Rank, RunMetrics
+    from certgen.record import Record, Run
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")

@@ -25,7 +25,7 @@ from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
 from certgen.lab import LabProfile
 from certgen.metrics import compute_metrics, round_half_away, weights_of
-from certgen.record import (
+from certgen.model import (
     RANKED_METRICS,
     CaptureInfo,
     CardInfo,
@@ -34,16 +34,18 @@ from certgen.record import (
     Phase1,
     Rank,
     Ranks,
-    Record,
     RunConditions,
-    RunConfig,
-    RunInput,
     RunMetrics,
     TestSystem,
+    lab_text,
+)
+from certgen.record import (
+    Record,
+    RunConfig,
+    RunInput,
     build_record,
     chart_series,
     frame_diagnostics,
-    lab_text,
     run_metrics,
 )
 from certgen.rules import GradeCap, RunFacts, decide

@@ -15,7 +15,7 @@ import json
 import math
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Final, Literal, Union, get_args, get_origin
 
@@ -23,16 +23,10 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import (
     BaseModel,
-    ConfigDict,
-    Discriminator,
     Field,
     JsonValue,
-    SerializerFunctionWrapHandler,
-    Tag,
     TypeAdapter,
     ValidationError,
-    model_serializer,
-    model_validator,
 )
 from pydantic_core import ErrorDetails
 
@@ -41,6 +35,32 @@ from certgen.errors import RecordError
 from certgen.framegen import FrameDiagnostics as ComputedFrameDiagnostics
 from certgen.metrics import RunMetrics as ComputedMetrics
 from certgen.metrics import round_half_away
+from certgen.model.base import (
+    Frozen,
+    LabText,
+    WithLaterKeys,
+    lab_text,
+)
+from certgen.model.capture import (
+    CaptureInfo,
+)
+from certgen.model.card import CardInfo, CertificateInfo, Phase1, RunConditions, TestSystem
+from certgen.model.cohort import FleetSection, Ranks
+from certgen.model.figures import (
+    FrameDiagnostics,
+    RunMetrics,
+)
+from certgen.model.issuer import Issuer
+from certgen.model.software import DataDigests, Software
+from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
+from certgen.model.verdict import (
+    Grade,
+    RefusalDetail,
+    SoftLimit,
+    Status,
+    Tier,
+    WhyDetail,
+)
 from certgen.rules import (
     FirstCaptureCheck,
     Refusal,
@@ -64,591 +84,7 @@ CHART_BUCKETS: Final = 400
 # --------------------------------------------------------------------------------------------
 
 
-class _Frozen(BaseModel):
-    """Every record object: frozen, strict (no coercion), unknown keys refused."""
-
-    model_config = ConfigDict(frozen=True, strict=True, extra="forbid", allow_inf_nan=False)
-
-
-class _WithLaterKeys(_Frozen):
-    """An object some of whose keys came in a later certgen: a record from before has no such
-    key, and it is not written back either (so an older record.json reads back byte for byte).
-    `build_record` always sets them."""
-
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
-        data: dict[str, JsonValue] = handler(self)
-        for key in self.LATER_KEYS:
-            if key not in self.model_fields_set:
-                del data[key]
-        return data
-
-
-Language = Literal["en", "ru", "pt"]
-GradeName = Literal["PLATINUM", "GOLD", "SILVER"]
-
-
-class CertificateInfo(_Frozen):
-    """`certificate`: which certificate this is, as in card.yaml."""
-
-    id: str = Field(description="Certificate id (also the output folder name).")
-    issued: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
-                        description="Issue date, YYYY-MM-DD (the document date).")
-    sop: str = Field(description='The SOP version, e.g. "SOP-GPU-001 v1.1".')
-    languages: tuple[Language, ...] = Field(description="Languages of the customer documents.")
-
-
-class LocalText(_Frozen):
-    """Lab-written text per language, at least one given (a lab profile always gives the
-    English). A document in a language without its own text shows the English, else the first
-    given (en, ru, pt), marked as written in that language."""
-
-    en: str | None = Field(default=None, description="English, or null.")
-    ru: str | None = Field(default=None, description="Russian, or null.")
-    pt: str | None = Field(default=None, description="Portuguese, or null.")
-
-    @model_validator(mode="after")
-    def _one_given(self) -> LocalText:
-        if self.en is None and self.ru is None and self.pt is None:
-            raise ValueError("expected the text in at least one of en, ru, pt")
-        return self
-
-
-LabText = str | LocalText
-"""A plain string (English, shown in every language) or text per language."""
-
-TEXT_ORDER: Final = ("en", "ru", "pt")
-"""The fallback order of lab-written text: a language's own text, else the first given."""
-
-
-def text_for(value: LabText, lang: str) -> tuple[str, Language]:
-    """Lab-written text as a document in `lang` shows it, and the language it is written in:
-    `lang`'s own text, else the English, else the first given (en, ru, pt). A plain string is
-    English."""
-    if isinstance(value, str):
-        return value, "en"
-    texts: tuple[tuple[Language, str | None], ...] = (
-        ("en", value.en), ("ru", value.ru), ("pt", value.pt))
-    # A stable sort: the document's own language first, then en, ru, pt.
-    for source, text in sorted(texts, key=lambda item: item[0] != lang):
-        if text is not None:
-            return text, source
-    raise AssertionError("LocalText gives at least one language")
-
-
-def lab_text(value: LabText | Mapping[str, str | None] | None) -> LabText | None:
-    """Lab-written text as the record holds it: a plain string stays one (an older record's
-    bytes do not change), a mapping of languages becomes a LocalText."""
-    if value is None or isinstance(value, str | LocalText):
-        return value
-    return LocalText.model_validate(dict(value))
-
-
-class Accreditation(_Frozen):
-    """`issuer.accreditation`: the accrediting body and the number."""
-
-    body: str = Field(description="Accreditation body.")
-    number: str = Field(description="Accreditation number.")
-
-
-class Signatory(_WithLaterKeys):
-    """`issuer.signatory`: who signs for the laboratory."""
-
-    name: str = Field(description="Full name.")
-    role: LabText = Field(description="Role (per language or a string).")
-    certificate_sha256: str | None = Field(
-        default=None, description="SHA-256 of the signing certificate lab.yaml pins; absent when "
-                                  "lab.yaml pins none (and in records of an older certgen).")
-
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("certificate_sha256",)
-
-
-class Issuer(_Frozen):
-    """`issuer`: the laboratory that issued the certificate (its lab.yaml), and the validity."""
-
-    name: str = Field(description="Laboratory name.")
-    address: LabText = Field(description="Postal address (per language or a string).")
-    accreditation: Accreditation | None = Field(description="Accreditation, or null.")
-    signatory: Signatory = Field(description="Who signs for the laboratory.")
-    contact: str = Field(description="Contact for questions about the certificate.")
-    verification_base: str = Field(description="Base of the verification address.")
-    validity_months: int = Field(description="Months of validity after the issue date.")
-    valid_until: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
-                             description="certificate.issued + validity_months, YYYY-MM-DD.")
-    specimen: bool = Field(description="A sample laboratory: every document is marked SPECIMEN.")
-    profile_sha256: str = Field(description="SHA-256 of the lab.yaml the build read.")
-
-
-class Weights(_Frozen):
-    """`rules.weights`: the Fluidity Score weights."""
-
-    consistency_gap: float = Field(description="Weight of the consistency gap g.")
-    stutter: float = Field(description="Weight of the stutter s.")
-
-
-class RulesBlock(_Frozen):
-    """`rules`: the thresholds that were applied (from the versioned SOP rules file)."""
-
-    sop: str = Field(description="The SOP these rules implement.")
-    weights: Weights = Field(description="Fluidity Score weights.")
-    gold_line: float = Field(description="Every measured tier's mean must reach this for GOLD.")
-    platinum_line: float = Field(description="One measured tier must reach this for PLATINUM.")
-    soft_limit_stutter: float = Field(description="Stutter above this raises the Soft Limit.")
-    rerun_stutter: float = Field(description="Stutter above this requires a re-run.")
-    ranking_min_cohort: int = Field(description="Cohort size from which percentiles are published.")
-    calibrated: bool = Field(description="Whether the thresholds are calibrated against the fleet.")
-    calibration_fleet_target: int = Field(description="Certified cards needed for calibration.")
-    file: str | None = Field(
-        default=None, description="The rules file's name, e.g. sop-gpu-001-v1.1.yaml (absent in "
-                                  "records of an older certgen).")
-    sha256: str | None = Field(
-        default=None, description="SHA-256 of the rules file: the exact rules the grade was "
-                                  "computed by (absent in records of an older certgen).")
-
-
-class WhyStutter(_Frozen):
-    """A re-run reason: the stutter was above the re-run line (`rules.rerun_stutter`)."""
-
-    code: Literal["stutter_over_rerun_line"] = Field(description="The reason's code.")
-    stutter: float = Field(description="The run's stutter (a fraction).")
-    line: float = Field(description="The re-run line it was above.")
-
-
-class WhyIncomplete(_Frozen):
-    """A re-run reason: the capture was incomplete."""
-
-    code: Literal["incomplete"] = Field(description="The reason's code.")
-    reason: str | None = Field(description="The capture reader's English description, or null.")
-
-
-WhyDetail = Annotated[WhyStutter | WhyIncomplete, Field(discriminator="code")]
-"""Why a re-run was required, as data (docs/record.md, Re-run reasons)."""
-
-
-class RerunFirstCaptureMissing(_Frozen):
-    """Refusal: a run needed a re-run but has no archived first capture."""
-
-    code: Literal["rerun_first_capture_missing"] = Field(description="The refusal's code.")
-    run: int = Field(description="0-based run index.")
-    why: WhyDetail = Field(description="Why the re-run was required.")
-
-
-class FirstCaptureSha256Mismatch(_Frozen):
-    """Refusal: the archived first capture is not the one cited in the audit trail."""
-
-    code: Literal["first_capture_sha256_mismatch"] = Field(description="The refusal's code.")
-    run: int = Field(description="0-based run index.")
-    file: str = Field(description="The archived first capture, as named in card.yaml.")
-    sha256_declared: str = Field(description="SHA-256 declared in card.yaml.")
-    sha256_actual: str = Field(description="SHA-256 of the file.")
-
-
-class SoftLimitMissing(_Frozen):
-    """Refusal: a raised Soft Limit lacks a justification and/or a VRM re-examination."""
-
-    code: Literal["soft_limit_missing"] = Field(description="The refusal's code.")
-    run: int = Field(description="0-based run index.")
-    missing: tuple[Literal["justification", "vrm_reexamination"], ...] = Field(
-        description="What is missing, in this order.")
-    stutter: float = Field(description="The run's stutter (a fraction).")
-    limit: float = Field(description="The Soft Limit it was above.")
-
-
-class FirstCaptureIdentical(_Frozen):
-    """Refusal: the archived first capture is byte-identical to the recorded capture."""
-
-    code: Literal["first_capture_identical"] = Field(description="The refusal's code.")
-    run: int = Field(description="0-based run index.")
-    file: str = Field(description="The archived first capture, as named in card.yaml.")
-    capture: str = Field(description="The recorded capture, as named in card.yaml.")
-    sha256: str = Field(description="The SHA-256 both files have.")
-
-
-class CaptureUsedTwice(_Frozen):
-    """Refusal: one capture file (by SHA-256) backs two runs."""
-
-    code: Literal["capture_used_twice"] = Field(description="The refusal's code.")
-    run: int = Field(description="0-based index of the later run.")
-    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
-    file: str = Field(description="That file, as named in card.yaml.")
-    other_run: int = Field(description="0-based index of the run that used it first.")
-    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
-    other_file: str = Field(description="That file, as named in card.yaml.")
-    sha256: str = Field(description="The SHA-256 both have.")
-
-
-class OtherRefusal(_Frozen):
-    """Refusal with a code this certgen does not know (a record from a newer certgen): kept
-    as it is, and a certificate shows its English message."""
-
-    model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
-
-    code: str = Field(description="The unknown code.")
-
-
-REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
-                        "soft_limit_missing", "first_capture_identical", "capture_used_twice")
-"""The refusal codes this certgen knows (docs/record.md, Refusals)."""
-
-
-def _code_tag(known: Sequence[str]) -> Callable[[object], str]:
-    def tag(value: object) -> str:
-        code = value.get("code") if isinstance(value, dict) else getattr(value, "code", None)
-        return code if isinstance(code, str) and code in known else "other"
-    return tag
-
-
-RefusalDetail = Annotated[
-    Annotated[RerunFirstCaptureMissing, Tag("rerun_first_capture_missing")]
-    | Annotated[FirstCaptureSha256Mismatch, Tag("first_capture_sha256_mismatch")]
-    | Annotated[SoftLimitMissing, Tag("soft_limit_missing")]
-    | Annotated[FirstCaptureIdentical, Tag("first_capture_identical")]
-    | Annotated[CaptureUsedTwice, Tag("capture_used_twice")]
-    | Annotated[OtherRefusal, Tag("other")],
-    Discriminator(_code_tag(REFUSAL_CODES)),
-]
-"""One refusal as data, discriminated by `code` (docs/record.md, Refusals)."""
-
-
-class Status(_WithLaterKeys):
-    """`status`: whether the certificate can be issued, and why not."""
-
-    issuable: bool = Field(description="False when any refusal exists.")
-    draft: bool = Field(description='True for a --draft build (marked "draft, not issuable").')
-    specimen: bool = Field(
-        default=False, description="True when the issuing lab profile is a sample (every page "
-                                   "marked SPECIMEN); absent in records of an older certgen.")
-    refusals: tuple[str, ...] = Field(description="English messages, one per problem, run order.")
-    refusal_details: tuple[RefusalDetail, ...] = Field(
-        default=(), description="The same refusals as data, one for one, same order (absent in "
-                                "records of an older certgen).")
-
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refusal_details", "specimen")
-
-
-class CardInfo(_Frozen):
-    """`card`: the certified card, as in card.yaml."""
-
-    vendor: str = Field(description="Card vendor.")
-    model: str = Field(description="Card model.")
-    gpu: str = Field(description="GPU chip.")
-    vram_gb: int | float = Field(description="Video memory in GB (an integer stays an integer).")
-    serial: str = Field(description="Serial number.")
-    hardware_ray_tracing: bool = Field(description="Whether the GPU has hardware ray tracing.")
-    driver: str = Field(description="Driver version, as text.")
-
-
-class Phase1(_Frozen):
-    """`phase1`: outcomes of SOP Phase 1 (electrical checks)."""
-
-    vrm_rail_resistance: LabText = Field(
-        description='Outcome of the VRM rail resistance check ("pass"; per language or a string).')
-
-
-class GradeCap(_Frozen):
-    """A cap on the grade imposed by another SOP phase."""
-
-    grade: GradeName = Field(description="The highest grade allowed.")
-    reason: LabText = Field(description="Why (per language or a string).")
-
-
-class TierScore(_Frozen):
-    """One measured tier as a fluidity gate compared it."""
-
-    resolution: str = Field(description="The tier's output resolution.")
-    mean_fluidity: float = Field(description="Its mean Fluidity Score.")
-
-
-class LimitingRun(_Frozen):
-    """A scored run under the line its tier missed."""
-
-    run: int = Field(description="0-based run index.")
-    title: str = Field(description="The run's title.")
-    fluidity_score: float = Field(description="Its Fluidity Score.")
-
-
-class LimitingTier(_Frozen):
-    """A measured tier under a gate's line: what holds the card back from that grade."""
-
-    resolution: str = Field(description="The tier's output resolution.")
-    mean_fluidity: float = Field(description="Its mean Fluidity Score.")
-    distance: float = Field(description="The line minus the tier's mean, 2 dp.")
-    runs: tuple[LimitingRun, ...] = Field(
-        description="Its scored runs under the line, lowest score first (then card order).")
-
-
-class TierLineGate(_WithLaterKeys):
-    """Gate platinum_one_tier (one measured tier >= the platinum line) or gold_every_tier
-    (every measured tier >= the gold line)."""
-
-    gate: Literal["platinum_one_tier", "gold_every_tier"] = Field(description="The gate.")
-    passed: bool = Field(description="Whether the gate passed.")
-    allows: GradeName = Field(description="The highest grade the gate permits.")
-    line: float = Field(description="The line compared against.")
-    compared: tuple[TierScore, ...] = Field(description="The measured tiers compared.")
-    limiting: tuple[LimitingTier, ...] = Field(
-        default=(),
-        description="For a failed gate: the measured tiers under the line, closest first, each "
-                    "with its runs under the line (empty when the gate passed; absent in "
-                    "records of an older certgen).")
-
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("limiting",)
-
-
-class MeasuredTierGate(_Frozen):
-    """Gate measured_tier: without a measured tier the grade is capped."""
-
-    gate: Literal["measured_tier"] = Field(description="The gate.")
-    passed: bool = Field(description="Whether the gate passed.")
-    allows: GradeName = Field(description="The highest grade the gate permits.")
-    measured_tiers: int = Field(description="How many tiers were measured.")
-
-
-class GradeCapGate(_Frozen):
-    """Gate grade_cap: another SOP phase may cap the grade (passed: the cap does not lower it)."""
-
-    gate: Literal["grade_cap"] = Field(description="The gate.")
-    passed: bool = Field(description="Whether the cap leaves the grade as the fluidity gates set it.")
-    allows: GradeName = Field(description="The highest grade the gate permits.")
-    cap: GradeCap | None = Field(description="The cap, or null.")
-
-
-GateReason = Annotated[TierLineGate | MeasuredTierGate | GradeCapGate,
-                       Field(discriminator="gate")]
-"""One gate of the grade, discriminated by `gate`."""
-
-
-class Grade(_Frozen):
-    """`grade`: the grade and its reasoning."""
-
-    value: GradeName = Field(description='The grade: the lowest "allows" of the gates.')
-    fluidity_grade: GradeName = Field(description="What the three fluidity gates alone allow.")
-    cap: GradeCap | None = Field(description="A cap from another SOP phase, or null.")
-    reasons: tuple[GateReason, ...] = Field(
-        description="platinum_one_tier, gold_every_tier, measured_tier, grade_cap, in this order.")
-
-
-class Tier(_Frozen):
-    """One resolution tier (`tiers[]`, by pixel count, then resolution text)."""
-
-    resolution: str = Field(description="Output resolution, e.g. 2560x1440.")
-    runs: int = Field(description="Runs at this resolution.")
-    scored_runs: int = Field(description="Recorded runs with a Fluidity Score.")
-    not_run: int = Field(description="Runs declared not_run.")
-    mean_fluidity: float | None = Field(
-        description="Mean Fluidity Score of the scored runs, 2 dp half away; null = not measured.")
-    measured: bool = Field(description="Whether the tier has a mean.")
-    meets_gold: bool = Field(description="Mean >= the gold line.")
-    meets_platinum: bool = Field(description="Mean >= the platinum line.")
-
-
-class NoEndLine(_Frozen):
-    """Incomplete: no end line (the process did not exit cleanly)."""
-
-    code: Literal["no_end_line"] = Field(description="The reason's code.")
-
-
-class TickGaps(_Frozen):
-    """Incomplete: `missing_lines` lines missing in `gaps` tick gaps."""
-
-    code: Literal["tick_gaps"] = Field(description="The reason's code.")
-    missing_lines: int = Field(description="Lines missing.")
-    gaps: int = Field(description="Gaps in the tick numbers.")
-
-
-class DroppedLines(_Frozen):
-    """Incomplete: the end line reports `dropped` dropped lines."""
-
-    code: Literal["dropped_lines"] = Field(description="The reason's code.")
-    dropped: int = Field(description="Dropped lines the end line reports.")
-
-
-class FrameCountMismatch(_Frozen):
-    """Incomplete: the end line's frame count disagrees with the frame lines in the file."""
-
-    code: Literal["frame_count_mismatch"] = Field(description="The reason's code.")
-    frames: int = Field(description="Frames the end line reports.")
-    dropped: int = Field(description="Dropped frames the end line reports.")
-    lines: int = Field(description="Frame lines the file holds.")
-
-
-class OtherIncompleteReason(_Frozen):
-    """A reason with a code this certgen does not know (a newer certgen): kept as it is, and a
-    certificate shows `incomplete_reason` instead."""
-
-    model_config = ConfigDict(extra="allow")
-    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
-
-    code: str = Field(description="The unknown code.")
-
-
-INCOMPLETE_CODES: Final = ("no_end_line", "tick_gaps", "dropped_lines", "frame_count_mismatch")
-"""The incomplete-capture codes this certgen knows (docs/record.md, Incomplete captures)."""
-
-IncompleteDetail = Annotated[
-    Annotated[NoEndLine, Tag("no_end_line")]
-    | Annotated[TickGaps, Tag("tick_gaps")]
-    | Annotated[DroppedLines, Tag("dropped_lines")]
-    | Annotated[FrameCountMismatch, Tag("frame_count_mismatch")]
-    | Annotated[OtherIncompleteReason, Tag("other")],
-    Discriminator(_code_tag(INCOMPLETE_CODES)),
-]
-"""One reason a capture is incomplete, as data, discriminated by `code`."""
-
-
-class CaptureInfo(_WithLaterKeys):
-    """`runs[].capture`: the capture file and what its reader reported."""
-
-    file: str = Field(description="Path inside the bundle.")
-    sha256: str = Field(description="SHA-256 of the capture file.")
-    format: str = Field(description="Reader id, e.g. presentmon.")
-    interval_column: str = Field(description="Which quantity was read, e.g. MsBetweenPresents.")
-    group: str | None = Field(description="The process/swap-chain group read; null when the "
-                                          "format has none.")
-    groups_left_out: tuple[str, ...] = Field(description="Other groups in the file, sorted.")
-    dropped_frames: int = Field(description="Frames the tool marked as dropped (kept, counted).")
-    missing_intervals: int = Field(description="Rows without an interval (not frame times).")
-    skipped_frames: int = Field(description="Frames skipped by the format's rule.")
-    incomplete: bool = Field(description="Whether the capture is incomplete.")
-    incomplete_reason: str | None = Field(description="The reader's English text, or null.")
-    incomplete_detail: tuple[IncompleteDetail, ...] | None = Field(
-        default=None,
-        description="The same reasons as data, same order; null when complete. Absent in "
-                    "records of an older certgen.")
-    warnings: tuple[str, ...] = Field(description="Reader warnings.")
-    tool: str | None = Field(
-        default=None, description="The capture tool the file comes from (from its format).")
-    tool_version: str | None = Field(
-        default=None, description="The tool's version where the file states it, else null.")
-    duration_s: float | None = Field(
-        default=None, description="Capture length in seconds (sum of frame times), 1 dp.")
-
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
-                                             "duration_s")
-
-
-class RunMetrics(_Frozen):
-    """`runs[].metrics`: the figures of `certgen metrics --json` minus file/format."""
-
-    frames: int = Field(description="Frames scored (after dropping t <= 0).")
-    dropped_nonpositive: int = Field(description="Frames dropped as t <= 0.")
-    avg_fps: float | None = Field(description="Time-weighted average FPS F.")
-    low_1pct_fps: float | None = Field(description="1% low FPS F1% (slowest-k).")
-    low_0_1pct_fps: float | None = Field(description="0.1% low FPS F0.1% (slowest-k).")
-    consistency_gap: float | None = Field(description="g = 1 - F1% / F.")
-    stutter: float | None = Field(description="s = 1 - F0.1% / F1%.")
-    fluidity_score: float | None = Field(description="S_F = 100 (1 - (w_g g + w_s s)), 2 dp.")
-    corrupted: bool = Field(description="Figures out of order (a low above the average).")
-    p99_ms: float | None = Field(description="99th percentile frame time, ms.")
-    p99_9_ms: float | None = Field(description="99.9th percentile frame time, ms.")
-    stall_count: int = Field(description="Stalls.")
-    stall_total_ms: float = Field(description="Total stall time, ms.")
-    stutter_count: int = Field(description="Stutter events.")
-    too_short: bool = Field(description="Capture shorter than the SOP asks.")
-
-
-class DiagnosticFigures(_Frozen):
-    """SOP arithmetic over another set of intervals (diagnostic, not graded)."""
-
-    frames: int = Field(description="Intervals counted (after dropping t <= 0).")
-    avg_fps: float | None = Field(description="Time-weighted average FPS, 1 dp.")
-    low_1pct_fps: float | None = Field(description="1% low FPS (slowest-k), 1 dp.")
-    low_0_1pct_fps: float | None = Field(description="0.1% low FPS (slowest-k), 1 dp.")
-    consistency_gap: float | None = Field(description="1 - 1% low / average, 4 dp.")
-    stutter: float | None = Field(description="1 - 0.1% low / 1% low, 4 dp.")
-
-
-class FrameTypeCount(_Frozen):
-    """Frames of one FrameType value."""
-
-    frame_type: str = Field(description='The type as the tool wrote it, e.g. "Application".')
-    frames: int = Field(description="Frames of that type.")
-
-
-class FrameGenerationDiagnostic(_Frozen):
-    """`runs[].frame_diagnostics.frame_generation`: what the FrameType column says."""
-
-    column: str = Field(description='The column read: "FrameType".')
-    frames: int = Field(description="Frames with a type (NA left out).")
-    generated_frames: int = Field(description='Frames of a type other than "Application".')
-    generated_share: float | None = Field(
-        description="generated_frames / frames, 4 dp; null without a typed frame.")
-    frame_types: tuple[FrameTypeCount, ...] = Field(description="Frames per type, by type.")
-    application: DiagnosticFigures | None = Field(
-        description="The figures over the application frames' present intervals; null "
-                    "without one.")
-
-
-class DisplayDiagnostic(_Frozen):
-    """`runs[].frame_diagnostics.display`: the figures over display-change intervals."""
-
-    column: str = Field(description="The column read, e.g. MsBetweenDisplayChange.")
-    not_displayed: int = Field(description="Frames with no display change (0 or NA), left out.")
-    figures: DiagnosticFigures | None = Field(
-        description="The figures over the positive intervals; null without one.")
-
-
-class FrameDiagnostics(_Frozen):
-    """`runs[].frame_diagnostics`: frame generation and display timing, diagnostic and never
-    graded (docs/spec/metrics.md); each null when the capture lacks its column."""
-
-    frame_generation: FrameGenerationDiagnostic | None = Field(
-        description="From FrameType; null without that column.")
-    display: DisplayDiagnostic | None = Field(
-        description="From the display-change column; null without one.")
-
-
-class Rank(_Frozen):
-    """A run's standing in its cohort for one metric."""
-
-    percentile: float | None = Field(
-        description="Share of the other cohort runs it strictly beats; null when provisional.")
-    n: int = Field(description="Cohort size including the run.")
-    cohort_mean: float | None = Field(description="Mean over the n values; null when provisional.")
-    z: float | None = Field(description="z-score over the n values; null when provisional.")
-
-
-class Ranks(_Frozen):
-    """`runs[].ranks`: one entry per ranked metric with a value (a null metric has no entry)."""
-
-    fluidity_score: Rank | None = Field(default=None, description="Rank on the Fluidity Score.")
-    consistency_gap: Rank | None = Field(default=None, description="Rank on the gap.")
-    stutter: Rank | None = Field(default=None, description="Rank on the stutter.")
-    avg_fps: Rank | None = Field(default=None, description="Rank on the average FPS.")
-    low_1pct_fps: Rank | None = Field(default=None, description="Rank on the 1% low.")
-    low_0_1pct_fps: Rank | None = Field(default=None, description="Rank on the 0.1% low.")
-
-    @model_serializer(mode="wrap")
-    def _omit_unranked(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
-        data: dict[str, JsonValue] = handler(self)
-        return {k: v for k, v in data.items() if v is not None}
-
-    def items(self) -> tuple[tuple[str, Rank], ...]:
-        """(metric, rank) of the ranked metrics, in record order."""
-        return tuple((name, rank) for name in RANKED_METRICS
-                     if (rank := getattr(self, name)) is not None)
-
-
-RANKED_METRICS: Final = tuple(Ranks.model_fields)
-"""The metrics of `runs[].ranks`, in order."""
-
-
-class SoftLimit(_Frozen):
-    """`runs[].soft_limit`: the Stutter Soft Limit on a recorded run."""
-
-    raised: bool = Field(description="Stutter strictly above the limit.")
-    limit: float = Field(description="The limit.")
-    justification: LabText | None = Field(
-        description="Markdown justification (per language or a string); null unless raised.")
-    vrm_reexamination: LabText | None = Field(
-        description="VRM re-examination (per language or a string); null unless raised.")
-    satisfied: bool = Field(description="False = a refusal names this run.")
-
-
-class FirstCapture(_WithLaterKeys):
+class FirstCapture(WithLaterKeys):
     """`runs[].first_capture`: the archived first capture declared in card.yaml."""
 
     file: str = Field(description="Path inside the bundle.")
@@ -674,7 +110,7 @@ class FirstCapture(_WithLaterKeys):
 Bucket = tuple[float, float, float]
 
 
-class Chart(_WithLaterKeys):
+class Chart(WithLaterKeys):
     """`runs[].chart`: frame times downsampled for the chart."""
 
     duration_ms: float = Field(description="Capture duration, ms.")
@@ -692,26 +128,7 @@ class Chart(_WithLaterKeys):
 RunStatus = Literal["recorded", "not_run"]
 
 
-class RunConditions(_Frozen):
-    """`runs[].conditions`: how the run was made, as card.yaml states it (null: not stated)."""
-
-    game_version: str | None = Field(description="The game build tested.")
-    tested_on: str | None = Field(description="The day it was captured, YYYY-MM-DD.")
-    technician: str | None = Field(description="Who ran it.")
-
-
-class TestSystem(_Frozen):
-    """`test_system`: the test bench, as card.yaml states it (null: not stated)."""
-
-    cpu: str | None = Field(description="The CPU.")
-    memory_gb: float | None = Field(description="System memory, GB.")
-    os: str | None = Field(description="Operating system and build.")
-    motherboard: str | None = Field(description="Motherboard.")
-    notes: LabText | None = Field(
-        description="Anything else about the bench (per language or a string).")
-
-
-class Run(_WithLaterKeys):
+class Run(WithLaterKeys):
     """`runs[]`: one run in card.yaml order. For a not_run run, capture, metrics, ranks,
     soft_limit, first_capture and chart are null."""
 
@@ -744,7 +161,7 @@ class Run(_WithLaterKeys):
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics")
 
 
-class AuditCapture(_Frozen):
+class AuditCapture(Frozen):
     """`audit.captures[]`: every recorded run's capture."""
 
     run: int = Field(description="0-based run index.")
@@ -752,7 +169,7 @@ class AuditCapture(_Frozen):
     sha256: str = Field(description="SHA-256 of the file.")
 
 
-class AuditFirstCapture(_WithLaterKeys):
+class AuditFirstCapture(WithLaterKeys):
     """`audit.first_captures[]`: every declared archived first capture."""
 
     run: int = Field(description="0-based run index.")
@@ -775,7 +192,7 @@ class AuditFirstCapture(_WithLaterKeys):
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
 
 
-class AuditSoftLimit(_Frozen):
+class AuditSoftLimit(Frozen):
     """`audit.soft_limit[]`: every raised Soft Limit."""
 
     run: int = Field(description="0-based run index.")
@@ -787,14 +204,14 @@ class AuditSoftLimit(_Frozen):
     satisfied: bool = Field(description="Both are given.")
 
 
-class AuditNotRun(_Frozen):
+class AuditNotRun(Frozen):
     """`audit.not_run[]`: every run declared not_run."""
 
     run: int = Field(description="0-based run index.")
     reason: LabText | None = Field(description="The card.yaml reason (per language or a string).")
 
 
-class Audit(_Frozen):
+class Audit(Frozen):
     """`audit`: the audit trail (lists by run index)."""
 
     captures: tuple[AuditCapture, ...] = Field(description="Every recorded run's capture.")
@@ -805,66 +222,7 @@ class Audit(_Frozen):
     certgen_version: str = Field(description="The certgen that wrote the record.")
 
 
-class FleetSection(_Frozen):
-    """`fleet`: the certificate's fleet comparison (certgen.fleet.fleet_section)."""
-
-    mean_consistency_gap: float | None = Field(
-        description="Mean over recorded runs with a value, 4 dp.")
-    mean_stutter: float | None = Field(description="Mean over recorded runs with a value, 4 dp.")
-    median_percentile: float | None = Field(
-        description="Median of the published fluidity_score percentiles; null if none.")
-    cohort_mean: None = Field(
-        description='Always null: runs of different cohorts are not pooled ("—").')
-    ranked_runs: int = Field(description="Runs whose fluidity_score rank is published.")
-    provisional_runs: int = Field(description="Runs whose fluidity_score rank is provisional.")
-    fleet_runs: int | None = Field(description=(
-        "Runs the fleet holds in this certificate's cohorts (what its ranks are measured "
-        "against; runs of other cohorts do not change it); null when built without a fleet."))
-
-
-class CalibrationStatement(_Frozen):
-    """`calibration.statement`: the calibration status in each language (from the SOP file)."""
-
-    en: str = Field(description="English.")
-    pt: str = Field(description="Portuguese.")
-    ru: str = Field(description="Russian.")
-
-
-class Calibration(_Frozen):
-    """`calibration`: whether the thresholds are calibrated, and the statement to print."""
-
-    calibrated: bool = Field(description="Whether the thresholds are calibrated.")
-    fleet_target: int = Field(description="Certified cards needed for calibration.")
-    statement: CalibrationStatement = Field(description="The statement every document prints.")
-
-
-class DataDigests(_Frozen):
-    """`software.digests`: SHA-256 over the data files documents are made from (sorted relative
-    paths and contents; hidden files and caches left out)."""
-
-    templates: str = Field(description="templates/ without fonts/: Jinja templates, CSS, fonts.conf.")
-    locales: str = Field(description="locales/: message catalogs, explainers, glossary.")
-    fonts: str = Field(description="templates/fonts/: the bundled fonts.")
-    rules: str = Field(description="The packaged SOP rules files (certgen/sop/*.yaml).")
-
-
-class Software(_Frozen):
-    """`software`: the software that built the record and renders its documents
-    (certgen.software; docs/reproducibility.md)."""
-
-    certgen: str = Field(description="certgen's version.")
-    commit: str | None = Field(
-        description="certgen's git commit when the environment states it (CERTGEN_COMMIT), "
-                    "else null.")
-    python: str = Field(description="The Python version, e.g. 3.11.7.")
-    weasyprint: str = Field(description="The WeasyPrint version (HTML to PDF).")
-    pydyf: str = Field(description="The pydyf version (WeasyPrint's PDF writer).")
-    pango: str = Field(description="The Pango library version (text layout).")
-    harfbuzz: str = Field(description="The HarfBuzz library version (shaping, font subsets).")
-    digests: DataDigests = Field(description="Digests of the templates, locales, fonts and rules.")
-
-
-class Record(_Frozen):
+class Record(Frozen):
     """The certificate record: record.json is its serialisation (`dump_record`)."""
 
     schema_version: Literal[1] = Field(description="The record schema version (first key).")
@@ -1224,7 +582,7 @@ def record_json(record: Record) -> dict[str, JsonValue]:
     data: dict[str, JsonValue] = record.model_dump(mode="json")
     # A record of an older certgen has no `software`, `rules.file`, `rules.sha256` or `issuer`
     # (and `certgen check` makes none): they are not written back either. Handled here rather
-    # than by a wrap serializer (_WithLaterKeys), which would make the JSON Schema opaque.
+    # than by a wrap serializer (WithLaterKeys), which would make the JSON Schema opaque.
     if "software" not in record.model_fields_set:
         del data["software"]
     if "issuer" not in record.model_fields_set:

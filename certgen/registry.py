@@ -36,7 +36,7 @@ from certgen.errors import RegistryError, RevocationsError
 from certgen.lab import LabText, Text
 
 if TYPE_CHECKING:
-    from certgen.record import LabText as RecordText
+    from certgen.model import LabText as RecordText
 
 REVOCATIONS_FILE = "revocations.yaml"
 """The file a laboratory lists its withdrawn certificates in (examples/revocations.yaml)."""

@@ -1056,8 +1056,8 @@ def _bundle_checks(record: Any, bundle: str) -> list[Check]:
     card.yaml names, inside the bundle, regular files within their limits), its record made
     again, and every capture the certificate cites compared with it, first captures included."""
     from certgen.bundle import load_bundle
+    from certgen.model import RunMetrics
     from certgen.pipeline import record_from_bundle
-    from certgen.record import RunMetrics
 
     try:
         again = record_from_bundle(load_bundle(Path(bundle)), refuse=False)
@@ -1147,7 +1147,8 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
     import pypdf
 
-    from certgen.record import RecordError, load_record
+    from certgen.errors import RecordError
+    from certgen.record import load_record
 
     roots = None if trust is None else _load_trust(trust, trust_source)
     tsa_roots = None if tsa_trust is None else _load_trust(tsa_trust, "--tsa-trust")

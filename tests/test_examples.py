@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from certgen.record import Rank, Run
+from certgen.model import Rank
+from certgen.record import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

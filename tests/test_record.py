@@ -26,17 +26,9 @@ from hypothesis import strategies as st
 
 from certgen.errors import RefusalError
 from certgen.metrics import Weights, compute_metrics
+from certgen.model import Rank, Ranks, RunMetrics
 from certgen.pipeline import make_record
-from certgen.record import (
-    Rank,
-    Ranks,
-    Record,
-    RecordError,
-    RunMetrics,
-    chart_series,
-    dump_record,
-    load_record,
-)
+from certgen.record import Record, RecordError, chart_series, dump_record, load_record
 
 SAMPLE = Path(__file__).parent / "data" / "records" / "sample.json"
 NEAR_99 = (100.0, 99.0, 98.0)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from certgen.record import GateReason, Record
+    from certgen.model import GateReason
+    from certgen.record import Record
 
 
 def _num(value: float | None, digits: int) -> str:
@@ -21,7 +22,7 @@ def _num(value: float | None, digits: int) -> str:
 
 
 def _gate_line(gate: GateReason) -> str:
-    from certgen.record import GradeCapGate, MeasuredTierGate, text_for
+    from certgen.model import GradeCapGate, MeasuredTierGate, text_for
 
     verdict = "pass" if gate.passed else "fail"
     compared = ""
@@ -40,7 +41,7 @@ def _gate_line(gate: GateReason) -> str:
 
 def report_lines(record: Record) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
-    from certgen.record import text_for
+    from certgen.model import text_for
 
     grade = record.grade
     cap = grade.cap

@@ -24,7 +24,8 @@ from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
-from certgen.record import FleetSection, Record
+from certgen.model import FleetSection
+from certgen.record import Record
 from certgen.record import Run as RecordRun
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"

@@ -66,8 +66,9 @@ from certgen.fleet.model import (
 from certgen.fleet.model import (
     lock_timeout as lock_timeout_of,
 )
-from certgen.record import Rank as RecordRank
-from certgen.record import Ranks, Record, RunMetrics, record_json
+from certgen.model import Rank as RecordRank
+from certgen.model import Ranks, RunMetrics
+from certgen.record import Record, record_json
 
 BATCH_ROWS: Final = 2000
 """Rows per executemany batch of an import, and per page of an export (bounded memory)."""

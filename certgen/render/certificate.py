@@ -19,19 +19,17 @@ from urllib.parse import quote
 
 from certgen.errors import RenderError
 from certgen.markup import sanitise_markdown as sanitise_markdown  # re-exported (moved)
-from certgen.record import (
+from certgen.model import (
     CaptureUsedTwice,
-    Chart,
     FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
     LabText,
-    Record,
     RerunFirstCaptureMissing,
-    Run,
     SoftLimitMissing,
     Status,
     text_for,
 )
+from certgen.record import Chart, Record, Run
 from certgen.render import i18n
 
 if TYPE_CHECKING:

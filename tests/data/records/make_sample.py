@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from certgen.metrics import compute_metrics, weights_of
-from certgen.record import (
+from certgen.model import (
     RANKED_METRICS,
     CaptureInfo,
     CardInfo,
@@ -20,13 +20,8 @@ from certgen.record import (
     Phase1,
     Rank,
     Ranks,
-    RunConfig,
-    RunInput,
-    build_record,
-    chart_series,
-    dump_record,
-    run_metrics,
 )
+from certgen.record import RunConfig, RunInput, build_record, chart_series, dump_record, run_metrics
 from certgen.rules import RunFacts, decide
 from certgen.sop import load_rules
 

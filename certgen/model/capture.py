@@ -1,0 +1,107 @@
+"""What a capture's reader reported about the file: which quantity, which group, what was
+skipped, why it is incomplete.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Final, Literal
+
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    Tag,
+)
+
+from certgen.model.base import (
+    Frozen,
+    WithLaterKeys,
+    code_tag,
+)
+
+
+class NoEndLine(Frozen):
+    """Incomplete: no end line (the process did not exit cleanly)."""
+
+    code: Literal["no_end_line"] = Field(description="The reason's code.")
+
+
+class TickGaps(Frozen):
+    """Incomplete: `missing_lines` lines missing in `gaps` tick gaps."""
+
+    code: Literal["tick_gaps"] = Field(description="The reason's code.")
+    missing_lines: int = Field(description="Lines missing.")
+    gaps: int = Field(description="Gaps in the tick numbers.")
+
+
+class DroppedLines(Frozen):
+    """Incomplete: the end line reports `dropped` dropped lines."""
+
+    code: Literal["dropped_lines"] = Field(description="The reason's code.")
+    dropped: int = Field(description="Dropped lines the end line reports.")
+
+
+class FrameCountMismatch(Frozen):
+    """Incomplete: the end line's frame count disagrees with the frame lines in the file."""
+
+    code: Literal["frame_count_mismatch"] = Field(description="The reason's code.")
+    frames: int = Field(description="Frames the end line reports.")
+    dropped: int = Field(description="Dropped frames the end line reports.")
+    lines: int = Field(description="Frame lines the file holds.")
+
+
+class OtherIncompleteReason(Frozen):
+    """A reason with a code this certgen does not know (a newer certgen): kept as it is, and a
+    certificate shows `incomplete_reason` instead."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, JsonValue] = Field(init=False)
+
+    code: str = Field(description="The unknown code.")
+
+
+INCOMPLETE_CODES: Final = ("no_end_line", "tick_gaps", "dropped_lines", "frame_count_mismatch")
+"""The incomplete-capture codes this certgen knows (docs/record.md, Incomplete captures)."""
+
+
+IncompleteDetail = Annotated[
+    Annotated[NoEndLine, Tag("no_end_line")]
+    | Annotated[TickGaps, Tag("tick_gaps")]
+    | Annotated[DroppedLines, Tag("dropped_lines")]
+    | Annotated[FrameCountMismatch, Tag("frame_count_mismatch")]
+    | Annotated[OtherIncompleteReason, Tag("other")],
+    Discriminator(code_tag(INCOMPLETE_CODES)),
+]
+"""One reason a capture is incomplete, as data, discriminated by `code`."""
+
+
+class CaptureInfo(WithLaterKeys):
+    """`runs[].capture`: the capture file and what its reader reported."""
+
+    file: str = Field(description="Path inside the bundle.")
+    sha256: str = Field(description="SHA-256 of the capture file.")
+    format: str = Field(description="Reader id, e.g. presentmon.")
+    interval_column: str = Field(description="Which quantity was read, e.g. MsBetweenPresents.")
+    group: str | None = Field(description="The process/swap-chain group read; null when the "
+                                          "format has none.")
+    groups_left_out: tuple[str, ...] = Field(description="Other groups in the file, sorted.")
+    dropped_frames: int = Field(description="Frames the tool marked as dropped (kept, counted).")
+    missing_intervals: int = Field(description="Rows without an interval (not frame times).")
+    skipped_frames: int = Field(description="Frames skipped by the format's rule.")
+    incomplete: bool = Field(description="Whether the capture is incomplete.")
+    incomplete_reason: str | None = Field(description="The reader's English text, or null.")
+    incomplete_detail: tuple[IncompleteDetail, ...] | None = Field(
+        default=None,
+        description="The same reasons as data, same order; null when complete. Absent in "
+                    "records of an older certgen.")
+    warnings: tuple[str, ...] = Field(description="Reader warnings.")
+    tool: str | None = Field(
+        default=None, description="The capture tool the file comes from (from its format).")
+    tool_version: str | None = Field(
+        default=None, description="The tool's version where the file states it, else null.")
+    duration_s: float | None = Field(
+        default=None, description="Capture length in seconds (sum of frame times), 1 dp.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
+                                             "duration_s")

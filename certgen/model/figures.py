@@ -1,0 +1,84 @@
+"""The figures of one capture: the SOP metrics and diagnostics (certgen.metrics) and the frame
+generation and display diagnostics (certgen.framegen).
+"""
+
+from __future__ import annotations
+
+from pydantic import (
+    Field,
+)
+
+from certgen.model.base import (
+    Frozen,
+)
+
+
+class RunMetrics(Frozen):
+    """`runs[].metrics`: the figures of `certgen metrics --json` minus file/format."""
+
+    frames: int = Field(description="Frames scored (after dropping t <= 0).")
+    dropped_nonpositive: int = Field(description="Frames dropped as t <= 0.")
+    avg_fps: float | None = Field(description="Time-weighted average FPS F.")
+    low_1pct_fps: float | None = Field(description="1% low FPS F1% (slowest-k).")
+    low_0_1pct_fps: float | None = Field(description="0.1% low FPS F0.1% (slowest-k).")
+    consistency_gap: float | None = Field(description="g = 1 - F1% / F.")
+    stutter: float | None = Field(description="s = 1 - F0.1% / F1%.")
+    fluidity_score: float | None = Field(description="S_F = 100 (1 - (w_g g + w_s s)), 2 dp.")
+    corrupted: bool = Field(description="Figures out of order (a low above the average).")
+    p99_ms: float | None = Field(description="99th percentile frame time, ms.")
+    p99_9_ms: float | None = Field(description="99.9th percentile frame time, ms.")
+    stall_count: int = Field(description="Stalls.")
+    stall_total_ms: float = Field(description="Total stall time, ms.")
+    stutter_count: int = Field(description="Stutter events.")
+    too_short: bool = Field(description="Capture shorter than the SOP asks.")
+
+
+class DiagnosticFigures(Frozen):
+    """SOP arithmetic over another set of intervals (diagnostic, not graded)."""
+
+    frames: int = Field(description="Intervals counted (after dropping t <= 0).")
+    avg_fps: float | None = Field(description="Time-weighted average FPS, 1 dp.")
+    low_1pct_fps: float | None = Field(description="1% low FPS (slowest-k), 1 dp.")
+    low_0_1pct_fps: float | None = Field(description="0.1% low FPS (slowest-k), 1 dp.")
+    consistency_gap: float | None = Field(description="1 - 1% low / average, 4 dp.")
+    stutter: float | None = Field(description="1 - 0.1% low / 1% low, 4 dp.")
+
+
+class FrameTypeCount(Frozen):
+    """Frames of one FrameType value."""
+
+    frame_type: str = Field(description='The type as the tool wrote it, e.g. "Application".')
+    frames: int = Field(description="Frames of that type.")
+
+
+class FrameGenerationDiagnostic(Frozen):
+    """`runs[].frame_diagnostics.frame_generation`: what the FrameType column says."""
+
+    column: str = Field(description='The column read: "FrameType".')
+    frames: int = Field(description="Frames with a type (NA left out).")
+    generated_frames: int = Field(description='Frames of a type other than "Application".')
+    generated_share: float | None = Field(
+        description="generated_frames / frames, 4 dp; null without a typed frame.")
+    frame_types: tuple[FrameTypeCount, ...] = Field(description="Frames per type, by type.")
+    application: DiagnosticFigures | None = Field(
+        description="The figures over the application frames' present intervals; null "
+                    "without one.")
+
+
+class DisplayDiagnostic(Frozen):
+    """`runs[].frame_diagnostics.display`: the figures over display-change intervals."""
+
+    column: str = Field(description="The column read, e.g. MsBetweenDisplayChange.")
+    not_displayed: int = Field(description="Frames with no display change (0 or NA), left out.")
+    figures: DiagnosticFigures | None = Field(
+        description="The figures over the positive intervals; null without one.")
+
+
+class FrameDiagnostics(Frozen):
+    """`runs[].frame_diagnostics`: frame generation and display timing, diagnostic and never
+    graded (docs/spec/metrics.md); each null when the capture lacks its column."""
+
+    frame_generation: FrameGenerationDiagnostic | None = Field(
+        description="From FrameType; null without that column.")
+    display: DisplayDiagnostic | None = Field(
+        description="From the display-change column; null without one.")
