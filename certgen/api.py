@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
     from certgen.lab import LabProfile
-    from certgen.metrics import RunMetrics
+    from certgen.model import RunMetrics
     from certgen.pipeline import Fleet
     from certgen.record import Record
     from certgen.sop import Rules

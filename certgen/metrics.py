@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.errors import CaptureEmptyError
+from certgen.model.figures import RunMetrics
 
 if TYPE_CHECKING:
     from certgen.sop import Rules
@@ -242,61 +243,35 @@ def compute_sop_metrics(
     )
 
 
-@dataclass(frozen=True)
-class RunMetrics:
-    """SOP figures plus diagnostics of one capture: the `metrics` of a run in record.json.
-
-    `as_json()` gives the pinned keys of `certgen metrics --json` / `runs[].metrics`.
-    """
-
-    sop: SopMetrics
-    p99_ms: float | None
-    p99_9_ms: float | None
-    stall_count: int
-    stall_total_ms: float
-    stutter_count: int
-    too_short: bool
-
-    def as_json(self) -> dict[str, object]:
-        """Pinned keys, in a fixed order (nulls where the null rule says so)."""
-        s = self.sop
-        return {
-            "frames": s.frames,
-            "dropped_nonpositive": s.dropped_nonpositive,
-            "avg_fps": s.avg_fps,
-            "low_1pct_fps": s.low_1pct_fps,
-            "low_0_1pct_fps": s.low_0_1pct_fps,
-            "consistency_gap": s.consistency_gap,
-            "stutter": s.stutter,
-            "fluidity_score": s.fluidity_score,
-            "corrupted": s.corrupted,
-            "p99_ms": _ms(self.p99_ms),
-            "p99_9_ms": _ms(self.p99_9_ms),
-            "stall_count": self.stall_count,
-            "stall_total_ms": _ms(self.stall_total_ms),
-            "stutter_count": self.stutter_count,
-            "too_short": self.too_short,
-        }
-
-
 def _ms(value: float | None) -> float | None:
     """Diagnostic times are reported to 0.001 ms (the tools' own resolution)."""
     return None if value is None else round_half_away(value, 3)
 
 
 def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str = "capture") -> RunMetrics:
-    """SOP v1.1 Step 4.2 figures and the diagnostics for one capture's frame times."""
+    """SOP v1.1 Step 4.2 figures and the diagnostics for one capture's frame times: the
+    record's `RunMetrics` (certgen.model), the same object `metrics --json` prints."""
     from certgen.diagnostics import compute_diagnostics
 
     sop = compute_sop_metrics(frame_times_ms, weights, source=source)
     frames, _ = positive_frames(frame_times_ms)
     diag = compute_diagnostics(frames)
+    # The pinned keys of `certgen metrics --json` / `runs[].metrics`, in order (nulls where the
+    # null rule says so); diagnostic times to 0.001 ms.
     return RunMetrics(
-        sop=sop,
-        p99_ms=diag.p99_ms,
-        p99_9_ms=diag.p99_9_ms,
+        frames=sop.frames,
+        dropped_nonpositive=sop.dropped_nonpositive,
+        avg_fps=sop.avg_fps,
+        low_1pct_fps=sop.low_1pct_fps,
+        low_0_1pct_fps=sop.low_0_1pct_fps,
+        consistency_gap=sop.consistency_gap,
+        stutter=sop.stutter,
+        fluidity_score=sop.fluidity_score,
+        corrupted=sop.corrupted,
+        p99_ms=_ms(diag.p99_ms),
+        p99_9_ms=_ms(diag.p99_9_ms),
         stall_count=diag.stall_count,
-        stall_total_ms=diag.stall_total_ms,
+        stall_total_ms=round_half_away(diag.stall_total_ms, 3),
         stutter_count=diag.stutter_count,
         too_short=diag.too_short,
     )

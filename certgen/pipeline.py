@@ -46,7 +46,6 @@ from certgen.record import (
     build_record,
     chart_series,
     frame_diagnostics,
-    run_metrics,
 )
 from certgen.rules import GradeCap, RunFacts, decide
 from certgen.rules import Written as RulesText
@@ -171,7 +170,6 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
-    sop = metrics.sop
     first_metrics = None
     first_incomplete, first_incomplete_reason = False, None
     if first_file is not None:
@@ -180,8 +178,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         [first] = _single_capture(bundle, first_file, run, index, "first_capture")
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
-    chart = chart_series(capture.frame_times_ms, sop.low_1pct_fps, sop.low_0_1pct_fps,
-                         avg_fps=sop.avg_fps)
+    chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
+                         avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
     capture_info = CaptureInfo.model_validate_json(json.dumps({
         "file": run.capture,
@@ -208,8 +206,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         title=run.title,
         resolution=run.resolution,
         recorded=True,
-        fluidity_score=sop.fluidity_score,
-        stutter=sop.stutter,
+        fluidity_score=metrics.fluidity_score,
+        stutter=metrics.stutter,
         incomplete=capture.incomplete,
         incomplete_reason=capture.incomplete_reason,
         justification=_written(soft.justification) if soft else None,
@@ -219,14 +217,13 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
         first_capture_actual=first_actual,
         capture_file=run.capture,
         capture_sha256=capture_file.sha256,
-        first_capture_stutter=None if first_metrics is None else first_metrics.sop.stutter,
+        first_capture_stutter=None if first_metrics is None else first_metrics.stutter,
         first_capture_incomplete=first_incomplete,
         first_capture_incomplete_reason=first_incomplete_reason,
     )
     run_input = RunInput(
-        index=index, config=_config(run), capture=capture_info, metrics=run_metrics(metrics),
-        chart=chart, first_capture_metrics=None if first_metrics is None
-        else run_metrics(first_metrics), conditions=_conditions(run),
+        index=index, config=_config(run), capture=capture_info, metrics=metrics,
+        chart=chart, first_capture_metrics=first_metrics, conditions=_conditions(run),
         frame_diagnostics=frame_diagnostics(diagnostics),
     )
     return run_input, facts

@@ -33,7 +33,6 @@ from pydantic_core import ErrorDetails
 from certgen import __version__
 from certgen.errors import RecordError
 from certgen.framegen import FrameDiagnostics as ComputedFrameDiagnostics
-from certgen.metrics import RunMetrics as ComputedMetrics
 from certgen.metrics import round_half_away
 from certgen.model.base import (
     Frozen,
@@ -372,11 +371,6 @@ class RunInput:
     """How the run was made, as card.yaml states it."""
     frame_diagnostics: FrameDiagnostics | None = None
     """Frame generation and display timing (None for a not_run run)."""
-
-
-def run_metrics(metrics: ComputedMetrics) -> RunMetrics:
-    """`runs[].metrics` of computed figures (certgen.metrics.RunMetrics.as_json, typed)."""
-    return RunMetrics.model_validate_json(json.dumps(metrics.as_json(), allow_nan=False))
 
 
 def frame_diagnostics(diagnostics: ComputedFrameDiagnostics) -> FrameDiagnostics:

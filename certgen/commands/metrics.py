@@ -137,7 +137,7 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
             "groups_left_out": [g.label() for g in capture.groups_left_out],
             "interval_column": capture.interval_column,
         }
-        entry.update(metrics.as_json())
+        entry.update(metrics.model_dump())
         entry["incomplete"] = capture.incomplete
         entry["incomplete_reason"] = capture.incomplete_reason
         entry["warnings"] = notes(capture) + ([note] if note else [])

@@ -6,19 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Final, Literal
 
-from pydantic import (
-    ConfigDict,
-    Discriminator,
-    Field,
-    JsonValue,
-    Tag,
-)
+from pydantic import ConfigDict, Discriminator, Field, JsonValue, Tag
 
-from certgen.model.base import (
-    Frozen,
-    WithLaterKeys,
-    code_tag,
-)
+from certgen.model.base import Frozen, WithLaterKeys, code_tag
 
 
 class NoEndLine(Frozen):

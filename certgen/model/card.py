@@ -4,15 +4,9 @@ conditions, as the record holds it.
 
 from __future__ import annotations
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from certgen.model.base import (
-    Frozen,
-    LabText,
-    Language,
-)
+from certgen.model.base import Frozen, LabText, Language
 
 
 class CertificateInfo(Frozen):

@@ -5,16 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import (
-    Field,
-    JsonValue,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-from certgen.model.base import (
-    Frozen,
-)
+from certgen.model.base import Frozen
 
 
 class Rank(Frozen):

@@ -4,13 +4,9 @@ generation and display diagnostics (certgen.framegen).
 
 from __future__ import annotations
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field, JsonValue
 
-from certgen.model.base import (
-    Frozen,
-)
+from certgen.model.base import Frozen
 
 
 class RunMetrics(Frozen):
@@ -31,6 +27,18 @@ class RunMetrics(Frozen):
     stall_total_ms: float = Field(description="Total stall time, ms.")
     stutter_count: int = Field(description="Stutter events.")
     too_short: bool = Field(description="Capture shorter than the SOP asks.")
+
+    # The public API (docs/api.md) has promised `figures.sop.<figure>` and `.as_json()` since
+    # certgen 0.1; both stay, and nothing inside certgen uses them.
+    @property
+    def sop(self) -> RunMetrics:
+        """The same figures (`figures.sop.avg_fps` is `figures.avg_fps`), for the public API."""
+        return self
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """The pinned keys of `certgen metrics --json`, in order (`model_dump(mode="json")`)."""
+        data: dict[str, JsonValue] = self.model_dump(mode="json")
+        return data
 
 
 class DiagnosticFigures(Frozen):

@@ -6,15 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from certgen.model.base import (
-    Frozen,
-    LabText,
-    WithLaterKeys,
-)
+from certgen.model.base import Frozen, LabText, WithLaterKeys
 
 
 class Accreditation(Frozen):

@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from certgen.model.base import (
-    Frozen,
-)
+from certgen.model.base import Frozen
 
 
 class DataDigests(Frozen):

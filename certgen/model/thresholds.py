@@ -4,13 +4,9 @@ statement every document prints.
 
 from __future__ import annotations
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from certgen.model.base import (
-    Frozen,
-)
+from certgen.model.base import Frozen
 
 
 class Weights(Frozen):

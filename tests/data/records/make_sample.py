@@ -21,7 +21,7 @@ from certgen.model import (
     Rank,
     Ranks,
 )
-from certgen.record import RunConfig, RunInput, build_record, chart_series, dump_record, run_metrics
+from certgen.record import RunConfig, RunInput, build_record, chart_series, dump_record
 from certgen.rules import RunFacts, decide
 from certgen.sop import load_rules
 
@@ -79,7 +79,7 @@ def main() -> None:
             continue
         name = f"captures/run{index}.csv"
         metrics = compute_metrics(run["frames"], weights, source=name)
-        m = metrics.as_json()
+        m = metrics.model_dump()
         if index in ranked:
             p, n, mean, z = ranked[index]
             ranks = Ranks(**{key: Rank(percentile=p, n=n, z=z,
@@ -97,7 +97,7 @@ def main() -> None:
         })  # no incomplete_detail: the sample is a record of an older certgen
         chart = chart_series(run["frames"], m["low_1pct_fps"], m["low_0_1pct_fps"])
         inputs.append(RunInput(index=index, config=config, capture=capture,
-                               metrics=run_metrics(metrics), ranks=ranks, chart=chart))
+                               metrics=metrics, ranks=ranks, chart=chart))
         facts.append(RunFacts(
             index=index, title=run["title"], resolution=run["resolution"], recorded=True,
             fluidity_score=m["fluidity_score"], stutter=m["stutter"],
