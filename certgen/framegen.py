@@ -27,13 +27,19 @@ graded. No column, no figure: null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from certgen.metrics import Weights, compute_sop_metrics, positive_frames, round_half_away
+from certgen.model.figures import (
+    DiagnosticFigures,
+    DisplayDiagnostic,
+    FrameDiagnostics,
+    FrameGenerationDiagnostic,
+    FrameTypeCount,
+)
 
 if TYPE_CHECKING:
     from certgen.captures.model import FrameTypeCodes
@@ -44,80 +50,21 @@ APPLICATION = "Application"
 written so too)."""
 
 
-@dataclass(frozen=True)
-class Figures:
-    """SOP arithmetic over a set of intervals (certgen.metrics), not graded."""
-
-    frames: int
-    avg_fps: float | None
-    low_1pct_fps: float | None
-    low_0_1pct_fps: float | None
-    consistency_gap: float | None
-    stutter: float | None
-
-    def as_json(self) -> dict[str, Any]:
-        """{"frames", "avg_fps", "low_1pct_fps", "low_0_1pct_fps", "consistency_gap", "stutter"}."""
-        return {"frames": self.frames, "avg_fps": self.avg_fps,
-                "low_1pct_fps": self.low_1pct_fps, "low_0_1pct_fps": self.low_0_1pct_fps,
-                "consistency_gap": self.consistency_gap, "stutter": self.stutter}
-
-
-def figures_of(intervals_ms: FloatArray, weights: Weights) -> Figures | None:
+def figures_of(intervals_ms: FloatArray, weights: Weights) -> DiagnosticFigures | None:
     """The SOP figures of these intervals (t <= 0 dropped as certgen.metrics does), or None
     when none is positive."""
     frames, _ = positive_frames(intervals_ms)
     if frames.size == 0:
         return None
     sop = compute_sop_metrics(frames, weights)
-    return Figures(sop.frames, sop.avg_fps, sop.low_1pct_fps, sop.low_0_1pct_fps,
-                   sop.consistency_gap, sop.stutter)
-
-
-@dataclass(frozen=True)
-class FrameGeneration:
-    """What the FrameType column says about the chosen group's frames."""
-
-    frames: int
-    """Frames with a type (NA types left out)."""
-    generated_frames: int
-    """Frames of a type other than "Application"."""
-    generated_share: float | None
-    """generated_frames / frames, 4 decimals; None without a typed frame."""
-    frame_types: tuple[tuple[str, int], ...]
-    """(type as written, frames), sorted by type."""
-    application: Figures | None
-    """SOP figures over the application frames' present intervals; None without one."""
-
-    def as_json(self) -> dict[str, Any]:
-        """The `frame_generation` object (docs/spec/metrics.md)."""
-        return {
-            "column": "FrameType",
-            "frames": self.frames,
-            "generated_frames": self.generated_frames,
-            "generated_share": self.generated_share,
-            "frame_types": [{"frame_type": t, "frames": n} for t, n in self.frame_types],
-            "application": None if self.application is None else self.application.as_json(),
-        }
-
-
-@dataclass(frozen=True)
-class DisplayTiming:
-    """The SOP arithmetic over display-change intervals."""
-
-    column: str
-    not_displayed: int
-    """Frames with no display change (0, negative or NA): left out."""
-    figures: Figures | None
-
-    def as_json(self) -> dict[str, Any]:
-        """The `display` object (docs/spec/metrics.md)."""
-        return {"column": self.column, "not_displayed": self.not_displayed,
-                "figures": None if self.figures is None else self.figures.as_json()}
+    return DiagnosticFigures(frames=sop.frames, avg_fps=sop.avg_fps, low_1pct_fps=sop.low_1pct_fps,
+                             low_0_1pct_fps=sop.low_0_1pct_fps,
+                             consistency_gap=sop.consistency_gap, stutter=sop.stutter)
 
 
 def compute_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_],
                              weights: Weights, codes: FrameTypeCodes | None = None
-                             ) -> FrameGeneration:
+                             ) -> FrameGenerationDiagnostic:
     """Frame-generation diagnostics of frame times and their types (same length); `codes`,
     the same types as codes into a table (the PresentMon reader's form), are counted faster."""
     if codes is not None:  # a bincount: a million frames in about a millisecond
@@ -129,42 +76,22 @@ def compute_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArra
     typed = {t: n for t, n in counts.items() if t is not None}  # NA: no type, in neither count
     n = sum(typed.values())
     generated = n - int(np.count_nonzero(app))
-    return FrameGeneration(
+    return FrameGenerationDiagnostic(
+        column="FrameType",
         frames=n,
         generated_frames=generated,
         generated_share=round_half_away(generated / n, 4) if n else None,
-        frame_types=tuple(sorted(typed.items())),
+        frame_types=tuple(FrameTypeCount(frame_type=t, frames=c) for t, c in sorted(typed.items())),
         application=figures_of(frame_times_ms[app], weights),
     )
 
 
 def compute_display_timing(display_change_ms: FloatArray, column: str, weights: Weights
-                           ) -> DisplayTiming:
+                           ) -> DisplayDiagnostic:
     """Display-timing diagnostics of display-change intervals (NaN = NA)."""
     shown = display_change_ms[display_change_ms > 0.0]  # NaN compares false: left out
-    return DisplayTiming(column=column, not_displayed=int(display_change_ms.size - shown.size),
-                         figures=figures_of(shown, weights))
-
-
-@dataclass(frozen=True)
-class FrameDiagnostics:
-    """Both diagnostics of one capture; each None when the capture lacks its column."""
-
-    frame_generation: FrameGeneration | None
-    display: DisplayTiming | None
-
-    def as_json(self) -> dict[str, Any]:
-        """{"frame_generation": … or null, "display": … or null}."""
-        return {
-            "frame_generation": None if self.frame_generation is None
-            else self.frame_generation.as_json(),
-            "display": None if self.display is None else self.display.as_json(),
-        }
-
-    @property
-    def empty(self) -> bool:
-        """True when the capture had neither column."""
-        return self.frame_generation is None and self.display is None
+    return DisplayDiagnostic(column=column, not_displayed=int(display_change_ms.size - shown.size),
+                             figures=figures_of(shown, weights))
 
 
 def compute_frame_diagnostics(capture: Any, weights: Weights) -> FrameDiagnostics:
@@ -177,4 +104,4 @@ def compute_frame_diagnostics(capture: Any, weights: Weights) -> FrameDiagnostic
     if capture.display_change_ms is not None:
         display = compute_display_timing(capture.display_change_ms,
                                          capture.display_change_column or "", weights)
-    return FrameDiagnostics(fg, display)
+    return FrameDiagnostics(frame_generation=fg, display=display)

@@ -45,7 +45,6 @@ from certgen.record import (
     RunInput,
     build_record,
     chart_series,
-    frame_diagnostics,
 )
 from certgen.rules import GradeCap, RunFacts, decide
 from certgen.rules import Written as RulesText
@@ -224,7 +223,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=metrics,
         chart=chart, first_capture_metrics=first_metrics, conditions=_conditions(run),
-        frame_diagnostics=frame_diagnostics(diagnostics),
+        frame_diagnostics=diagnostics,
     )
     return run_input, facts
 

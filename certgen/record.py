@@ -32,7 +32,6 @@ from pydantic_core import ErrorDetails
 
 from certgen import __version__
 from certgen.errors import RecordError
-from certgen.framegen import FrameDiagnostics as ComputedFrameDiagnostics
 from certgen.metrics import round_half_away
 from certgen.model.base import (
     Frozen,
@@ -371,12 +370,6 @@ class RunInput:
     """How the run was made, as card.yaml states it."""
     frame_diagnostics: FrameDiagnostics | None = None
     """Frame generation and display timing (None for a not_run run)."""
-
-
-def frame_diagnostics(diagnostics: ComputedFrameDiagnostics) -> FrameDiagnostics:
-    """`runs[].frame_diagnostics` of computed diagnostics (certgen.framegen, typed)."""
-    return FrameDiagnostics.model_validate_json(json.dumps(diagnostics.as_json(),
-                                                           allow_nan=False))
 
 
 def rules_block(rules: Rules) -> RulesBlock:

@@ -115,7 +115,7 @@ def build_comparison(before: Any, after: Any, *, description: str | None = None,
              "lost_events": counted[side].lost_events_unplaced,
              # Diagnostic, not graded: what the capture says about generated frames and
              # display changes (null where it lacks the column).
-             "frame_diagnostics": compute_frame_diagnostics(captures[side], weights).as_json()}
+             "frame_diagnostics": compute_frame_diagnostics(captures[side], weights).model_dump(mode="json")}
             for side in SIDES
         ],
         "floors": [{**asdict(f), "difference": _fraction(f.difference_pct),

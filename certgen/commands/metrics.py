@@ -137,12 +137,12 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
             "groups_left_out": [g.label() for g in capture.groups_left_out],
             "interval_column": capture.interval_column,
         }
-        entry.update(metrics.model_dump())
+        entry.update(metrics.model_dump(mode="json"))
         entry["incomplete"] = capture.incomplete
         entry["incomplete_reason"] = capture.incomplete_reason
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
-        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).as_json()
+        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
         results.append(entry)
     return results
 
