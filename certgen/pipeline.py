@@ -30,6 +30,7 @@ from certgen.model import (
     CaptureInfo,
     CardInfo,
     CertificateInfo,
+    GradeCap,
     Issuer,
     Phase1,
     Rank,
@@ -46,7 +47,7 @@ from certgen.record import (
     build_record,
     chart_series,
 )
-from certgen.rules import GradeCap, RunFacts, decide
+from certgen.rules import RunFacts, decide
 from certgen.rules import Written as RulesText
 from certgen.sop import Rules, load_rules
 
@@ -277,7 +278,7 @@ def record_from_bundle(
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
         facts.append(run_facts)
     cap = (None if card.grade_cap is None
-           else GradeCap(card.grade_cap.grade, _written(card.grade_cap.reason)))
+           else GradeCap(grade=card.grade_cap.grade, reason=lab_text(_written(card.grade_cap.reason))))
     verdict = decide(facts, cap, rules)
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(

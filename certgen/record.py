@@ -67,7 +67,6 @@ from certgen.rules import (
     cohort_key,
     cohort_label,
 )
-from certgen.rules import Tier as VerdictTier
 from certgen.software import Software as CurrentSoftware
 from certgen.software import current_software
 from certgen.sop import Rules
@@ -415,14 +414,6 @@ def _why(check: FirstCaptureCheck) -> WhyDetail | None:
     return _WHY.validate_json(json.dumps(check.why_detail_json(), allow_nan=False))
 
 
-def _tier(tier: VerdictTier) -> Tier:
-    return Tier(
-        resolution=tier.resolution, runs=tier.runs, scored_runs=tier.scored_runs,
-        not_run=tier.not_run, mean_fluidity=tier.mean_fluidity, measured=tier.measured,
-        meets_gold=tier.meets_gold, meets_platinum=tier.meets_platinum,
-    )
-
-
 def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     return SoftLimit(
         raised=check.raised, limit=check.limit, justification=lab_text(check.justification),
@@ -529,8 +520,8 @@ def build_record(
         card=card,
         phase1=phase1,
         test_system=test_system,
-        grade=Grade.model_validate_json(json.dumps(verdict.grade.as_json(), allow_nan=False)),
-        tiers=tuple(_tier(t) for t in verdict.tiers),
+        grade=verdict.grade,
+        tiers=verdict.tiers,
         runs=tuple(run_objs),
         audit=audit,
         fleet=fleet_section(run_objs, fleet_runs=fleet_runs),

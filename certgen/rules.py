@@ -23,9 +23,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from certgen.metrics import round_half_away
+from certgen.model.base import GradeName
+from certgen.model.verdict import (
+    GateReason,
+    Grade,
+    GradeCap,
+    GradeCapGate,
+    LimitingRun,
+    LimitingTier,
+    MeasuredTierGate,
+    Tier,
+    TierLineGate,
+    TierScore,
+)
 from certgen.sop import Rules
 
 CARD_FILE = "card.yaml"
@@ -77,17 +90,6 @@ class RunFacts:
         return f"{self.title} {self.resolution}"
 
 
-@dataclass(frozen=True)
-class GradeCap:
-    """A grade cap imposed by another SOP phase."""
-
-    grade: str
-    reason: Written
-
-    def as_json(self) -> dict[str, Any]:
-        return {"grade": self.grade, "reason": _written_json(self.reason)}
-
-
 # --------------------------------------------------------------------------------------------
 # Tiers
 # --------------------------------------------------------------------------------------------
@@ -105,43 +107,6 @@ def mean_score(scores: Sequence[float]) -> float:
     return round_half_away(float(total / len(scores)), 2)
 
 
-@dataclass(frozen=True)
-class Tier:
-    """One resolution tier: its runs and, when measured, its mean Fluidity Score."""
-
-    resolution: str
-    runs: int
-    scored_runs: int
-    not_run: int
-    mean_fluidity: float | None
-    gold_line: float
-    platinum_line: float
-
-    @property
-    def measured(self) -> bool:
-        return self.mean_fluidity is not None
-
-    @property
-    def meets_gold(self) -> bool:
-        return self.mean_fluidity is not None and self.mean_fluidity >= self.gold_line
-
-    @property
-    def meets_platinum(self) -> bool:
-        return self.mean_fluidity is not None and self.mean_fluidity >= self.platinum_line
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "resolution": self.resolution,
-            "runs": self.runs,
-            "scored_runs": self.scored_runs,
-            "not_run": self.not_run,
-            "mean_fluidity": self.mean_fluidity,
-            "measured": self.measured,
-            "meets_gold": self.meets_gold,
-            "meets_platinum": self.meets_platinum,
-        }
-
-
 def grade_tiers(runs: Iterable[RunFacts], rules: Rules) -> tuple[Tier, ...]:
     """Group runs by output resolution; sorted by pixel count, then resolution text."""
     by_res: dict[str, list[RunFacts]] = {}
@@ -151,15 +116,17 @@ def grade_tiers(runs: Iterable[RunFacts], rules: Rules) -> tuple[Tier, ...]:
     for resolution in sorted(by_res, key=lambda r: (resolution_pixels(r), r)):
         members = by_res[resolution]
         scores = [r.fluidity_score for r in members if r.recorded and r.fluidity_score is not None]
+        mean = mean_score(scores) if scores else None
         tiers.append(
             Tier(
                 resolution=resolution,
                 runs=len(members),
                 scored_runs=len(scores),
                 not_run=sum(1 for r in members if not r.recorded),
-                mean_fluidity=mean_score(scores) if scores else None,
-                gold_line=rules.gold_line,
-                platinum_line=rules.platinum_line,
+                mean_fluidity=mean,
+                measured=mean is not None,
+                meets_gold=mean is not None and mean >= rules.gold_line,
+                meets_platinum=mean is not None and mean >= rules.platinum_line,
             )
         )
     return tuple(tiers)
@@ -168,32 +135,6 @@ def grade_tiers(runs: Iterable[RunFacts], rules: Rules) -> tuple[Tier, ...]:
 # --------------------------------------------------------------------------------------------
 # Gates
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LimitingRun:
-    """A scored run under the line its tier missed."""
-
-    run: int
-    title: str
-    fluidity_score: float
-
-    def as_json(self) -> dict[str, Any]:
-        return {"run": self.run, "title": self.title, "fluidity_score": self.fluidity_score}
-
-
-@dataclass(frozen=True)
-class LimitingTier:
-    """A measured tier under a gate's line: how far under (2 dp) and its runs under the line."""
-
-    resolution: str
-    mean_fluidity: float
-    distance: float
-    runs: tuple[LimitingRun, ...]
-
-    def as_json(self) -> dict[str, Any]:
-        return {"resolution": self.resolution, "mean_fluidity": self.mean_fluidity,
-                "distance": self.distance, "runs": [r.as_json() for r in self.runs]}
 
 
 def limiting_tiers(
@@ -216,59 +157,13 @@ def limiting_tiers(
         out.append(LimitingTier(
             resolution=tier.resolution, mean_fluidity=mean,
             distance=round_half_away(line - mean, 2),
-            runs=tuple(LimitingRun(r.index, r.title, float(r.fluidity_score or 0.0)) for r in under),
+            runs=tuple(LimitingRun(run=r.index, title=r.title,
+                                   fluidity_score=float(r.fluidity_score or 0.0)) for r in under),
         ))
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Gate:
-    """One gate of the grade: what it compared, whether it passed and the highest grade it allows."""
-
-    gate: str
-    passed: bool
-    allows: str
-    line: float | None = None
-    compared: tuple[tuple[str, float], ...] = ()
-    measured_tiers: int | None = None
-    cap: GradeCap | None = None
-    limiting: tuple[LimitingTier, ...] = ()
-    """For a failed tier gate: the tiers under its line and their runs under it."""
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"gate": self.gate, "passed": self.passed, "allows": self.allows}
-        if self.gate in ("platinum_one_tier", "gold_every_tier"):
-            out["line"] = self.line
-            out["compared"] = [
-                {"resolution": res, "mean_fluidity": mean} for res, mean in self.compared
-            ]
-            out["limiting"] = [t.as_json() for t in self.limiting]
-        elif self.gate == "measured_tier":
-            out["measured_tiers"] = self.measured_tiers
-        else:
-            out["cap"] = None if self.cap is None else self.cap.as_json()
-        return out
-
-
-@dataclass(frozen=True)
-class Grade:
-    """The certificate's grade, what the fluidity gates alone allow, the cap and the reasoning."""
-
-    value: str
-    fluidity_grade: str
-    cap: GradeCap | None
-    reasons: tuple[Gate, ...]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "value": self.value,
-            "fluidity_grade": self.fluidity_grade,
-            "cap": None if self.cap is None else self.cap.as_json(),
-            "reasons": [g.as_json() for g in self.reasons],
-        }
-
-
-def _lowest(grades: Iterable[str], order: Sequence[str]) -> str:
+def _lowest(grades: Iterable[GradeName], order: Sequence[GradeName]) -> GradeName:
     return max(grades, key=order.index)
 
 
@@ -278,28 +173,34 @@ def grade_gates(
     """Apply the three fluidity gates and the cap; the grade is the highest all of them allow.
 
     A failed tier gate names what limits the card (`limiting_tiers`, from `runs`)."""
-    order = rules.grades  # highest first: PLATINUM, GOLD, SILVER
+    # highest first: PLATINUM, GOLD, SILVER (a name outside GradeName fails the models' check)
+    order = cast(tuple[GradeName, ...], rules.grades)
+    no_measured_cap = cast(GradeName, rules.no_measured_tier_cap)
     top, gold, below_gold = order[0], order[1], order[2]
     measured = [t for t in tiers if t.measured]
-    compared = tuple((t.resolution, t.mean_fluidity) for t in measured if t.mean_fluidity is not None)
+    compared = tuple(TierScore(resolution=t.resolution, mean_fluidity=t.mean_fluidity)
+                     for t in measured if t.mean_fluidity is not None)
 
     platinum_ok = any(t.meets_platinum for t in measured)
     gold_ok = all(t.meets_gold for t in measured)
     measured_ok = bool(measured)
-    gates = [
-        Gate("platinum_one_tier", platinum_ok, top if platinum_ok else gold,
-             line=rules.platinum_line, compared=compared,
-             limiting=() if platinum_ok else limiting_tiers(tiers, runs, rules.platinum_line)),
-        Gate("gold_every_tier", gold_ok, top if gold_ok else below_gold,
-             line=rules.gold_line, compared=compared,
-             limiting=() if gold_ok else limiting_tiers(tiers, runs, rules.gold_line)),
-        Gate("measured_tier", measured_ok, top if measured_ok else rules.no_measured_tier_cap,
-             measured_tiers=len(measured)),
+    gates: list[GateReason] = [
+        TierLineGate(gate="platinum_one_tier", passed=platinum_ok,
+                     allows=top if platinum_ok else gold, line=rules.platinum_line,
+                     compared=compared, limiting=() if platinum_ok
+                     else limiting_tiers(tiers, runs, rules.platinum_line)),
+        TierLineGate(gate="gold_every_tier", passed=gold_ok,
+                     allows=top if gold_ok else below_gold, line=rules.gold_line,
+                     compared=compared, limiting=() if gold_ok
+                     else limiting_tiers(tiers, runs, rules.gold_line)),
+        MeasuredTierGate(gate="measured_tier", passed=measured_ok,
+                         allows=top if measured_ok else no_measured_cap,
+                         measured_tiers=len(measured)),
     ]
     fluidity = _lowest((g.allows for g in gates), order)
     cap_allows = top if cap is None else cap.grade
     cap_ok = order.index(cap_allows) <= order.index(fluidity)
-    gates.append(Gate("grade_cap", cap_ok, cap_allows, cap=cap))
+    gates.append(GradeCapGate(gate="grade_cap", passed=cap_ok, allows=cap_allows, cap=cap))
     value = _lowest((g.allows for g in gates), order)
     return Grade(value=value, fluidity_grade=fluidity, cap=cap, reasons=tuple(gates))
 

@@ -970,7 +970,7 @@ def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
 def _derivation(record: Any) -> list[str]:
     """What does not follow from the record's figures under its rules file (empty: all does)."""
     from certgen.metrics import ratios_from_fps, weights_of
-    from certgen.rules import GradeCap, RunFacts, decide
+    from certgen.rules import RunFacts, decide
     from certgen.sop import load_rules
 
     problems: list[str] = []
@@ -1009,7 +1009,7 @@ def _derivation(record: Any) -> list[str]:
                                    else first.metrics.stutter),
         ))
     cap = record.grade.cap
-    verdict = decide(facts, None if cap is None else GradeCap(cap.grade, cap.reason), rules)
+    verdict = decide(facts, cap, rules)
     by_res = {t.resolution: t for t in verdict.tiers}
     for tier in record.tiers:
         derived = by_res.get(tier.resolution)

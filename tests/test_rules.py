@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from certgen.model import GradeCap
 from certgen.rules import (
-    GradeCap,
     RunFacts,
     cohort_label,
     decide,
@@ -52,7 +52,7 @@ def test_silver_when_one_tier_is_below_88_even_with_a_platinum_tier() -> None:
     assert verdict.grade.value == "SILVER"
     platinum, gold, measured, cap = verdict.grade.reasons
     assert platinum.passed and not gold.passed and measured.passed and cap.passed
-    assert gold.as_json() == {
+    assert gold.model_dump(mode="json") == {
         "gate": "gold_every_tier", "passed": False, "allows": "SILVER", "line": 88.0,
         "compared": [
             {"resolution": "1920x1080", "mean_fluidity": 99.0},
@@ -61,7 +61,7 @@ def test_silver_when_one_tier_is_below_88_even_with_a_platinum_tier() -> None:
         "limiting": [{"resolution": "3840x2160", "mean_fluidity": 87.99, "distance": 0.01,
                       "runs": [{"run": 1, "title": "Title 1", "fluidity_score": 87.99}]}],
     }
-    assert platinum.as_json()["limiting"] == []  # a passed gate names nothing
+    assert platinum.model_dump(mode="json")["limiting"] == []  # a passed gate names nothing
 
 
 def test_the_limiting_runs_are_named_lowest_first_and_tiers_closest_first() -> None:
@@ -71,7 +71,7 @@ def test_the_limiting_runs_are_named_lowest_first_and_tiers_closest_first() -> N
                       run(2, "2560x1440", 98.95), run(3, "1920x1080", 90.0),
                       run(4, "1920x1080", 96.0)], None, RULES)
     assert verdict.grade.value == "GOLD"
-    platinum = verdict.grade.reasons[0].as_json()
+    platinum = verdict.grade.reasons[0].model_dump(mode="json")
     assert [(t["resolution"], t["mean_fluidity"], t["distance"]) for t in platinum["limiting"]] == [
         ("1920x1080", 93.0, 2.0), ("2560x1440", 88.97, 6.03)]
     assert [r["run"] for r in platinum["limiting"][1]["runs"]] == [1]
@@ -98,25 +98,25 @@ def test_no_measured_tier_caps_at_silver() -> None:
     verdict = decide(runs, None, RULES)
     assert verdict.grade.value == "SILVER"
     measured = verdict.grade.reasons[2]
-    assert measured.as_json() == {
+    assert measured.model_dump(mode="json") == {
         "gate": "measured_tier", "passed": False, "allows": "SILVER", "measured_tiers": 0,
     }
     assert all(not t.measured for t in verdict.tiers)
 
 
 def test_grade_cap_from_another_phase_lowers_the_grade_and_keeps_the_fluidity_grade() -> None:
-    cap = GradeCap("GOLD", "Phase 3 thermal soak: hotspot above the SOP line")
+    cap = GradeCap(grade="GOLD", reason="Phase 3 thermal soak: hotspot above the SOP line")
     verdict = decide([run(0, "2560x1440", 97.0)], cap, RULES)
     assert verdict.grade.fluidity_grade == "PLATINUM"
     assert verdict.grade.value == "GOLD"
-    assert verdict.grade.reasons[3].as_json() == {
+    assert verdict.grade.reasons[3].model_dump(mode="json") == {
         "gate": "grade_cap", "passed": False, "allows": "GOLD",
         "cap": {"grade": "GOLD", "reason": "Phase 3 thermal soak: hotspot above the SOP line"},
     }
 
 
 def test_a_cap_above_the_fluidity_grade_changes_nothing() -> None:
-    verdict = decide([run(0, "2560x1440", 90.0)], GradeCap("PLATINUM", "no finding"), RULES)
+    verdict = decide([run(0, "2560x1440", 90.0)], GradeCap(grade="PLATINUM", reason="no finding"), RULES)
     assert verdict.grade.value == "GOLD"
     assert verdict.grade.reasons[3].passed
 
@@ -124,7 +124,7 @@ def test_a_cap_above_the_fluidity_grade_changes_nothing() -> None:
 def test_not_run_runs_are_disclosed_in_the_tier_but_never_in_its_mean() -> None:
     runs = [run(0, "2560x1440", 90.0), not_run(1, "2560x1440"), run(2, "2560x1440", 92.0)]
     (tier,) = grade_tiers(runs, RULES)
-    assert tier.as_json() == {
+    assert tier.model_dump(mode="json") == {
         "resolution": "2560x1440", "runs": 3, "scored_runs": 2, "not_run": 1,
         "mean_fluidity": 91.0, "measured": True, "meets_gold": True, "meets_platinum": False,
     }

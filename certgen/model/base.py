@@ -5,7 +5,7 @@ certgen left out when absent) and lab-written text in several languages.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, Final, Literal
+from typing import ClassVar, Final, Literal, overload
 
 from pydantic import (
     BaseModel,
@@ -85,6 +85,12 @@ def text_for(value: LabText, lang: str) -> tuple[str, Language]:
     raise AssertionError("LocalText gives at least one language")
 
 
+@overload
+def lab_text(value: LabText | Mapping[str, str | None]) -> LabText: ...
+@overload
+def lab_text(value: None) -> None: ...
+@overload
+def lab_text(value: LabText | Mapping[str, str | None] | None) -> LabText | None: ...
 def lab_text(value: LabText | Mapping[str, str | None] | None) -> LabText | None:
     """Lab-written text as the record holds it: a plain string stays one (an older record's
     bytes do not change), a mapping of languages becomes a LocalText."""
