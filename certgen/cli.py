@@ -85,9 +85,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     if not value or ctx.resilient_parsing:
         return
     if ctx.meta.get(_VERBOSE_KEY):
-        from certgen.software import current_software
+        from certgen.software import current_software, version_lines
 
-        for line in current_software().lines():
+        for line in version_lines(current_software()):
             click.echo(line)
     else:
         click.echo(f"certgen, version {__version__}")

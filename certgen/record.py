@@ -49,7 +49,7 @@ from certgen.model.figures import (
     RunMetrics,
 )
 from certgen.model.issuer import Issuer
-from certgen.model.software import DataDigests, Software
+from certgen.model.software import Software
 from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
 from certgen.model.verdict import (
     Grade,
@@ -67,7 +67,6 @@ from certgen.rules import (
     cohort_key,
     cohort_label,
 )
-from certgen.software import Software as CurrentSoftware
 from certgen.software import current_software
 from certgen.sop import Rules
 
@@ -388,18 +387,6 @@ def rules_block(rules: Rules) -> RulesBlock:
     )
 
 
-def software_block(software: CurrentSoftware) -> Software:
-    """The `software` block of a stack (certgen.software.current_software())."""
-    d = software.digests
-    return Software(
-        certgen=software.certgen, commit=software.commit, python=software.python,
-        weasyprint=software.weasyprint, pydyf=software.pydyf, pango=software.pango,
-        harfbuzz=software.harfbuzz,
-        digests=DataDigests(templates=d.templates, locales=d.locales, fonts=d.fonts,
-                            rules=d.rules),
-    )
-
-
 # The verdict's reasoning carries loosely typed parameters (Refusal.params, why_detail); they
 # become models through their JSON form, so strict JSON validation checks their shape.
 _REFUSAL: Final[TypeAdapter[RefusalDetail]] = TypeAdapter(RefusalDetail)
@@ -445,7 +432,7 @@ def build_record(
     rules: Rules,
     fleet_runs: int | None,
     draft: bool,
-    software: CurrentSoftware | None = None,
+    software: Software | None = None,
     issuer: Issuer | None = None,
     test_system: TestSystem | None = None,
 ) -> Record:
@@ -509,7 +496,7 @@ def build_record(
         issuer=issuer,
         rules_version=rules.rules_version,
         certgen_version=__version__,
-        software=software_block(software),
+        software=software,
         rules=rules_block(rules),
         status=Status(
             issuable=verdict.issuable, draft=draft, refusals=verdict.refusals,

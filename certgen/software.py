@@ -23,10 +23,11 @@ import ctypes.util
 import hashlib
 import os
 import platform
-from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+
+from certgen.model.software import DataDigests, Software
 
 COMMIT_ENV = "CERTGEN_COMMIT"
 """The environment variable naming certgen's git commit (e.g. set by CI or `make dist`)."""
@@ -39,54 +40,28 @@ _PANGO_NAMES = ("libpango-1.0.so.0", "pango-1.0", "libpango-1.0-0", "libpango-1.
 _HARFBUZZ_NAMES = ("libharfbuzz.so.0", "harfbuzz", "libharfbuzz-0", "libharfbuzz.0.dylib")
 
 
-@dataclass(frozen=True)
-class DataDigests:
-    """SHA-256 over the data files a document is made from (sorted relative paths + contents)."""
-
-    templates: str
-    """templates/ without fonts/: Jinja templates, CSS, fonts.conf."""
-    locales: str
-    """locales/: message catalogs, explainers, glossary."""
-    fonts: str
-    """templates/fonts/: the bundled fonts and their licence."""
-    rules: str
-    """The packaged SOP rules files (certgen/sop/*.yaml)."""
+def creator_line(software: Software) -> str:
+    """One line for a PDF's Creator field (see `stack_line`)."""
+    return stack_line(certgen=software.certgen, commit=software.commit, python=software.python,
+                      weasyprint=software.weasyprint, pydyf=software.pydyf,
+                      pango=software.pango, harfbuzz=software.harfbuzz)
 
 
-@dataclass(frozen=True)
-class Software:
-    """The stack of one certgen process (see the module doc for where each value comes from)."""
-
-    certgen: str
-    commit: str | None
-    python: str
-    weasyprint: str
-    pydyf: str
-    pango: str
-    harfbuzz: str
-    digests: DataDigests
-
-    def line(self) -> str:
-        """One line for a PDF's Creator field (see `stack_line`)."""
-        return stack_line(certgen=self.certgen, commit=self.commit, python=self.python,
-                          weasyprint=self.weasyprint, pydyf=self.pydyf, pango=self.pango,
-                          harfbuzz=self.harfbuzz)
-
-    def lines(self) -> list[str]:
-        """`certgen --version --verbose`: one 'name value' line per component and digest."""
-        return [
-            f"certgen {self.certgen}",
-            f"commit {self.commit or f'(not stated; set {COMMIT_ENV})'}",
-            f"python {self.python}",
-            f"weasyprint {self.weasyprint}",
-            f"pydyf {self.pydyf}",
-            f"pango {self.pango}",
-            f"harfbuzz {self.harfbuzz}",
-            f"templates sha256:{self.digests.templates}",
-            f"locales sha256:{self.digests.locales}",
-            f"fonts sha256:{self.digests.fonts}",
-            f"rules sha256:{self.digests.rules}",
-        ]
+def version_lines(software: Software) -> list[str]:
+    """`certgen --version --verbose`: one 'name value' line per component and digest."""
+    return [
+        f"certgen {software.certgen}",
+        f"commit {software.commit or f'(not stated; set {COMMIT_ENV})'}",
+        f"python {software.python}",
+        f"weasyprint {software.weasyprint}",
+        f"pydyf {software.pydyf}",
+        f"pango {software.pango}",
+        f"harfbuzz {software.harfbuzz}",
+        f"templates sha256:{software.digests.templates}",
+        f"locales sha256:{software.digests.locales}",
+        f"fonts sha256:{software.digests.fonts}",
+        f"rules sha256:{software.digests.rules}",
+    ]
 
 
 def stack_line(*, certgen: str, commit: str | None, python: str, weasyprint: str, pydyf: str,

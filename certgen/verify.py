@@ -874,7 +874,7 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
     )
     from certgen.render.i18n import LANGUAGES
     from certgen.render.sign import replay_signature
-    from certgen.software import current_software
+    from certgen.software import creator_line, current_software
 
     if not vouched or signature.cms_der is None or signature.when is None:
         return Check("content", "skip", "not compared: no signature holds for this file, so "
@@ -912,7 +912,7 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
                      "added, restated or changed" + (")" if not signature.timestamped else
                      "; validation data and timestamps follow)")), None
     theirs = software_line(record) if record.software is not None else None
-    ours = current_software().line()
+    ours = creator_line(current_software())
     producer = _producer(pdf)
     from pyhanko.pdf_utils.metadata.model import VENDOR
 

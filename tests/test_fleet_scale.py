@@ -92,7 +92,7 @@ def reference(store: FleetStore, cohort: Cohort, values: dict[str, Any], cert: s
               min_cohort: int) -> dict[str, dict[str, Any]]:
     """The ranks the Python implementation gives (it pulls the cohort into lists)."""
     ranks = rank_run(values, store.cohort_values(cohort, cert), min_cohort=min_cohort)
-    return {name: rank.as_json() for name, rank in ranks.items()}
+    return {name: rank.model_dump() for name, rank in ranks.items()}
 
 
 def assert_ranks_match_reference(store: FleetStore, probes: list[FleetRun],

@@ -21,8 +21,8 @@ from pypdf import PdfReader
 from certgen import __version__
 from certgen.paths import locales_dir, templates_dir
 from certgen.pipeline import make_record
-from certgen.record import dump_record, load_record, software_block
-from certgen.software import COMMIT_ENV, current_software, stack_line, tree_digest
+from certgen.record import dump_record, load_record
+from certgen.software import COMMIT_ENV, creator_line, current_software, stack_line, tree_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gold-rx7800xt"
@@ -57,7 +57,7 @@ def test_the_stack_is_this_environments() -> None:
 def test_the_example_record_names_the_stack() -> None:
     """Must show: the renderer stack in record.json of the samples."""
     record = make_record(EXAMPLE)
-    assert record.software == software_block(current_software())
+    assert record.software == current_software()
     data = json.loads(dump_record(record))
     assert list(data)[:7] == ["schema_version", "certificate", "issuer", "rules_version",
                               "certgen_version", "software", "rules"]
@@ -79,7 +79,7 @@ def test_the_commit_is_recorded_only_when_stated(fresh_stack: pytest.MonkeyPatch
     fresh_stack.setenv(COMMIT_ENV, "0123456789abcdef0123456789abcdef01234567")
     software = make_record(EXAMPLE).software
     assert software is not None and software.commit == "0123456789abcdef0123456789abcdef01234567"
-    assert ", commit 0123456789abcdef0123456789abcdef01234567 (Python" in current_software().line()
+    assert ", commit 0123456789abcdef0123456789abcdef01234567 (Python" in creator_line(current_software())
 
 
 def test_version_verbose_prints_the_same_stack(capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,7 +112,7 @@ def test_the_pdf_creator_names_the_records_stack(
     s = record.software
     assert info["/Creator"] == stack_line(
         certgen=s.certgen, commit=s.commit, python=s.python, weasyprint=s.weasyprint,
-        pydyf=s.pydyf, pango=s.pango, harfbuzz=s.harfbuzz) == current_software().line()
+        pydyf=s.pydyf, pango=s.pango, harfbuzz=s.harfbuzz) == creator_line(current_software())
     assert info["/Creator"].startswith(f"certgen {__version__} (Python {platform.python_version()}, "
                                        f"WeasyPrint {metadata.version('weasyprint')}, pydyf ")
 

@@ -104,12 +104,12 @@ def static_inputs_digest() -> bytes:
     """Digest of the certgen version and stack, templates/, locales/ and the rules files (the
     packaged ones and those on CERTGEN_RULES_PATH) (cached)."""
     from certgen.paths import locales_dir, templates_dir
-    from certgen.software import current_software
+    from certgen.software import creator_line, current_software
     from certgen.sop import rules_folders
 
     sop = tuple(str(folder) for folder in rules_folders() if folder.is_dir())
     return _static_inputs_digest(str(templates_dir()), str(locales_dir()), sop,
-                                 current_software().line())
+                                 creator_line(current_software()))
 
 
 def inputs_key(

@@ -65,7 +65,6 @@ from certgen.fleet.model import (
     CohortSums,
     FleetRun,
     Metric,
-    Rank,
     exact_scaled,
     exact_scaled_square,
     field_errors,
@@ -81,6 +80,7 @@ from certgen.fleet.model import (
     runs_from_record,
 )
 from certgen.fleet.store import MIGRATIONS, SCHEMA_VERSION, FleetStore, migrate
+from certgen.model import Rank
 
 __all__ = [
     "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",

@@ -25,6 +25,7 @@ from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
 from certgen.model import FleetSection
+from certgen.model.cohort import Rank
 from certgen.record import Record
 from certgen.record import Run as RecordRun
 
@@ -142,30 +143,6 @@ def lock_timeout(option: float | None = None) -> float:
 
 # ---------------------------------------------------------------------------------------------
 # Ranking (pure)
-
-
-@dataclass(frozen=True)
-class Rank:
-    """A run's standing in its cohort for one metric (`runs[].ranks.<metric>` in record.json).
-
-    percentile: share of the other cohort runs it strictly beats, higher is better (null below
-    the minimum); n: cohort size including the run; cohort_mean, z: over those n values.
-    """
-
-    percentile: float | None
-    n: int
-    cohort_mean: float | None
-    z: float | None
-
-    @property
-    def published(self) -> bool:
-        """True when the cohort reached the minimum and the percentile is shown."""
-        return self.percentile is not None
-
-    def as_json(self) -> dict[str, float | int | None]:
-        """The pinned shape {percentile, n, cohort_mean, z}."""
-        return {"percentile": self.percentile, "n": self.n, "cohort_mean": self.cohort_mean,
-                "z": self.z}
 
 
 def rank_value(

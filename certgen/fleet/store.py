@@ -46,7 +46,6 @@ from certgen.fleet.model import (
     Cohort,
     CohortSums,
     FleetRun,
-    Rank,
     _bound,
     _describe,
     _dump_line,
@@ -66,8 +65,7 @@ from certgen.fleet.model import (
 from certgen.fleet.model import (
     lock_timeout as lock_timeout_of,
 )
-from certgen.model import Rank as RecordRank
-from certgen.model import Ranks, RunMetrics
+from certgen.model import Rank, Ranks, RunMetrics
 from certgen.record import Record, record_json
 
 BATCH_ROWS: Final = 2000
@@ -1002,7 +1000,7 @@ class FleetStore:
         """
         minimum = self.min_cohort if min_cohort is None else min_cohort
         ranks = self._ranks(cohort, metrics, certificate_id, minimum)
-        return {name: rank.as_json() for name, rank in ranks.items()}
+        return {name: rank.model_dump() for name, rank in ranks.items()}
 
     def run_ranks(
         self,
@@ -1016,10 +1014,7 @@ class FleetStore:
         minimum = self.min_cohort if min_cohort is None else min_cohort
         values = {m: getattr(metrics, m) for m in METRIC_NAMES}
         ranks = self._ranks(cohort, values, certificate_id, minimum)
-        return Ranks(**{
-            name: RecordRank(percentile=r.percentile, n=r.n, cohort_mean=r.cohort_mean, z=r.z)
-            for name, r in ranks.items()
-        })
+        return Ranks(**ranks)
 
     def export_jsonl(self, stream: IO[str]) -> int:
         """Write every row as one JSON line, ordered by (certificate_id, run_index), streaming

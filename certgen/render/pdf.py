@@ -210,9 +210,9 @@ def html_to_pdf(
     meta.created = None if dated is None else _w3c(created)
     meta.modified = None if dated is None else _w3c(created)
     if generator is None:
-        from certgen.software import current_software
+        from certgen.software import creator_line, current_software
 
-        generator = current_software().line()
+        generator = creator_line(current_software())
     meta.generator = generator
     # The HTML may declare attachments of its own (<link rel=attachment>): never honour them.
     meta.attachments = []
