@@ -435,9 +435,10 @@ def cross_check_diagnostics(ours_json: str | None, peer_json: str | None) -> lis
 def in_process(frames: np.ndarray, label: str, repeats: int) -> list[Row]:
     """Benchmarks b and c on one array of frame times."""
     from certgen.diagnostics import compute_diagnostics, stutter_events
-    from certgen.metrics import Weights, compute_sop_metrics
+    from certgen.metrics import compute_sop_metrics
+    from certgen.model import Weights
 
-    weights = Weights(0.7, 0.3)
+    weights = Weights(consistency_gap=0.7, stutter=0.3)
     n = f"{frames.size / 1e6:g}M" if frames.size >= 100_000 else f"{frames.size}"
     rows = []
     if label == "bench":

@@ -45,6 +45,7 @@ from pydantic_core import PydanticCustomError
 
 from certgen.captures.common import shorten
 from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
+from certgen.model.base import schema_keeping_names
 
 CARD_FILE = "card.yaml"
 MAX_CARD_BYTES = 1 << 20
@@ -64,7 +65,7 @@ _CERT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # --------------------------------------------------------------------------------------------
 
 
-class _Strict(BaseModel):
+class _CardModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
@@ -162,7 +163,7 @@ TEXT_LANGUAGES = ("en", "ru", "pt")
 """The languages a lab may write its text in (the languages of the documents)."""
 
 
-class _PerLanguage(_Strict):
+class _PerLanguage(_CardModel):
     """Text a lab writes, per language (`{en: …, ru: …, pt: …}`): at least one is given.
 
     A certificate shows its own language's text, else the English, else the first given
@@ -235,7 +236,7 @@ Written = str | _PerLanguage
 """Any text a lab writes, as validated: a plain string (English) or per language."""
 
 
-class Certificate(_Strict):
+class Certificate(_CardModel):
     """Which certificate this is and which SOP rules file applies."""
 
     id: str = Field(
@@ -286,7 +287,7 @@ class Certificate(_Strict):
         return value
 
 
-class Card(_Strict):
+class Card(_CardModel):
     """The certified card, as printed on the documents."""
 
     vendor: Text
@@ -300,21 +301,21 @@ class Card(_Strict):
     driver: Text = Field(description='Driver version as text (quote it: "566.14").')
 
 
-class Phase1(_Strict):
+class CardPhase1(_CardModel):
     """Outcomes of SOP Phase 1 (electrical checks) that bear on the certificate."""
 
     vrm_rail_resistance: Prose = Field(
         description="Outcome of the VRM rail resistance check (per language or a string).")
 
 
-class GradeCap(_Strict):
+class CardGradeCap(_CardModel):
     """A cap on the grade imposed by another SOP phase, with its reason."""
 
     grade: Literal["PLATINUM", "GOLD", "SILVER"]
     reason: Prose = Field(description="Why (per language or a string).")
 
 
-class FirstCapture(_Strict):
+class CardFirstCapture(_CardModel):
     """The archived first capture of a re-run configuration and its SHA-256."""
 
     file: str = Field(description="Path inside the bundle, e.g. archive/run-first.csv.")
@@ -336,7 +337,7 @@ class FirstCapture(_Strict):
         return value
 
 
-class SoftLimit(_Strict):
+class CardSoftLimit(_CardModel):
     """What a raised Stutter Soft Limit requires: a justification and a VRM re-examination."""
 
     justification: Justification | None = Field(
@@ -346,7 +347,7 @@ class SoftLimit(_Strict):
                                   "(per language or a string).")
 
 
-class TestSystem(_Strict):
+class CardTestSystem(_CardModel):
     """The test bench the runs were measured on (every field optional: what is not stated is
     printed as not stated, never guessed)."""
 
@@ -359,7 +360,7 @@ class TestSystem(_Strict):
         default=None, description="Anything else about the bench (per language or a string).")
 
 
-class Run(_Strict):
+class CardRun(_CardModel):
     """One benchmark run: its cohort fields, then a capture or the reason it was not run."""
 
     title: Text
@@ -375,8 +376,8 @@ class Run(_Strict):
     capture: str | None = Field(default=None, description="Capture file inside the bundle.")
     not_run: Prose | None = Field(
         default=None, description="Why the run could not execute (per language or a string).")
-    first_capture: FirstCapture | None = None
-    soft_limit: SoftLimit | None = None
+    first_capture: CardFirstCapture | None = None
+    soft_limit: CardSoftLimit | None = None
     process: Text | None = Field(
         default=None, description="Application name to pick from a multi-process capture."
     )
@@ -398,7 +399,7 @@ class Run(_Strict):
         return None if value is None else _confined(value, info)
 
     @model_validator(mode="after")
-    def _capture_xor_not_run(self) -> Run:
+    def _capture_xor_not_run(self) -> CardRun:
         if (self.capture is None) == (self.not_run is None):
             raise PydanticCustomError(
                 "capture_or_not_run", "expected exactly one of 'capture' and 'not_run'"
@@ -411,7 +412,7 @@ class Run(_Strict):
         return f"{self.title} {self.resolution}"
 
 
-class CardFile(_Strict):
+class CardFile(_CardModel):
     """card.yaml: certificate, customer, card, Phase 1 outcome, grade cap and the runs."""
 
     model_config = ConfigDict(
@@ -425,10 +426,10 @@ class CardFile(_Strict):
     certificate: Certificate
     customer: Text = Field(description="Customer name, as printed.")
     card: Card
-    phase1: Phase1
-    grade_cap: GradeCap | None = Field(description="A cap from another SOP phase, or null.")
-    test_system: TestSystem | None = Field(default=None, description="The test bench.")
-    runs: list[Run] = Field(min_length=1)
+    phase1: CardPhase1
+    grade_cap: CardGradeCap | None = Field(description="A cap from another SOP phase, or null.")
+    test_system: CardTestSystem | None = Field(default=None, description="The test bench.")
+    runs: list[CardRun] = Field(min_length=1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -974,7 +975,8 @@ def load_bundle(path: str | os.PathLike[str], *, limits: ZipLimits | None = None
 
 def card_json_schema() -> dict[str, Any]:
     """The JSON Schema of card.yaml, generated from the models (deterministic)."""
-    schema = CardFile.model_json_schema(mode="validation")
+    schema = schema_keeping_names(CardFile, {f"Card{name}": name for name in (
+        "Phase1", "GradeCap", "FirstCapture", "SoftLimit", "TestSystem", "Run")})
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
     return ordered

@@ -29,7 +29,6 @@ from certgen.errors import ExplainerError as ExplainerError  # re-exported (move
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
-    Weights,
     fluidity_score,
     fps_figures,
     k_slowest,
@@ -37,6 +36,7 @@ from certgen.metrics import (
     round_half_away,
     weights_of,
 )
+from certgen.model import Weights
 from certgen.sop import Rules, load_rules
 
 if TYPE_CHECKING:

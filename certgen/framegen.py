@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from certgen.metrics import Weights, compute_sop_metrics, positive_frames, round_half_away
+from certgen.metrics import compute_sop_metrics, positive_frames, round_half_away
+from certgen.model import Weights
 from certgen.model.figures import (
     DiagnosticFigures,
     DisplayDiagnostic,

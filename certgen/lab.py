@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from certgen.errors import LabError as LabError  # re-exported
+from certgen.model.base import schema_keeping_names
 
 LAB_ENV = "CERTGEN_LAB"
 """The environment variable `certgen build` reads the lab profile's path from."""
@@ -33,11 +34,11 @@ LAB_ENV = "CERTGEN_LAB"
 Text = Annotated[str, Field(min_length=1)]
 
 
-class _Strict(BaseModel):
+class _LabModel(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class LocalizedText(_Strict):
+class LocalizedText(_LabModel):
     """Text a lab writes, per language: English (the original) and optional translations."""
 
     en: Text = Field(description="The English original.")
@@ -49,14 +50,14 @@ LabText = Text | LocalizedText
 """A plain string (English, shown as is in every language) or {en, ru, pt}."""
 
 
-class Accreditation(_Strict):
+class LabAccreditation(_LabModel):
     """The laboratory's accreditation: the accrediting body and the accreditation number."""
 
     body: Text = Field(description="Accreditation body, e.g. the national accreditation body.")
     number: Text = Field(description="Accreditation number or scope reference.")
 
 
-class Signatory(_Strict):
+class LabSignatory(_LabModel):
     """Who signs the certificates for the laboratory."""
 
     name: Text = Field(description="Full name, as printed; the signing certificate's common "
@@ -69,7 +70,7 @@ class Signatory(_Strict):
                                   "in the signatory's name that chains to the lab's CA.")
 
 
-class Lab(_Strict):
+class Lab(_LabModel):
     """lab.yaml: the laboratory that issues the certificates."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="lab.yaml",
@@ -77,9 +78,9 @@ class Lab(_Strict):
 
     name: Text = Field(description="Laboratory name, as printed on every certificate.")
     address: LabText = Field(description="Postal address (per language or a string).")
-    accreditation: Accreditation | None = Field(
+    accreditation: LabAccreditation | None = Field(
         default=None, description="Accreditation body and number; leave out when not accredited.")
-    signatory: Signatory = Field(description="Who signs for the laboratory.")
+    signatory: LabSignatory = Field(description="Who signs for the laboratory.")
     verification_base: str = Field(
         description="https:// base of the verification address: <base>/<id>/?sha256=<hash>.")
     validity_months: Annotated[int, Field(ge=1, le=120)] = Field(
@@ -194,7 +195,8 @@ def check_issuable_base(verify_base: str, profile: LabProfile | None, *, draft: 
 
 def lab_json_schema() -> dict[str, Any]:
     """The JSON Schema of lab.yaml, generated from the models (deterministic)."""
-    schema = Lab.model_json_schema(mode="validation")
+    schema = schema_keeping_names(Lab, {"LabAccreditation": "Accreditation",
+                                        "LabSignatory": "Signatory"})
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
     return ordered

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from certgen.errors import CaptureEmptyError
 from certgen.model.figures import RunMetrics
+from certgen.model.thresholds import Weights
 
 if TYPE_CHECKING:
     from certgen.sop import Rules
@@ -63,14 +64,6 @@ class Ratios:
     fluidity_score: float | None
     corrupted: bool = False
     """True when the FPS figures break F_0.1% <= F_1% <= F (a hand-edited or corrupted record)."""
-
-
-@dataclass(frozen=True)
-class Weights:
-    """Fluidity Score weights of one SOP version (0.7 / 0.3 in v1.1)."""
-
-    consistency_gap: float
-    stutter: float
 
 
 def _fps_from_total(count: int, total_ms: float, values: FloatArray) -> float:
@@ -279,4 +272,4 @@ def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str
 
 def weights_of(rules: Rules) -> Weights:
     """The Fluidity weights of a loaded rules file (certgen.sop.Rules)."""
-    return Weights(rules.weight_gap, rules.weight_stutter)
+    return Weights(consistency_gap=rules.weight_gap, stutter=rules.weight_stutter)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.bundle import LoadedBundle, Run, Written, load_bundle
+from certgen.bundle import CardRun, LoadedBundle, Written, load_bundle
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
@@ -91,7 +91,7 @@ def bundle_cohorts(bundle: LoadedBundle) -> list[tuple[str, str, str, bool, str,
     return [_config(run).key() for run in bundle.card.runs]
 
 
-def _config(run: Run) -> RunConfig:
+def _config(run: CardRun) -> RunConfig:
     return RunConfig(
         title=run.title,
         resolution=run.resolution,
@@ -103,7 +103,7 @@ def _config(run: Run) -> RunConfig:
     )
 
 
-def _single_capture(bundle: LoadedBundle, name: str, run: Run, index: int, field: str
+def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, field: str
                     ) -> list[Capture]:
     """The one capture a file holds (read from the bundle's bytes); several is an error."""
     from certgen.captures.detect import read_capture
@@ -142,7 +142,7 @@ def _written(value: Written | None) -> RulesText | None:
     return {lang: getattr(value, lang) for lang in ("en", "ru", "pt")}
 
 
-def _conditions(run: Run) -> RunConditions:
+def _conditions(run: CardRun) -> RunConditions:
     """How the run was made, as card.yaml states it (None where it does not)."""
     return RunConditions(
         game_version=run.game_version,
@@ -151,7 +151,7 @@ def _conditions(run: Run) -> RunConditions:
     )
 
 
-def _read_run(bundle: LoadedBundle, index: int, run: Run, rules: Rules) -> tuple[RunInput, RunFacts]:
+def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> tuple[RunInput, RunFacts]:
     """Read, measure and describe one run of the bundle."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None

@@ -25,7 +25,6 @@ from pydantic import (
     BaseModel,
     Field,
     JsonValue,
-    TypeAdapter,
     ValidationError,
 )
 from pydantic_core import ErrorDetails
@@ -53,7 +52,6 @@ from certgen.model.software import Software
 from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
 from certgen.model.verdict import (
     Grade,
-    RefusalDetail,
     SoftLimit,
     Status,
     Tier,
@@ -61,7 +59,6 @@ from certgen.model.verdict import (
 )
 from certgen.rules import (
     FirstCaptureCheck,
-    Refusal,
     SoftLimitCheck,
     Verdict,
     cohort_key,
@@ -387,20 +384,6 @@ def rules_block(rules: Rules) -> RulesBlock:
     )
 
 
-# The verdict's reasoning carries loosely typed parameters (Refusal.params, why_detail); they
-# become models through their JSON form, so strict JSON validation checks their shape.
-_REFUSAL: Final[TypeAdapter[RefusalDetail]] = TypeAdapter(RefusalDetail)
-_WHY: Final[TypeAdapter[WhyDetail | None]] = TypeAdapter(WhyDetail | None)
-
-
-def _refusal(refusal: Refusal) -> RefusalDetail:
-    return _REFUSAL.validate_json(json.dumps(refusal.as_json(), allow_nan=False))
-
-
-def _why(check: FirstCaptureCheck) -> WhyDetail | None:
-    return _WHY.validate_json(json.dumps(check.why_detail_json(), allow_nan=False))
-
-
 def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     return SoftLimit(
         raised=check.raised, limit=check.limit, justification=lab_text(check.justification),
@@ -408,16 +391,12 @@ def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     )
 
 
-def _own_reason(check: FirstCaptureCheck) -> WhyDetail | None:
-    return _WHY.validate_json(json.dumps(check.rerun_reason_json(), allow_nan=False))
-
-
 def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | None
                    ) -> FirstCapture:
     return FirstCapture(
         file=file, sha256_declared=check.sha256_declared, sha256_actual=check.sha256_actual,
-        matches=check.matches, required=check.required, why=check.why, why_detail=_why(check),
-        metrics=metrics, rerun_reason=_own_reason(check),
+        matches=check.matches, required=check.required, why=check.why, why_detail=check.why_detail,
+        metrics=metrics, rerun_reason=check.rerun_reason,
     )
 
 
@@ -472,8 +451,8 @@ def build_record(
         first_captures=tuple(
             AuditFirstCapture(
                 run=f.run, file=f.file, sha256=f.sha256_actual, sha256_declared=f.sha256_declared,
-                matches=f.matches, required=f.required, why=f.why, why_detail=_why(f),
-                metrics=first_metrics.get(f.run), rerun_reason=_own_reason(f),
+                matches=f.matches, required=f.required, why=f.why, why_detail=f.why_detail,
+                metrics=first_metrics.get(f.run), rerun_reason=f.rerun_reason,
             )
             for f in verdict.first_captures if f is not None and f.file is not None
         ),
@@ -501,7 +480,7 @@ def build_record(
         status=Status(
             issuable=verdict.issuable, draft=draft, refusals=verdict.refusals,
             specimen=issuer is not None and issuer.specimen,
-            refusal_details=tuple(_refusal(r) for r in verdict.refusal_details),
+            refusal_details=tuple(r.detail for r in verdict.refusal_details),
         ),
         customer=customer,
         card=card,

@@ -23,11 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from certgen.metrics import round_half_away
 from certgen.model.base import GradeName
 from certgen.model.verdict import (
+    CaptureUsedTwice,
+    FirstCaptureIdentical,
+    FirstCaptureSha256Mismatch,
     GateReason,
     Grade,
     GradeCap,
@@ -35,9 +38,15 @@ from certgen.model.verdict import (
     LimitingRun,
     LimitingTier,
     MeasuredTierGate,
+    RefusalDetail,
+    RerunFirstCaptureMissing,
+    SoftLimitMissing,
     Tier,
     TierLineGate,
     TierScore,
+    WhyDetail,
+    WhyIncomplete,
+    WhyStutter,
 )
 from certgen.sop import Rules
 
@@ -245,31 +254,22 @@ class Refusal:
     """One reason the certificate cannot be issued, as an English message and as data.
 
     `message` is the API text (`certgen check` prints it, tests assert it word for word);
-    `code` and `params` let a renderer say the same thing in another language
-    (docs/record.md, Refusals). `params` keeps its order so the JSON is deterministic.
+    `detail` is the same as data (the record's `status.refusal_details[]`, certgen.model), so
+    a renderer can say it in another language (docs/record.md, Refusals).
     """
 
-    code: str
     message: str
-    params: tuple[tuple[str, Any], ...] = ()
+    detail: RefusalDetail
 
-    def as_json(self) -> dict[str, Any]:
-        """{"code": ..., <params in order>}: a tuple of pairs becomes an object, a tuple a list."""
-        out: dict[str, Any] = {"code": self.code}
-        for key, value in self.params:
-            out[key] = _json_value(value)
-        return out
+    @property
+    def code(self) -> str:
+        return self.detail.code
 
 
-def _json_value(value: Any) -> Any:
-    if isinstance(value, tuple):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return {str(k): _json_value(v) for k, v in value}
-        return [_json_value(v) for v in value]
-    return value
+Requirement = Literal["justification", "vrm_reexamination"]
+CaptureField = Literal["capture", "first_capture"]
 
-
-SOFT_LIMIT_REQUIREMENTS = (
+SOFT_LIMIT_REQUIREMENTS: tuple[tuple[Requirement, str], ...] = (
     ("justification", "a justification"),
     ("vrm_reexamination", "a Phase 1 VRM re-examination"),
 )
@@ -298,12 +298,10 @@ def soft_limit_check(run: RunFacts, rules: Rules) -> tuple[SoftLimitCheck, Refus
         f"{run.stutter:.4f} > {_fmt_limit(limit)}; {' and '.join(w for _, w in missing)} "
         f"{verb} required before this certificate can be issued"
     )
-    refusal = Refusal(
-        "soft_limit_missing",
-        message,
-        (("run", run.index), ("missing", tuple(code for code, _ in missing)),
-         ("stutter", run.stutter), ("limit", limit)),
-    )
+    refusal = Refusal(message, SoftLimitMissing(
+        code="soft_limit_missing", run=run.index,
+        missing=tuple(code for code, _ in missing),
+        stutter=cast(float, run.stutter), limit=limit))
     return check, refusal
 
 
@@ -318,10 +316,9 @@ class FirstCaptureCheck:
     file: str | None
     sha256_declared: str | None
     sha256_actual: str | None
-    why_detail: tuple[tuple[str, Any], ...] | None = None
-    """The same as data: (("code", "incomplete"), ("reason", ...)) or
-    (("code", "stutter_over_rerun_line"), ("stutter", 0.611), ("line", 0.6)) (or None)."""
-    rerun_reason: tuple[tuple[str, Any], ...] | None = None
+    why_detail: WhyDetail | None = None
+    """The same as data: WhyIncomplete or WhyStutter (or None)."""
+    rerun_reason: WhyDetail | None = None
     """Why the archived first capture called for a re-run, from its own figures (the same
     shape as why_detail); None when its own figures show no reason or no file is declared."""
 
@@ -331,40 +328,18 @@ class FirstCaptureCheck:
             return None
         return self.sha256_declared == self.sha256_actual
 
-    def as_json(self) -> dict[str, Any] | None:
-        """The `runs[].first_capture` object of the record (None when no file is declared)."""
-        if self.file is None:
-            return None
-        return {
-            "file": self.file,
-            "sha256_declared": self.sha256_declared,
-            "sha256_actual": self.sha256_actual,
-            "matches": self.matches,
-            "required": self.required,
-            "why": self.why,
-            "why_detail": self.why_detail_json(),
-        }
-
-    def why_detail_json(self) -> dict[str, Any] | None:
-        """`why_detail` as a JSON object (None when no re-run was required)."""
-        return None if self.why_detail is None else dict(self.why_detail)
-
-    def rerun_reason_json(self) -> dict[str, Any] | None:
-        """`rerun_reason` as a JSON object (None when the first capture shows none)."""
-        return None if self.rerun_reason is None else dict(self.rerun_reason)
-
 
 def rerun_reason(stutter: float | None, incomplete: bool, incomplete_reason: str | None,
-                 rules: Rules) -> tuple[str | None, tuple[tuple[str, Any], ...] | None]:
+                 rules: Rules) -> tuple[str | None, WhyDetail | None]:
     """Why a capture calls for a re-run (SOP: incomplete, or stutter over the re-run line):
     the English text and the same as data, or (None, None)."""
     if incomplete:
         return ("incomplete" + (f": {incomplete_reason}" if incomplete_reason else ""),
-                (("code", "incomplete"), ("reason", incomplete_reason or None)))
+                WhyIncomplete(code="incomplete", reason=incomplete_reason or None))
     if stutter is not None and stutter > rules.rerun_stutter:
         return (f"stutter {stutter:.4f} > {_fmt_limit(rules.rerun_stutter)}",
-                (("code", "stutter_over_rerun_line"), ("stutter", stutter),
-                 ("line", rules.rerun_stutter)))
+                WhyStutter(code="stutter_over_rerun_line", stutter=stutter,
+                           line=rules.rerun_stutter))
     return None, None
 
 
@@ -372,7 +347,7 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
     """The re-run rule on one recorded run: the archived first capture and its SHA-256."""
     reasons: list[Refusal] = []
     why: str | None = None
-    detail: tuple[tuple[str, Any], ...] | None = None
+    detail: WhyDetail | None = None
     if run.recorded:
         why, detail = rerun_reason(run.stutter, run.incomplete, run.incomplete_reason, rules)
     own = None
@@ -392,30 +367,32 @@ def rerun_audit(run: RunFacts, rules: Rules) -> tuple[FirstCaptureCheck, list[Re
     where = f"{CARD_FILE}: runs[{run.index}].first_capture"
     if why is not None and detail is not None and run.first_capture_file is None:
         reasons.append(Refusal(
-            "rerun_first_capture_missing",
             f"{where}: run \"{run.label}\" needed a re-run ({why}) but has no archived first "
             "capture; the re-run step was skipped (archive the first capture and cite its SHA-256)",
-            (("run", run.index), ("why", detail)),
+            RerunFirstCaptureMissing(code="rerun_first_capture_missing", run=run.index,
+                                     why=detail),
         ))
     if check.matches is False:
         reasons.append(Refusal(
-            "first_capture_sha256_mismatch",
             f"{where}: {run.first_capture_file}: SHA-256 mismatch: declared "
             f"{run.first_capture_declared}, file has {run.first_capture_actual}; "
             "the archived first capture is not the one cited in the audit trail",
-            (("run", run.index), ("file", run.first_capture_file),
-             ("sha256_declared", run.first_capture_declared),
-             ("sha256_actual", run.first_capture_actual)),
+            FirstCaptureSha256Mismatch(
+                code="first_capture_sha256_mismatch", run=run.index,
+                file=cast(str, run.first_capture_file),
+                sha256_declared=cast(str, run.first_capture_declared),
+                sha256_actual=cast(str, run.first_capture_actual)),
         ))
     if (run.first_capture_file is not None and run.capture_sha256 is not None
             and run.first_capture_actual == run.capture_sha256):
         reasons.append(Refusal(
-            "first_capture_identical",
             f"{where}: {run.first_capture_file} is byte-identical to the recorded capture "
             f"{run.capture_file} (SHA-256 {run.capture_sha256}); the archived first capture "
             "must be the capture that was re-run, not the re-run itself",
-            (("run", run.index), ("file", run.first_capture_file),
-             ("capture", run.capture_file), ("sha256", run.capture_sha256)),
+            FirstCaptureIdentical(code="first_capture_identical", run=run.index,
+                                  file=run.first_capture_file,
+                                  capture=cast(str, run.capture_file),
+                                  sha256=run.capture_sha256),
         ))
     return check, reasons
 
@@ -429,10 +406,11 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
     run's recorded capture is refused by rerun_audit. Each later use names the first one, in
     card.yaml order.
     """
-    seen: dict[str, tuple[int, str, str]] = {}
+    seen: dict[str, tuple[int, CaptureField, str]] = {}
     refusals: list[Refusal] = []
     for run in runs:
-        uses = [("capture", run.capture_file, run.capture_sha256),
+        uses: list[tuple[CaptureField, str | None, str | None]] = [
+                ("capture", run.capture_file, run.capture_sha256),
                 ("first_capture", run.first_capture_file, run.first_capture_actual)]
         for field, file, sha in uses:
             if file is None or sha is None:
@@ -445,13 +423,12 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
                 continue  # the same run's capture and first capture: rerun_audit's refusal
             other_run, other_field, other_file = first
             refusals.append(Refusal(
-                "capture_used_twice",
                 f"{CARD_FILE}: runs[{run.index}].{field}: {file} is the same capture (SHA-256 "
                 f"{sha}) as runs[{other_run}].{other_field} {other_file}; one capture file "
                 "cannot back two runs",
-                (("run", run.index), ("field", field), ("file", file),
-                 ("other_run", other_run), ("other_field", other_field),
-                 ("other_file", other_file), ("sha256", sha)),
+                CaptureUsedTwice(code="capture_used_twice", run=run.index, field=field,
+                                 file=file, other_run=other_run, other_field=other_field,
+                                 other_file=other_file, sha256=sha),
             ))
     return refusals
 

@@ -189,7 +189,7 @@ def read_input(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
 
 
 @dataclass(frozen=True)
-class Revocation:
+class RevokedCertificate:
     """One revoked certificate as verify sees it: the id, the date and the reason (English)."""
 
     id: str
@@ -203,13 +203,13 @@ class RevocationList:
     statuses for (index.json's as_of), and the detached signature beside it, if any
     (index.json.p7s, written by `certgen registry --sign`)."""
 
-    items: tuple[Revocation, ...]
+    items: tuple[RevokedCertificate, ...]
     source: str
     data: bytes = field(default=b"", repr=False)
     as_of: str | None = None
     signature: bytes | None = field(default=None, repr=False)
 
-    def __iter__(self) -> Iterator[Revocation]:
+    def __iter__(self) -> Iterator[RevokedCertificate]:
         return iter(self.items)
 
 
@@ -217,14 +217,14 @@ SIGNATURE_SUFFIX = ".p7s"
 """The detached signature of a revocation list is the list's file name plus this."""
 
 
-def parse_revocation_list(data: bytes, *, source: str) -> tuple[Revocation, ...]:
+def parse_revocation_list(data: bytes, *, source: str) -> tuple[RevokedCertificate, ...]:
     """--revocations: the lab's revocations.yaml (certgen.registry's format), or the registry's
     verify/index.json (a saved copy of the published one); anything else is refused, naming the
     file and the entry."""
     return _parse_revocations(data, source=source)[0]
 
 
-def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[Revocation, ...], str | None]:
+def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[RevokedCertificate, ...], str | None]:
     """parse_revocation_list, and index.json's `as_of` (None for revocations.yaml)."""
     import json
 
@@ -259,14 +259,14 @@ def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[Revocation, .
                     or not isinstance(english, str):
                 raise CertgenError("expected revoked: {date, reason: {en, …}} or null",
                                    file=source, field=f"certificates[{i}].revoked")
-            out.append(Revocation(row["id"], revoked["date"], english))
+            out.append(RevokedCertificate(row["id"], revoked["date"], english))
         as_of = index.get("as_of")
         return tuple(out), as_of if isinstance(as_of, str) else None
     try:
         listed = parse_revocations(data, source=source)
     except RevocationsError as exc:
         raise CertgenError("; ".join(exc.errors)) from None
-    return tuple(Revocation(r.id, r.date.isoformat(),
+    return tuple(RevokedCertificate(r.id, r.date.isoformat(),
                             r.reason if isinstance(r.reason, str) else r.reason.en)
                  for r in listed.items), None
 
@@ -1025,7 +1025,7 @@ def _derivation(record: Any) -> list[str]:
     return problems
 
 
-def _revocation_check(cert_id: str, revocations: Sequence[Revocation] | RevocationList,
+def _revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | RevocationList,
                       roots: list[Any] | None,
                       signatory: str | None, pinned: str | None) -> Check:
     """The revocation check: the id's entry, and what vouches for the list (its signature)."""
@@ -1125,7 +1125,7 @@ def verify_pdf(
     source: str = "certificate.pdf",
     trust: bytes | None = None,
     trust_source: str = "--trust",
-    revocations: Sequence[Revocation] | RevocationList | None = None,
+    revocations: Sequence[RevokedCertificate] | RevocationList | None = None,
     bundle: str | None = None,
     debug: bool = False,
     at: dt.datetime | None = None,
@@ -1143,7 +1143,7 @@ def verify_pdf(
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
-            revocations: Sequence[Revocation] | RevocationList | None, bundle: str | None,
+            revocations: Sequence[RevokedCertificate] | RevocationList | None, bundle: str | None,
             at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
     import pypdf
 

@@ -16,7 +16,8 @@ import pytest
 
 from certgen.captures.detect import detect_format, read_capture_file
 from certgen.captures.model import Capture
-from certgen.metrics import Weights, compute_sop_metrics
+from certgen.metrics import compute_sop_metrics
+from certgen.model import Weights
 
 A = [10.0, 10.0, 10.0, 20.0]
 B = [5.0, 5.0, 5.0, 5.0]
@@ -25,7 +26,7 @@ FIGURES_B = (4, 200.0, 200.0, 200.0, 0.0, 0.0, 100.0)
 
 
 def figures(capture: Capture) -> tuple[object, ...]:
-    m = compute_sop_metrics(capture.frame_times_ms, Weights(0.7, 0.3))
+    m = compute_sop_metrics(capture.frame_times_ms, Weights(consistency_gap=0.7, stutter=0.3))
     return (m.frames, m.avg_fps, m.low_1pct_fps, m.low_0_1pct_fps, m.consistency_gap,
             m.stutter, m.fluidity_score)
 

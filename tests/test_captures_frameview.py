@@ -18,7 +18,8 @@ from capturekit import differing_fields
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture
 from certgen.captures.model import Capture
-from certgen.metrics import Weights, compute_sop_metrics
+from certgen.metrics import compute_sop_metrics
+from certgen.model import Weights
 
 CORES = [f"CPUCoreUtil%[{i:2d}]" for i in range(64)]
 HEADER = [
@@ -96,7 +97,7 @@ def test_error_in_dropped_keeps_the_frame_and_counts_it() -> None:
     plain = frameview_log([("Witcher3.exe", 1832, "0x000002900C071B50",
                             [("0", v) for _, v in FRAMES])])
     [reference] = read_capture(plain, name="fv.csv")
-    weights = Weights(0.7, 0.3)
+    weights = Weights(consistency_gap=0.7, stutter=0.3)
     assert compute_sop_metrics(capture.frame_times_ms, weights) == compute_sop_metrics(
         reference.frame_times_ms, weights)
 

@@ -41,7 +41,8 @@ from strategies import (
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
 from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError
-from certgen.metrics import Weights, compute_metrics
+from certgen.metrics import compute_metrics
+from certgen.model import Weights
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
 BUDGET = settings().max_examples if _PROFILE in ("fuzz", "long") else 20

@@ -22,15 +22,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import frame_times, tenths
 
-from certgen.metrics import (
-    Weights,
-    compute_sop_metrics,
-    fps_figures,
-    k_slowest,
-    ratios_from_fps,
-)
+from certgen.metrics import compute_sop_metrics, fps_figures, k_slowest, ratios_from_fps
+from certgen.model import Weights
 
-W = Weights(0.7, 0.3)
+W = Weights(consistency_gap=0.7, stutter=0.3)
 
 @given(frame_times)
 def test_lows_never_exceed_the_average(frames: np.ndarray) -> None:

@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certgen.errors import RefusalError
-from certgen.metrics import Weights, compute_metrics
-from certgen.model import Rank, Ranks, RunMetrics
+from certgen.metrics import compute_metrics
+from certgen.model import Rank, Ranks, RunMetrics, Weights
 from certgen.pipeline import make_record
 from certgen.record import Record, RecordError, chart_series, dump_record, load_record
 
@@ -81,10 +81,10 @@ def refusals(path: Path) -> list[str]:
 
 def test_dilution_figures_come_out_of_the_frame_times() -> None:
     """F 100 / F_1% 82 / F_0.1% 31.9 gives g 0.18, s 0.611, S_F 69.07 (docs/spec/rules.md)."""
-    sop = compute_metrics(frames_for(*DILUTING), Weights(0.7, 0.3)).sop
+    sop = compute_metrics(frames_for(*DILUTING), Weights(consistency_gap=0.7, stutter=0.3)).sop
     assert (sop.avg_fps, sop.low_1pct_fps, sop.low_0_1pct_fps) == DILUTING
     assert (sop.consistency_gap, sop.stutter, sop.fluidity_score) == (0.18, 0.611, 69.07)
-    near = compute_metrics(frames_for(*NEAR_99), Weights(0.7, 0.3)).sop
+    near = compute_metrics(frames_for(*NEAR_99), Weights(consistency_gap=0.7, stutter=0.3)).sop
     assert near.fluidity_score == 99.0
 
 

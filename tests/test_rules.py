@@ -215,7 +215,7 @@ def test_each_refusal_carries_its_code_and_parameters_beside_the_message() -> No
             first_capture_actual=SHA_A),
     ]
     verdict = decide(runs, None, RULES)
-    assert [r.as_json() for r in verdict.refusal_details] == [
+    assert [r.detail.model_dump(mode="json") for r in verdict.refusal_details] == [
         {"code": "rerun_first_capture_missing", "run": 0,
          "why": {"code": "stutter_over_rerun_line", "stutter": 0.611, "line": 0.6}},
         {"code": "soft_limit_missing", "run": 0,
@@ -246,7 +246,7 @@ def test_the_rerun_why_is_also_data() -> None:
             run(2, "2560x1440", 97.0, first_capture_file="archive/c.csv",
                 first_capture_declared=SHA_A, first_capture_actual=SHA_A)]
     firsts = decide(runs, None, RULES).first_captures
-    assert [(f.why, f.why_detail_json()) for f in firsts if f is not None] == [
+    assert [(f.why, None if f.why_detail is None else f.why_detail.model_dump()) for f in firsts if f is not None] == [
         ("stutter 0.6110 > 0.60", {"code": "stutter_over_rerun_line", "stutter": 0.611, "line": 0.6}),
         ("incomplete", {"code": "incomplete", "reason": None}),
         (None, None),

@@ -32,7 +32,7 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
-from certgen.verify import Revocation, Verification, verify_pdf
+from certgen.verify import RevokedCertificate, Verification, verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
@@ -194,8 +194,8 @@ def test_a_wrong_capture_in_the_bundle_names_the_run(built: Path, tmp_path: Path
 
 def test_a_revoked_certificate_fails(built: Path) -> None:
     result = _verify((built / "certificate.en.pdf").read_bytes(), revocations=(
-        Revocation("OTHER-1", "2026-01-01", "withdrawn"),
-        Revocation("SAMPLE-GOLD-0002", "2026-12-01", "card returned for repair")))
+        RevokedCertificate("OTHER-1", "2026-01-01", "withdrawn"),
+        RevokedCertificate("SAMPLE-GOLD-0002", "2026-12-01", "card returned for repair")))
     assert result.failed() == ["revocation"]
     assert _check(result, "revocation") == (
         "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: card returned for repair")

@@ -28,7 +28,8 @@ from strategies import (
 
 from certgen.bundle import parse_card_yaml, validate_card
 from certgen.captures.detect import read_capture_file
-from certgen.metrics import Weights, compute_sop_metrics
+from certgen.metrics import compute_sop_metrics
+from certgen.model import Weights
 
 IO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -43,7 +44,7 @@ def _write(tmp: pathlib.Path, name: str, text: str) -> pathlib.Path:
 @settings(max_examples=60, deadline=None)
 @given(frame_time_arrays())
 def test_generated_frame_times_obey_the_metrics_theorems(frames: np.ndarray) -> None:
-    m = compute_sop_metrics(frames, Weights(0.7, 0.3))
+    m = compute_sop_metrics(frames, Weights(consistency_gap=0.7, stutter=0.3))
     assert m.frames == frames.size and m.dropped_nonpositive == 0
     assert m.avg_fps is not None and m.low_1pct_fps is not None and m.low_0_1pct_fps is not None
     assert m.low_0_1pct_fps <= m.low_1pct_fps <= m.avg_fps

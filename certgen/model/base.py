@@ -5,7 +5,7 @@ certgen left out when absent) and lab-written text in several languages.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar, Final, Literal, overload
+from typing import Any, ClassVar, Final, Literal, overload
 
 from pydantic import (
     BaseModel,
@@ -16,6 +16,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import GenerateJsonSchema
 
 
 class Frozen(BaseModel):
@@ -104,3 +105,25 @@ def code_tag(known: Sequence[str]) -> Callable[[object], str]:
         code = value.get("code") if isinstance(value, dict) else getattr(value, "code", None)
         return code if isinstance(code, str) and code in known else "other"
     return tag
+
+
+class _KeptNames(GenerateJsonSchema):
+    NAMES: ClassVar[Mapping[str, str]] = {}
+
+    def normalize_name(self, name: str) -> str:
+        name = super().normalize_name(name)
+        return self.NAMES.get(name, name)
+
+
+def schema_keeping_names(model: type[BaseModel], names: Mapping[str, str]) -> dict[str, Any]:
+    """`model`'s validation JSON Schema with the `$defs` of renamed classes under their old
+    names (`names`: class name -> name in the schema). The input files' models carry a prefix
+    (CardRun, LabSignatory) so no class name is defined twice in certgen, while the published
+    schemas keep `$defs/Run` and `$defs/Signatory`, which other tools refer to."""
+    generator = type("KeptNames", (_KeptNames,), {"NAMES": dict(names)})
+    schema: dict[str, Any] = model.model_json_schema(mode="validation",
+                                                     schema_generator=generator)
+    for definition in schema.get("$defs", {}).values():
+        if definition.get("title") in names:
+            definition["title"] = names[definition["title"]]
+    return schema

@@ -1,0 +1,95 @@
+"""One vocabulary (issue 22): one class per concept, no JSON-text joins between stages, and the
+bugs the vocabulary work found kept fixed."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "certgen"
+
+
+def class_definitions(root: Path) -> dict[str, list[str]]:
+    """Every class name defined in the package at `root`, with the files that define it."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ClassDef):
+                found[node.name].append(path.relative_to(root).as_posix())
+    return found
+
+
+def duplicates(root: Path) -> dict[str, list[str]]:
+    return {name: files for name, files in class_definitions(root).items() if len(files) > 1}
+
+
+def test_no_class_name_is_defined_twice_in_certgen() -> None:
+    assert duplicates(PACKAGE) == {}
+
+
+def test_the_duplicate_check_sees_a_planted_twin(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("class Tier:\n    pass\n")
+    (tmp_path / "b.py").write_text("def f():\n    class Tier:\n        pass\n")
+    assert duplicates(tmp_path) == {"Tier": ["a.py", "b.py"]}
+
+
+def test_no_stage_joins_another_through_json_text() -> None:
+    """A stage hands the next its typed models; none round-trips through json.dumps."""
+    joins = [f"{path.relative_to(PACKAGE)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if "model_validate_json(json.dumps(" in line]
+    assert joins == []
+
+
+def test_the_model_package_imports_nothing_else_of_certgen() -> None:
+    for path in sorted((PACKAGE / "model").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("certgen"):
+                assert (node.module or "").startswith("certgen.model"), (path.name, node.module)
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("certgen") and not
+                               a.name.startswith("certgen.model") for a in node.names)
+
+
+def test_star_import_of_the_api_works() -> None:
+    """`BuildResult` is in `__all__`; it is imported when asked for, so `import *` finds it."""
+    code = ("from certgen.api import *\n"
+            "import sys\n"
+            "assert BuildResult.__name__ == 'BuildResult'\n"
+            "assert render_certificate and build_certificates\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_record_error_is_the_one_of_the_error_tree() -> None:
+    import certgen.errors
+    from certgen.record import load_record
+
+    with pytest.raises(certgen.errors.RecordError, match="not a JSON record"):
+        load_record(b"not json")
+
+
+def test_the_computed_figures_are_the_records_models() -> None:
+    """metrics, framegen and rules return the record's own types: nothing to convert."""
+    import numpy as np
+
+    from certgen import model
+    from certgen.framegen import figures_of
+    from certgen.metrics import compute_metrics
+    from certgen.rules import RunFacts, decide
+    from certgen.sop import load_rules
+
+    weights = model.Weights(consistency_gap=0.7, stutter=0.3)
+    frames = np.full(600, 10.0)
+    metrics = compute_metrics(frames, weights)
+    assert type(metrics) is model.RunMetrics
+    assert type(figures_of(frames, weights)) is model.DiagnosticFigures
+    verdict = decide([RunFacts(index=0, title="T", resolution="1920x1080", recorded=True,
+                               fluidity_score=metrics.fluidity_score, stutter=metrics.stutter)],
+                     None, load_rules())
+    assert type(verdict.grade) is model.Grade
+    assert all(type(t) is model.Tier for t in verdict.tiers)
