@@ -13,30 +13,36 @@ no fleet every rank is provisional with n = 1: the cohort holds only the run its
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, Final, Protocol, overload, runtime_checkable
 
-from certgen.bundle import CardRun, LoadedBundle, Written, load_bundle
+from pydantic import TypeAdapter
+
+from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
-from certgen.lab import LabProfile
+from certgen.lab import LabProfile, LocalizedText
 from certgen.metrics import compute_metrics, round_half_away, weights_of
 from certgen.model import (
     RANKED_METRICS,
+    Accreditation,
     CaptureInfo,
     CardInfo,
     CertificateInfo,
     GradeCap,
+    IncompleteDetail,
     Issuer,
+    LabText,
+    LocalText,
     Phase1,
     Rank,
     Ranks,
     RunConditions,
     RunMetrics,
+    Signatory,
     TestSystem,
     lab_text,
 )
@@ -181,26 +187,27 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
-    capture_info = CaptureInfo.model_validate_json(json.dumps({
-        "file": run.capture,
-        "sha256": capture_file.sha256,
-        "format": capture.format,
-        "interval_column": capture.interval_column,
-        "group": None if capture.group is None else capture.group.label(),
-        "groups_left_out": sorted(g.label() for g in capture.groups_left_out),
-        "dropped_frames": capture.dropped_frames,
-        "missing_intervals": capture.missing_intervals,
-        "skipped_frames": capture.skipped_frames,
-        "incomplete": capture.incomplete,
-        "incomplete_reason": capture.incomplete_reason,
-        "incomplete_detail": ([r.as_json() for r in capture.incomplete_detail]
-                              if capture.incomplete else None),
-        "warnings": list(capture.warnings),
-        "tool": CAPTURE_TOOLS.get(capture.format, capture.format),
-        "tool_version": None,  # none of the formats read today states the tool's version
-        "duration_s": (None if chart.duration_ms <= 0
-                       else round_half_away(chart.duration_ms / 1000.0, 1)),
-    }))
+    capture_info = CaptureInfo(
+        file=run.capture,
+        sha256=capture_file.sha256,
+        format=capture.format,
+        interval_column=capture.interval_column,
+        group=None if capture.group is None else capture.group.label(),
+        groups_left_out=tuple(sorted(g.label() for g in capture.groups_left_out)),
+        dropped_frames=capture.dropped_frames,
+        missing_intervals=capture.missing_intervals,
+        skipped_frames=capture.skipped_frames,
+        incomplete=capture.incomplete,
+        incomplete_reason=capture.incomplete_reason,
+        incomplete_detail=(tuple(_INCOMPLETE.validate_python({"code": r.code, **dict(r.params)})
+                                 for r in capture.incomplete_detail)
+                           if capture.incomplete else None),
+        warnings=tuple(capture.warnings),
+        tool=CAPTURE_TOOLS.get(capture.format, capture.format),
+        tool_version=None,  # none of the formats read today states the tool's version
+        duration_s=(None if chart.duration_ms <= 0
+                    else round_half_away(chart.duration_ms / 1000.0, 1)),
+    )
     facts = RunFacts(
         index=index,
         title=run.title,
@@ -247,15 +254,40 @@ def issuer_block(profile: LabProfile, issued: date) -> Issuer:
     from certgen.lab import add_months
 
     lab = profile.lab
-    data = json.loads(lab.model_dump_json(exclude={"specimen"}))
-    if data["signatory"].get("certificate_sha256") is None:  # a later key: absent unless pinned
-        data["signatory"].pop("certificate_sha256", None)
-    data.update(
+    signatory = lab.signatory
+    pinned = ({} if signatory.certificate_sha256 is None  # a later key: absent unless pinned
+              else {"certificate_sha256": signatory.certificate_sha256})
+    return Issuer(
+        name=lab.name,
+        address=_lab_written(lab.address),
+        accreditation=None if lab.accreditation is None else Accreditation(
+            body=lab.accreditation.body, number=lab.accreditation.number),
+        signatory=Signatory(name=signatory.name, role=_lab_written(signatory.role), **pinned),
+        contact=lab.contact,
+        verification_base=lab.verification_base,
+        validity_months=lab.validity_months,
         valid_until=add_months(issued, lab.validity_months).isoformat(),
         specimen=lab.specimen,
         profile_sha256=profile.sha256,
     )
-    return Issuer.model_validate_json(json.dumps(data))
+
+
+def _lab_written(value: str | LocalizedText) -> LabText:
+    """lab.yaml's text (a string, or {en, ru, pt}) as the record holds it."""
+    if isinstance(value, str):
+        return value
+    return LocalText(en=value.en, ru=value.ru, pt=value.pt)
+
+
+def _test_system(bench: CardTestSystem) -> TestSystem:
+    """card.yaml's test bench as the record holds it (memory in GB as a number, 32 -> 32.0)."""
+    return TestSystem(
+        cpu=bench.cpu, memory_gb=None if bench.memory_gb is None else float(bench.memory_gb),
+        os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)))
+
+
+_INCOMPLETE: Final[TypeAdapter[IncompleteDetail]] = TypeAdapter(IncompleteDetail)
+"""A reader's incomplete reason (a code and its whole-number parameters) as the record's."""
 
 
 def record_from_bundle(
@@ -282,10 +314,15 @@ def record_from_bundle(
     verdict = decide(facts, cap, rules)
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
-        certificate=CertificateInfo.model_validate_json(card.certificate.model_dump_json()),
+        certificate=CertificateInfo(
+            id=card.certificate.id, issued=card.certificate.issued.isoformat(),
+            sop=card.certificate.sop, languages=tuple(card.certificate.languages)),
         customer=card.customer,
-        card=CardInfo.model_validate_json(card.card.model_dump_json()),
-        phase1=Phase1.model_validate_json(card.phase1.model_dump_json()),
+        card=CardInfo(
+            vendor=card.card.vendor, model=card.card.model, gpu=card.card.gpu,
+            vram_gb=card.card.vram_gb, serial=card.card.serial,
+            hardware_ray_tracing=card.card.hardware_ray_tracing, driver=card.card.driver),
+        phase1=Phase1(vrm_rail_resistance=lab_text(_written(card.phase1.vrm_rail_resistance))),
         runs=inputs,
         verdict=verdict,
         rules=rules,
@@ -296,7 +333,7 @@ def record_from_bundle(
         draft=draft,
         issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
         test_system=(None if card.test_system is None
-                     else TestSystem.model_validate_json(card.test_system.model_dump_json())),
+                     else _test_system(card.test_system)),
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
