@@ -53,7 +53,7 @@ from certgen.record import (
     build_record,
     chart_series,
 )
-from certgen.rules import RunFacts, decide
+from certgen.rules import RunFacts, decide, run_facts
 from certgen.rules import Written as RulesText
 from certgen.sop import Rules, load_rules
 
@@ -164,10 +164,9 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
     first_actual = bundle.file(first_file).sha256 if first_file else None
     soft = run.soft_limit
     if run.capture is None:
-        facts = RunFacts(
-            index=index, title=run.title, resolution=run.resolution, recorded=False,
-            first_capture_file=first_file, first_capture_declared=first_declared,
-            first_capture_actual=first_actual,
+        facts = run_facts(
+            index=index, title=run.title, resolution=run.resolution, capture=None, metrics=None,
+            first_file=first_file, first_declared=first_declared, first_actual=first_actual,
         )
         return RunInput(index=index, config=_config(run),
                         not_run_reason=lab_text(_written(run.not_run)),
@@ -208,25 +207,14 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         duration_s=(None if chart.duration_ms <= 0
                     else round_half_away(chart.duration_ms / 1000.0, 1)),
     )
-    facts = RunFacts(
-        index=index,
-        title=run.title,
-        resolution=run.resolution,
-        recorded=True,
-        fluidity_score=metrics.fluidity_score,
-        stutter=metrics.stutter,
-        incomplete=capture.incomplete,
-        incomplete_reason=capture.incomplete_reason,
+    facts = run_facts(
+        index=index, title=run.title, resolution=run.resolution, capture=capture_info,
+        metrics=metrics,
         justification=_written(soft.justification) if soft else None,
         vrm_reexamination=_written(soft.vrm_reexamination) if soft else None,
-        first_capture_file=first_file,
-        first_capture_declared=first_declared,
-        first_capture_actual=first_actual,
-        capture_file=run.capture,
-        capture_sha256=capture_file.sha256,
-        first_capture_stutter=None if first_metrics is None else first_metrics.stutter,
-        first_capture_incomplete=first_incomplete,
-        first_capture_incomplete_reason=first_incomplete_reason,
+        first_file=first_file, first_declared=first_declared, first_actual=first_actual,
+        first_metrics=first_metrics, first_incomplete=first_incomplete,
+        first_incomplete_reason=first_incomplete_reason,
     )
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=metrics,

@@ -26,7 +26,9 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from certgen.metrics import round_half_away
-from certgen.model.base import GradeName
+from certgen.model.base import GradeName, LocalText
+from certgen.model.capture import CaptureInfo
+from certgen.model.figures import RunMetrics
 from certgen.model.verdict import (
     CaptureUsedTwice,
     FirstCaptureIdentical,
@@ -52,17 +54,9 @@ from certgen.sop import Rules
 
 CARD_FILE = "card.yaml"
 
-Written = str | Mapping[str, str | None]
+Written = str | Mapping[str, str | None] | LocalText
 """Text a lab writes: a plain string (English) or {language: text} (docs/spec/bundle.md). The
 bundle loader has checked every given language's text; a rule asks only whether it is given."""
-
-
-def _written_json(value: Written | None) -> str | dict[str, str | None] | None:
-    return value if value is None or isinstance(value, str) else dict(value)
-
-# --------------------------------------------------------------------------------------------
-# Inputs
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -97,6 +91,36 @@ class RunFacts:
     def label(self) -> str:
         """How messages name the run."""
         return f"{self.title} {self.resolution}"
+
+
+def run_facts(
+    *, index: int, title: str, resolution: str, capture: CaptureInfo | None,
+    metrics: RunMetrics | None, justification: Written | None = None,
+    vrm_reexamination: Written | None = None, first_file: str | None = None,
+    first_declared: str | None = None, first_actual: str | None = None,
+    first_metrics: RunMetrics | None = None, first_incomplete: bool = False,
+    first_incomplete_reason: str | None = None,
+) -> RunFacts:
+    """What the rules need of one run, from the record's own parts: the one derivation the
+    pipeline (from the bundle) and verify (from a record) both use. `capture` None is a run
+    declared not_run."""
+    recorded = capture is not None
+    return RunFacts(
+        index=index, title=title, resolution=resolution, recorded=recorded,
+        fluidity_score=None if metrics is None else metrics.fluidity_score,
+        stutter=None if metrics is None else metrics.stutter,
+        incomplete=capture is not None and capture.incomplete,
+        incomplete_reason=None if capture is None else capture.incomplete_reason,
+        justification=justification if recorded else None,
+        vrm_reexamination=vrm_reexamination if recorded else None,
+        first_capture_file=first_file, first_capture_declared=first_declared,
+        first_capture_actual=first_actual,
+        capture_file=None if capture is None else capture.file,
+        capture_sha256=None if capture is None else capture.sha256,
+        first_capture_stutter=None if first_metrics is None else first_metrics.stutter,
+        first_capture_incomplete=first_incomplete,
+        first_capture_incomplete_reason=first_incomplete_reason,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,15 +258,6 @@ class SoftLimitCheck:
     def satisfied(self) -> bool:
         """Not raised, or raised with both a justification and a VRM re-examination."""
         return not self.raised or (bool(self.justification) and bool(self.vrm_reexamination))
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "raised": self.raised,
-            "limit": self.limit,
-            "justification": _written_json(self.justification),
-            "vrm_reexamination": _written_json(self.vrm_reexamination),
-            "satisfied": self.satisfied,
-        }
 
 
 def _fmt_limit(value: float) -> str:

@@ -48,9 +48,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from certgen.errors import CertgenError
+
+if TYPE_CHECKING:
+    from certgen.record import Record
+    from certgen.rules import RunFacts
 
 Verdict = Literal["pass", "fail", "skip"]
 
@@ -967,10 +971,38 @@ def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
     return flat[start:end] if start >= 0 else None
 
 
+def record_facts(record: Record) -> list[RunFacts]:
+    """What the rules need of each run, read back from a record (certgen.rules.run_facts, the
+    derivation the pipeline uses on the bundle)."""
+    from certgen.model import WhyIncomplete
+    from certgen.rules import run_facts
+
+    facts = []
+    for run in record.runs:
+        first = run.first_capture
+        # The first capture's own incompleteness is in the record as its re-run reason
+        # (incomplete outranks stutter there, as in rules.rerun_reason).
+        own = None if first is None else first.rerun_reason
+        facts.append(run_facts(
+            index=run.index, title=run.title, resolution=run.resolution,
+            capture=run.capture if run.status == "recorded" else None, metrics=run.metrics,
+            justification=None if run.soft_limit is None else run.soft_limit.justification,
+            vrm_reexamination=None if run.soft_limit is None
+            else run.soft_limit.vrm_reexamination,
+            first_file=None if first is None else first.file,
+            first_declared=None if first is None else first.sha256_declared,
+            first_actual=None if first is None else first.sha256_actual,
+            first_metrics=None if first is None else first.metrics,
+            first_incomplete=isinstance(own, WhyIncomplete),
+            first_incomplete_reason=own.reason if isinstance(own, WhyIncomplete) else None,
+        ))
+    return facts
+
+
 def _derivation(record: Any) -> list[str]:
     """What does not follow from the record's figures under its rules file (empty: all does)."""
     from certgen.metrics import ratios_from_fps, weights_of
-    from certgen.rules import RunFacts, decide
+    from certgen.rules import decide
     from certgen.sop import load_rules
 
     problems: list[str] = []
@@ -979,7 +1011,6 @@ def _derivation(record: Any) -> list[str]:
         problems.append(f"the rules file {rules.file} here has SHA-256 {rules.sha256}; the record "
                         f"was graded by {record.rules.sha256}")
     weights = weights_of(rules)
-    facts = []
     for run in record.runs:
         m = run.metrics
         label = f"run {run.index + 1} ({run.title} {run.resolution})"
@@ -989,25 +1020,7 @@ def _derivation(record: Any) -> list[str]:
                 if getattr(ratios, key) != getattr(m, key):
                     problems.append(f"{label}: {key} {getattr(m, key)} does not follow from its "
                                     f"FPS figures ({getattr(ratios, key)})")
-        first = run.first_capture
-        facts.append(RunFacts(
-            index=run.index, title=run.title, resolution=run.resolution,
-            recorded=run.status == "recorded",
-            fluidity_score=None if m is None else m.fluidity_score,
-            stutter=None if m is None else m.stutter,
-            incomplete=run.capture is not None and run.capture.incomplete,
-            incomplete_reason=None if run.capture is None else run.capture.incomplete_reason,
-            justification=None if run.soft_limit is None else run.soft_limit.justification,
-            vrm_reexamination=None if run.soft_limit is None
-            else run.soft_limit.vrm_reexamination,
-            first_capture_file=None if first is None else first.file,
-            first_capture_declared=None if first is None else first.sha256_declared,
-            first_capture_actual=None if first is None else first.sha256_actual,
-            capture_file=None if run.capture is None else run.capture.file,
-            capture_sha256=None if run.capture is None else run.capture.sha256,
-            first_capture_stutter=(None if first is None or first.metrics is None
-                                   else first.metrics.stutter),
-        ))
+    facts = record_facts(record)
     cap = record.grade.cap
     verdict = decide(facts, cap, rules)
     by_res = {t.resolution: t for t in verdict.tiers}

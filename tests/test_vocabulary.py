@@ -93,3 +93,26 @@ def test_the_computed_figures_are_the_records_models() -> None:
                      None, load_rules())
     assert type(verdict.grade) is model.Grade
     assert all(type(t) is model.Tier for t in verdict.tiers)
+
+
+@pytest.mark.parametrize("name", ["gold-rx7800xt", "platinum-rtx4070s", "silver-gtx1660s"])
+def test_verify_reads_back_every_fact_the_pipeline_gave_the_rules(name: str) -> None:
+    """One derivation (rules.run_facts) for both: what verify reads from the record is what the
+    pipeline derived from the bundle, field for field (lab text compared as given or not)."""
+    import dataclasses
+
+    from certgen.bundle import load_bundle
+    from certgen.pipeline import _read_run, record_from_bundle
+    from certgen.sop import load_rules
+    from certgen.verify import record_facts
+
+    bundle = load_bundle(PACKAGE.parent / "examples" / name)
+    rules = load_rules(bundle.card.certificate.sop)
+    piped = [_read_run(bundle, i, run, rules)[1] for i, run in enumerate(bundle.card.runs)]
+    read = record_facts(record_from_bundle(bundle, draft=True))
+
+    def plain(facts: object) -> object:
+        return dataclasses.replace(facts, justification=bool(facts.justification),  # type: ignore[type-var]
+                                   vrm_reexamination=bool(facts.vrm_reexamination))
+    assert [plain(f) for f in read] == [plain(f) for f in piped]
+    assert any(f.first_capture_file for f in piped) or name != "gold-rx7800xt"
