@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from certgen.captures.common import escape_invisible
+
 
 @dataclass(frozen=True)
 class Group:
@@ -20,8 +22,6 @@ class Group:
 
     def label(self) -> str:
         """How messages name the group; an empty Application shows as `(no name)`."""
-        from certgen.captures.common import escape_invisible
-
         # Escaped: a process name is untrusted text (bidi overrides reorder what is printed).
         shown = escape_invisible(self.application) or "(no name)"
         return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
