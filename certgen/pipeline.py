@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
 from certgen.bundle import LoadedBundle, Run, Written, load_bundle
+from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
@@ -119,12 +120,8 @@ def _single_capture(bundle: LoadedBundle, name: str, run: Run, index: int, field
     return list(captures)
 
 
-CAPTURE_TOOLS = {
-    "presentmon": "PresentMon", "ocat": "OCAT", "frameview": "NVIDIA FrameView",
-    "capframex-json": "CapFrameX", "capframex-csv": "CapFrameX", "mangohud": "MangoHud",
-    "frame-stats": "engine frame stats", "bench-csv": "benchmark page CSV",
-}
-"""The capture tool a format id names (the record's `capture.tool`)."""
+CAPTURE_TOOLS = {f.id: f.tool for f in FORMAT_TABLE}
+"""The capture tool a format id names (the record's `capture.tool`), from the format table."""
 
 
 @overload
