@@ -41,6 +41,7 @@ from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
+from certgen.pagefigures import stated_figure_warnings
 
 
 def detect_format(head: bytes, name: str) -> str:
@@ -108,7 +109,10 @@ def read_capture(
         raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
     for capture in captures:
         check_frame_times(capture, name)
-    return captures
+    # What a file states about its own figures is a claim, checked against its frames.
+    return [capture.with_warnings(stated_figure_warnings(
+        capture.label or "", capture.stated_figures, capture.frame_times_ms))
+        for capture in captures]
 
 
 MAX_FRAME_TIME_MS = 1e7
