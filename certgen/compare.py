@@ -534,8 +534,8 @@ METRIC_ROWS: tuple[str, ...] = (
     "excluded_over_stall_count",
     "excluded_over_stall_ms",
 )
-"""Metric rows of the CSV, in order: the names docs/spec/compare.md lists, which the benchmark-CSV
-reader (certgen.captures.benchcsv) recomputes, so an export reads back without a warning.
+"""Metric rows of the CSV, in order: the names docs/spec/compare.md lists, which reading a
+benchmark CSV recomputes (certgen.pagefigures), so an export reads back without a warning.
 
 `excluded_over_stall_count` is the number of frames over the stall line (200 ms).
 `excluded_over_stall_ms` repeats it under the name the spec pins (spec/compare.md), for readers

@@ -21,6 +21,7 @@ from typing import Any, Final, Protocol, overload, runtime_checkable
 from pydantic import TypeAdapter
 
 from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
+from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
@@ -126,12 +127,8 @@ def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, f
     return list(captures)
 
 
-CAPTURE_TOOLS = {
-    "presentmon": "PresentMon", "ocat": "OCAT", "frameview": "NVIDIA FrameView",
-    "capframex-json": "CapFrameX", "capframex-csv": "CapFrameX", "mangohud": "MangoHud",
-    "frame-stats": "engine frame stats", "bench-csv": "benchmark page CSV",
-}
-"""The capture tool a format id names (the record's `capture.tool`)."""
+CAPTURE_TOOLS = {f.id: f.tool for f in FORMAT_TABLE}
+"""The capture tool a format id names (the record's `capture.tool`), from the format table."""
 
 
 @overload

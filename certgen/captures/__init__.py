@@ -2,7 +2,7 @@
 
 Every reader returns the same Capture record (captures/model.py). A file may hold several runs
 (CapFrameX JSON, the sides of a benchmark CSV), hence a list; most formats give exactly one.
-Format ids and detection markers: captures/detect.py.
+Every format (id, tool, detection, reader) is a row of one table: captures/formats.py.
 """
 
 from certgen.captures.detect import FORMATS, detect_format, read_capture_file

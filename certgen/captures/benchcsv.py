@@ -1,10 +1,11 @@
 """The benchmark-page CSV export (docs/spec/compare.md): `side,kind,name,value`, one Capture per side.
 
 `kind=frame` rows are one side's frame times in ms, in order (stalls included). `kind=metric`
-rows are the exporting tool's own summary; certgen recomputes each metric it knows from the
-frame rows by the benchmark-page rules (frames over 200 ms kept out of the mean, the lows and
-the percentiles, and counted) and reports every disagreement as a warning. Unknown metric names
-get a warning too; they are never silently trusted.
+rows are the exporting tool's own summary: the reader returns them as what the file states
+(`Capture.stated_figures`, by name; a name given twice keeps its last value) and computes no
+figure. Reading a capture (certgen.captures.detect.read_capture) holds them against the frame
+rows (certgen.pagefigures) and reports every disagreement, and every unknown name, as a warning;
+they are never silently trusted.
 """
 
 from __future__ import annotations
@@ -22,39 +23,6 @@ HEADER = ["side", "kind", "name", "value"]
 KINDS = ("frame", "metric")
 MAX_NAME = 100
 """Longest side or metric name (both are printed as labels and in warnings)."""
-
-
-def recompute(frames: np.ndarray) -> dict[str, float | int | None]:
-    """The summary metrics of compare.md from one side's frame rows (ms)."""
-    from certgen.diagnostics import STALL_MS, compute_diagnostics
-    from certgen.metrics import fps_figures, positive_frames, round_half_away
-
-    positive, _ = positive_frames(frames)
-    counted = positive[positive <= STALL_MS]
-    fps = fps_figures(counted)
-    diag = compute_diagnostics(positive)
-
-    def ms(value: float | None) -> float | None:
-        return None if value is None else round_half_away(value, 3)
-
-    return {
-        "frames": int(counted.size),
-        "avg_fps": fps.avg_fps,
-        "low_1pct_fps": fps.low_1pct_fps,
-        "low_0_1pct_fps": fps.low_0_1pct_fps,
-        "p99_ms": ms(diag.p99_ms),
-        "p99_9_ms": ms(diag.p99_9_ms),
-        "stutter_count": diag.stutter_count,
-        "excluded_over_stall_count": diag.stall_count,
-        # The same count under the name spec/compare.md pins: exports of any version read back.
-        "excluded_over_stall_ms": diag.stall_count,
-    }
-
-
-def _same(given: float | None, computed: float | None) -> bool:
-    if given is None or computed is None:
-        return given is None and computed is None
-    return abs(given - float(computed)) <= 1e-9 * max(1.0, abs(given))
 
 
 def read_bench_csv(data: bytes, name: str) -> list[Capture]:
@@ -113,17 +81,6 @@ def read_bench_csv(data: bytes, name: str) -> list[Capture]:
         if not frames[side]:
             raise CaptureFormatError(f"side {side!r} has no frame rows", file=name)
         values = np.asarray(frames[side], dtype=np.float64)
-        warnings = []
-        if metrics[side]:
-            computed = recompute(values)
-            for metric, given in sorted(metrics[side].items()):
-                if metric not in computed:
-                    warnings.append(f"side {side!r}: metric {metric!r} is not recomputed")
-                elif not _same(given, computed[metric]):
-                    warnings.append(
-                        f"side {side!r}: {metric} is {given} in the file, recomputed "
-                        f"{computed[metric]}"
-                    )
         captures.append(
             Capture(
                 frame_times_ms=values,
@@ -132,7 +89,7 @@ def read_bench_csv(data: bytes, name: str) -> list[Capture]:
                 interval_column="value (kind=frame)",
                 run_index=index,
                 label=side,
-                warnings=tuple(warnings),
+                stated_figures=tuple(sorted(metrics[side].items())),
             )
         )
     return captures

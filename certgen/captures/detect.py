@@ -15,6 +15,10 @@ In the PresentMon family the header tells the tools apart: a `Motherboard` colum
 system information sits on the first data row); `GPU`, `CPU` and `Resolution` columns are an
 NVIDIA FrameView log; anything else is PresentMon. All three go through one reader and report
 their own id ("ocat", "frameview", "presentmon").
+
+Each test is a format's `sniff` in the one table of formats (captures/formats.py), tried in its
+`sniff_order`; this module reads a capture through that table: detect, refuse a `process` the
+format cannot apply, read, then check what every reader's result must satisfy.
 """
 
 from __future__ import annotations
@@ -32,67 +36,23 @@ from certgen.captures.common import (
     mapped_capture,
     shorten,
 )
+from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
+from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
-
-FORMATS = (
-    "presentmon",
-    "ocat",
-    "frameview",
-    "capframex-json",
-    "capframex-csv",
-    "mangohud",
-    "frame-stats",
-    "bench-csv",
-)
-"""Format ids `--format` accepts (ocat and frameview force the PresentMon-family reader)."""
-
-PRESENTMON_FAMILY = ("presentmon", "ocat", "frameview")
-GROUPED_FORMATS = (*PRESENTMON_FAMILY, "capframex-csv")
-"""Formats whose rows carry (Application, ProcessID, SwapChainAddress): `process` applies."""
-
-FORMAT_NOUNS = {
-    "capframex-json": "a CapFrameX JSON session",
-    "mangohud": "a MangoHud log",
-    "frame-stats": "an engine frame-stats file",
-    "bench-csv": "a benchmark-page CSV",
-}
-"""How a refusal names a capture of a format that has no process groups."""
-
-
-INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
-
-
-def presentmon_flavour(header: list[str]) -> str:
-    """presentmon, ocat or frameview, from a PresentMon-family header's extra columns."""
-    names = {h.strip() for h in header}
-    if "Motherboard" in names:
-        return "ocat"
-    if {"GPU", "CPU", "Resolution"} <= names:
-        return "frameview"
-    return "presentmon"
+from certgen.pagefigures import stated_figure_warnings
 
 
 def detect_format(head: bytes, name: str) -> str:
     """The format id of a capture from its first bytes, or a CaptureFormatError."""
     number, line = first_line(head)
-    if line.startswith('{"schema_version":'):
-        return "frame-stats"
-    if line.startswith("{"):
-        return "capframex-json"
-    if line.startswith("//"):
-        return "capframex-csv"
-    if line.replace(" ", "") == "side,kind,name,value":
-        return "bench-csv"
-    if line.startswith(("os,cpu,gpu", "fps,frametime")) or line == "v1":
-        return "mangohud"
-    fields = next(csv.reader([line]), [])
-    if any(f.strip() in INTERVAL_MARKERS for f in fields) or line.startswith("Application,"):
-        return presentmon_flavour(fields)
+    for fmt in DETECTION_ORDER:
+        if fmt.sniff(line):
+            return fmt.id
     raise CaptureFormatError(
         f"not a capture format certgen reads: the first line is {shorten(line)!r} (expected a "
-        "PresentMon, OCAT, FrameView, CapFrameX, MangoHud, frame-stats or benchmark CSV file)",
+        f"{listed_formats()} file)",
         file=name,
         line=number,
     )
@@ -149,7 +109,10 @@ def read_capture(
         raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
     for capture in captures:
         check_frame_times(capture, name)
-    return captures
+    # What a file states about its own figures is a claim, checked against its frames.
+    return [capture.with_warnings(stated_figure_warnings(
+        capture.label or "", capture.stated_figures, capture.frame_times_ms))
+        for capture in captures]
 
 
 MAX_FRAME_TIME_MS = 1e7
@@ -185,29 +148,9 @@ def check_frame_times(capture: Capture, name: str) -> None:
 def _dispatch(data: Data, name: str, format: str | None, process: str | None
               ) -> list[Capture]:
     head = check_head(data, name)
-    fmt = format or detect_format(head, name)
-    if process is not None and fmt not in GROUPED_FORMATS:
-        raise NoProcessGroupsError(process, FORMAT_NOUNS[fmt], file=name)
-    if fmt in GROUPED_FORMATS:
-        from certgen.captures.presentmon import read_presentmon
-
-        # A forced format is the one reported (and the tool whose quirks apply).
-        forced = format if format in PRESENTMON_FAMILY else None
-        return [read_presentmon(data, name, head=head, capframex=fmt == "capframex-csv",
-                                process=process, flavour=forced)]
-    data = data if isinstance(data, bytes) else data[:]  # the other readers take it whole
-    if fmt == "capframex-json":
-        from certgen.captures.capframex import read_capframex_json
-
-        return read_capframex_json(data, name)
-    if fmt == "mangohud":
-        from certgen.captures.mangohud import read_mangohud
-
-        return [read_mangohud(data, name)]
-    if fmt == "frame-stats":
-        from certgen.captures.framestats import read_frame_stats
-
-        return [read_frame_stats(data, name)]
-    from certgen.captures.benchcsv import read_bench_csv
-
-    return read_bench_csv(data, name)
+    fmt = format_of(format or detect_format(head, name))
+    if process is not None and not fmt.grouped:
+        assert fmt.noun is not None  # Format: a format without process groups has a noun
+        raise NoProcessGroupsError(process, fmt.noun, file=name)
+    return fmt.read(data, ReadRequest(name=name, head=head, forced=format is not None,
+                                      process=process))

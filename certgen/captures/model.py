@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from certgen.captures.common import escape_invisible
 
 
 @dataclass(frozen=True)
@@ -20,8 +23,6 @@ class Group:
 
     def label(self) -> str:
         """How messages name the group; an empty Application shows as `(no name)`."""
-        from certgen.captures.common import escape_invisible
-
         # Escaped: a process name is untrusted text (bidi overrides reorder what is printed).
         shown = escape_invisible(self.application) or "(no name)"
         return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
@@ -159,6 +160,18 @@ class Capture:
     None when the capture has no such column. A diagnostic only (certgen.framegen)."""
     display_change_column: str | None = None
     """Which column `display_change_ms` was read from, or None."""
+    stated_figures: tuple[tuple[str, float | None], ...] = ()
+    """Summary figures the file itself states for this run, by name (sorted), None for an empty
+    value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading
+    the capture checks it against the frame times (certgen.pagefigures) and warns."""
+
+    def with_warnings(self, extra: tuple[str, ...]) -> Capture:
+        """This capture with `extra` warnings after its own (a check made after the reader)."""
+        if not extra:
+            return self
+        # frame_types is made from frame_type_codes when there are codes (give one, not both).
+        types = None if self.frame_type_codes is not None else self.frame_types
+        return dataclasses.replace(self, warnings=self.warnings + extra, frame_types=types)
 
     def gpu_summary(self) -> tuple[int, float | None] | None:
         """(frames with a GPU time, their median GPU time in ms or None), or None without GPU data."""

@@ -46,7 +46,6 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
-from certgen.captures.detect import presentmon_flavour
 from certgen.captures.model import Capture, FrameTypeCodes, Group, Hints
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
 
@@ -73,6 +72,28 @@ DISPLAY_CHANGE_COLUMNS = ("MsBetweenDisplayChange", "msBetweenDisplayChange")
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
+
+INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
+"""A header naming one of these (or starting `Application,`: PresentMon 2.0.0) is this family's."""
+
+
+def presentmon_flavour(header: list[str]) -> str:
+    """presentmon, ocat or frameview, from a PresentMon-family header's extra columns."""
+    names = {h.strip() for h in header}
+    if "Motherboard" in names:
+        return "ocat"
+    if {"GPU", "CPU", "Resolution"} <= names:
+        return "frameview"
+    return "presentmon"
+
+
+def sniff_flavour(line: str) -> str | None:
+    """presentmon, ocat or frameview when a capture's first line is a PresentMon-family header
+    (docs/spec/captures.md, Detection), else None."""
+    fields = next(csv.reader([line]), [])
+    if any(f.strip() in INTERVAL_MARKERS for f in fields) or line.startswith("Application,"):
+        return presentmon_flavour(fields)
+    return None
 
 
 @dataclass(frozen=True)
