@@ -74,7 +74,8 @@ def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
     """The SOP v1.1 figures (time-weighted FPS, 1% / 0.1% lows, gap, stutter, Fluidity Score)
     and the diagnostics of one capture, with the weights of `rules` (default: the current SOP
     rules file). `.as_json()` gives the pinned keys of `certgen metrics --json`."""
-    from certgen.metrics import compute_metrics, weights_of
+    from certgen.diagnostics import compute_metrics
+    from certgen.metrics import weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(rules if rules is not None else load_rules())

@@ -25,6 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from certgen.metrics import (
+    _ms,
+    _slowest_tail,
+    compute_sop_metrics,
+    positive_frames,
+    round_half_away,
+)
+from certgen.model.figures import RunMetrics
+from certgen.model.thresholds import Weights
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
@@ -333,8 +343,6 @@ def _top_percentiles(frames: FloatArray, stall_count: int) -> tuple[float, float
     larger than every counted frame) and sorted: no copy or partition of the whole capture,
     and no np.percentile (whose np.unique imports numpy.ma, ~10 ms of start-up).
     """
-    from certgen.metrics import _slowest_tail
-
     n = frames.size - stall_count
     if n <= 0:
         return None
@@ -367,4 +375,31 @@ def compute_diagnostics(frames: FloatArray) -> Diagnostics:
         stall_total_ms=float(np.sum(frames[stalled])) if stall_count else 0.0,
         stutter_count=int(stutter_events(frames).size),
         too_short=bool(frames.size < TOO_SHORT_FRAMES),
+    )
+
+
+def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str = "capture") -> RunMetrics:
+    """SOP v1.1 Step 4.2 figures and the diagnostics for one capture's frame times: the
+    record's `RunMetrics` (certgen.model), the same object `metrics --json` prints."""
+    sop = compute_sop_metrics(frame_times_ms, weights, source=source)
+    frames, _ = positive_frames(frame_times_ms)
+    diag = compute_diagnostics(frames)
+    # The pinned keys of `certgen metrics --json` / `runs[].metrics`, in order (nulls where the
+    # null rule says so); diagnostic times to 0.001 ms.
+    return RunMetrics(
+        frames=sop.frames,
+        dropped_nonpositive=sop.dropped_nonpositive,
+        avg_fps=sop.avg_fps,
+        low_1pct_fps=sop.low_1pct_fps,
+        low_0_1pct_fps=sop.low_0_1pct_fps,
+        consistency_gap=sop.consistency_gap,
+        stutter=sop.stutter,
+        fluidity_score=sop.fluidity_score,
+        corrupted=sop.corrupted,
+        p99_ms=_ms(diag.p99_ms),
+        p99_9_ms=_ms(diag.p99_9_ms),
+        stall_count=diag.stall_count,
+        stall_total_ms=round_half_away(diag.stall_total_ms, 3),
+        stutter_count=diag.stutter_count,
+        too_short=diag.too_short,
     )

@@ -22,7 +22,6 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.errors import CaptureEmptyError
-from certgen.model.figures import RunMetrics
 from certgen.model.thresholds import Weights
 
 if TYPE_CHECKING:
@@ -239,35 +238,6 @@ def compute_sop_metrics(
 def _ms(value: float | None) -> float | None:
     """Diagnostic times are reported to 0.001 ms (the tools' own resolution)."""
     return None if value is None else round_half_away(value, 3)
-
-
-def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str = "capture") -> RunMetrics:
-    """SOP v1.1 Step 4.2 figures and the diagnostics for one capture's frame times: the
-    record's `RunMetrics` (certgen.model), the same object `metrics --json` prints."""
-    from certgen.diagnostics import compute_diagnostics
-
-    sop = compute_sop_metrics(frame_times_ms, weights, source=source)
-    frames, _ = positive_frames(frame_times_ms)
-    diag = compute_diagnostics(frames)
-    # The pinned keys of `certgen metrics --json` / `runs[].metrics`, in order (nulls where the
-    # null rule says so); diagnostic times to 0.001 ms.
-    return RunMetrics(
-        frames=sop.frames,
-        dropped_nonpositive=sop.dropped_nonpositive,
-        avg_fps=sop.avg_fps,
-        low_1pct_fps=sop.low_1pct_fps,
-        low_0_1pct_fps=sop.low_0_1pct_fps,
-        consistency_gap=sop.consistency_gap,
-        stutter=sop.stutter,
-        fluidity_score=sop.fluidity_score,
-        corrupted=sop.corrupted,
-        p99_ms=_ms(diag.p99_ms),
-        p99_9_ms=_ms(diag.p99_9_ms),
-        stall_count=diag.stall_count,
-        stall_total_ms=round_half_away(diag.stall_total_ms, 3),
-        stutter_count=diag.stutter_count,
-        too_short=diag.too_short,
-    )
 
 
 def weights_of(rules: Rules) -> Weights:

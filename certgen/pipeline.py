@@ -23,10 +23,11 @@ from pydantic import TypeAdapter
 from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
+from certgen.diagnostics import compute_metrics
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
 from certgen.lab import LabProfile, LocalizedText
-from certgen.metrics import compute_metrics, round_half_away, weights_of
+from certgen.metrics import round_half_away, weights_of
 from certgen.model import (
     RANKED_METRICS,
     Accreditation,

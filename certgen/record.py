@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Final, Literal, Union, get_args, get_origin
 
@@ -400,6 +401,52 @@ def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | No
     )
 
 
+def fleet_section(runs: Iterable[Run], *, fleet_runs: int | None = None) -> FleetSection:
+    """The certificate's fleet section from its record runs (docs/spec/rules.md, Certificate means).
+
+    mean_consistency_gap / mean_stutter: means over the recorded runs with a value (4 decimals);
+    median_percentile: median of the published per-run fluidity_score percentiles (1 decimal),
+    null when none is published; cohort_mean: always null (runs of different cohorts are not
+    pooled, the document prints "—"); ranked_runs / provisional_runs: runs whose fluidity_score
+    rank is published / provisional; fleet_runs: the fleet's runs in these cohorts, when known.
+    """
+    gaps: list[float] = []
+    stutters: list[float] = []
+    percentiles: list[float] = []
+    ranked = provisional = 0
+    for run in runs:
+        if run.status != "recorded":
+            continue
+        metrics = run.metrics
+        if metrics is not None and metrics.consistency_gap is not None:
+            gaps.append(metrics.consistency_gap)
+        if metrics is not None and metrics.stutter is not None:
+            stutters.append(metrics.stutter)
+        rank = None if run.ranks is None else run.ranks.fluidity_score
+        if rank is None:
+            continue
+        if rank.percentile is not None:
+            ranked += 1
+            percentiles.append(rank.percentile)
+        else:
+            provisional += 1
+
+    def mean4(values: list[float]) -> float | None:
+        return round_half_away(math.fsum(values) / len(values), 4) if values else None
+
+    return FleetSection(
+        mean_consistency_gap=mean4(gaps),
+        mean_stutter=mean4(stutters),
+        median_percentile=(
+            round_half_away(float(statistics.median(percentiles)), 1) if percentiles else None
+        ),
+        cohort_mean=None,
+        ranked_runs=ranked,
+        provisional_runs=provisional,
+        fleet_runs=fleet_runs,
+    )
+
+
 def build_record(
     *,
     certificate: CertificateInfo,
@@ -423,7 +470,6 @@ def build_record(
     """
     if software is None:
         software = current_software()
-    from certgen.fleet import fleet_section  # certgen.fleet reads these models
 
     run_objs: list[Run] = []
     for run in runs:

@@ -40,8 +40,8 @@ from strategies import (
 
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
+from certgen.diagnostics import compute_metrics
 from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError
-from certgen.metrics import compute_metrics
 from certgen.model import Weights
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")

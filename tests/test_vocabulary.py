@@ -78,8 +78,8 @@ def test_the_computed_figures_are_the_records_models() -> None:
     import numpy as np
 
     from certgen import model
+    from certgen.diagnostics import compute_metrics
     from certgen.framegen import figures_of
-    from certgen.metrics import compute_metrics
     from certgen.rules import RunFacts, decide
     from certgen.sop import load_rules
 

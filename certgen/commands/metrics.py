@@ -113,9 +113,10 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
     A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
     "<the one-line message>"}` in its place; the others are measured as usual.
     """
+    from certgen.diagnostics import compute_metrics
     from certgen.errors import CertgenError
     from certgen.framegen import compute_frame_diagnostics
-    from certgen.metrics import compute_metrics, weights_of
+    from certgen.metrics import weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(load_rules())

@@ -69,7 +69,6 @@ from certgen.fleet.model import (
     exact_scaled_square,
     field_errors,
     fleet_path,
-    fleet_section,
     is_server_url,
     lock_timeout,
     parse_line,
@@ -79,8 +78,10 @@ from certgen.fleet.model import (
     record_source,
     runs_from_record,
 )
-from certgen.fleet.store import MIGRATIONS, SCHEMA_VERSION, FleetStore, migrate
+from certgen.fleet.schema import MIGRATIONS, SCHEMA_VERSION
+from certgen.fleet.store import FleetStore, migrate
 from certgen.model import Rank
+from certgen.record import fleet_section
 
 __all__ = [
     "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",

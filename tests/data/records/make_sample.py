@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from certgen.metrics import compute_metrics, weights_of
+from certgen.diagnostics import compute_metrics
+from certgen.metrics import weights_of
 from certgen.model import (
     RANKED_METRICS,
     CaptureInfo,

@@ -1,0 +1,291 @@
+"""The fleet's SQL schema and what every backend shares: the tables and their migrations, the
+per-cohort aggregates kept beside the rows (one `_Delta` for SQLite and PostgreSQL), the row
+encoding and the messages both backends print. certgen.fleet.store (SQLite, and the store
+itself) and certgen.fleet.postgres both build on it; neither imports the other's internals.
+"""
+
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from certgen.captures.common import escape_invisible, shorten
+from certgen.errors import FleetError
+from certgen.fleet.model import (
+    LOCK_TIMEOUT_ENV,
+    METRIC_NAMES,
+    Cohort,
+    FleetRun,
+    _plainly_valid,
+    _row_from_mapping,
+    _shown,
+    exact_scaled,
+    exact_scaled_square,
+    field_errors,
+)
+
+BATCH_ROWS: Final = 2000
+"""Rows per executemany batch of an import, and per page of an export (bounded memory)."""
+
+
+DIGEST_MOD: Final = 1 << 256
+
+
+def _rekey_cohorts(conn: sqlite3.Connection) -> None:
+    """Fill `cohort_key` from the cohort columns with Cohort.key() (one encoder, no drift)."""
+    rows = conn.execute("SELECT rowid, title, resolution, preset, ray_tracing, upscaler, "
+                        "upscaler_mode, frame_generation FROM runs").fetchall()
+    for rowid, *fields in rows:
+        conn.execute("UPDATE runs SET cohort_key = ? WHERE rowid = ?",
+                     (_as_cohort(fields).key(), rowid))
+
+
+def _fill_aggregates_sqlite(conn: sqlite3.Connection) -> None:
+    _fill_aggregates(conn, "?")
+
+
+def _fill_aggregates(conn: Any, mark: str) -> None:
+    """Compute cohort_stats and cohorts from the rows already there (schema step 3).
+
+    Streams the rows once; memory holds one aggregate per cohort and metric.
+    """
+    delta = _Delta()
+    cur = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM runs")
+    while True:
+        chunk = cur.fetchmany(BATCH_ROWS)
+        if not chunk:
+            break
+        for r in chunk:
+            delta.add(_from_sql(r, "the fleet"), 1)
+    delta.flush(conn, mark)
+
+
+Migration = str | Callable[[Any], None]
+
+
+_METRIC_INDEXES: Final = tuple(
+    f"CREATE INDEX runs_by_cohort_{m} ON runs (cohort_key, {m})" for m in METRIC_NAMES
+)
+
+
+MIGRATIONS: Final[tuple[tuple[Migration, ...], ...]] = (
+    # 1: one row per recorded run, keyed by (certificate_id, run_index).
+    ("""
+    CREATE TABLE runs (
+        certificate_id   TEXT    NOT NULL,
+        run_index        INTEGER NOT NULL,
+        card_model       TEXT    NOT NULL,
+        card_serial      TEXT    NOT NULL,
+        title            TEXT    NOT NULL,
+        resolution       TEXT    NOT NULL,
+        preset           TEXT    NOT NULL,
+        ray_tracing      INTEGER NOT NULL CHECK (ray_tracing IN (0, 1)),
+        upscaler         TEXT    NOT NULL,
+        upscaler_mode    TEXT,
+        frame_generation INTEGER NOT NULL CHECK (frame_generation IN (0, 1)),
+        avg_fps          REAL,
+        low_1pct_fps     REAL,
+        low_0_1pct_fps   REAL,
+        consistency_gap  REAL,
+        stutter          REAL,
+        fluidity_score   REAL,
+        UNIQUE (certificate_id, run_index)
+    )
+    """,),
+    # 2: provenance (record SHA-256 or import), the certificate date, and an indexed cohort key
+    # so that ranking reads one cohort, not the whole fleet.
+    (
+        "ALTER TABLE runs ADD COLUMN issued TEXT",
+        "ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'unknown'",
+        "ALTER TABLE runs ADD COLUMN cohort_key TEXT NOT NULL DEFAULT ''",
+        _rekey_cohorts,
+        "CREATE INDEX runs_by_cohort ON runs (cohort_key)",
+    ),
+    # 3: ranking in SQL: an index per (cohort, metric) for the counts, exact per-cohort sums for
+    # the mean and spread, and a per-cohort digest for the build cache. The cohort-only index
+    # is a prefix of each new one.
+    (
+        *_METRIC_INDEXES,
+        "DROP INDEX runs_by_cohort",
+        """
+        CREATE TABLE cohort_stats (
+            cohort_key TEXT    NOT NULL,
+            metric     TEXT    NOT NULL,
+            n          INTEGER NOT NULL,
+            sum_x      TEXT    NOT NULL,
+            sum_xx     TEXT    NOT NULL,
+            PRIMARY KEY (cohort_key, metric)
+        )
+        """,
+        """
+        CREATE TABLE cohorts (
+            cohort_key TEXT    NOT NULL PRIMARY KEY,
+            runs       INTEGER NOT NULL,
+            digest     TEXT    NOT NULL
+        )
+        """,
+        _fill_aggregates_sqlite,
+    ),
+)
+"""Ordered schema steps (SQL, or a function for data the SQL cannot derive exactly);
+PRAGMA user_version = how many of them a file has applied. Never edit a released step: append.
+PostgreSQL has the same steps in its own dialect (certgen.fleet.postgres.MIGRATIONS)."""
+
+
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+
+_COLUMNS: Final = (
+    "certificate_id", "run_index", "issued", "card_model", "card_serial", *Cohort._fields,
+    *METRIC_NAMES, "source", "cohort_key",
+)
+
+
+_metric_values: Final = operator.attrgetter(*METRIC_NAMES)
+
+
+def _row_digest(row: FleetRun, values: tuple[float | None, ...]) -> int:
+    """What a row contributes to its cohort's digest: everything ranking reads of it."""
+    text = repr((row.certificate_id, row.run_index, *values))
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest(), "big")
+
+
+class _Delta:
+    """Changes to cohort_stats and cohorts made by one write, applied in its transaction."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, int] = {}
+        self.digest: dict[str, int] = {}
+        # (cohort_key, metric) -> [n, sum_x, sum_xx]
+        self.stats: dict[tuple[str, str], list[int]] = {}
+
+    def add(self, row: FleetRun, sign: int) -> None:
+        key = row.cohort.key()
+        values = _metric_values(row)
+        self.runs[key] = self.runs.get(key, 0) + sign
+        self.digest[key] = (self.digest.get(key, 0) + sign * _row_digest(row, values)) % DIGEST_MOD
+        for name, value in zip(METRIC_NAMES, values):
+            if value is None:
+                continue
+            acc = self.stats.get((key, name))
+            if acc is None:
+                acc = self.stats[(key, name)] = [0, 0, 0]
+            acc[0] += sign
+            acc[1] += sign * exact_scaled(value)
+            acc[2] += sign * exact_scaled_square(value)
+
+    def flush(self, conn: Any, mark: str) -> None:
+        """Add the changes to the stored aggregates (inside the caller's write transaction)."""
+        q = _marks(mark)
+        for key in sorted(self.runs):
+            found = conn.execute(q("SELECT runs, digest FROM cohorts WHERE cohort_key = ?"),
+                                 (key,)).fetchone()
+            runs, digest = (0, 0) if found is None else (int(found[0]), int(found[1], 16))
+            runs += self.runs[key]
+            digest = (digest + self.digest[key]) % DIGEST_MOD
+            if runs == 0:
+                conn.execute(q("DELETE FROM cohorts WHERE cohort_key = ?"), (key,))
+                continue
+            conn.execute(q("INSERT INTO cohorts (cohort_key, runs, digest) VALUES (?, ?, ?) "
+                           "ON CONFLICT (cohort_key) DO UPDATE SET runs = excluded.runs, "
+                           "digest = excluded.digest"), (key, runs, f"{digest:064x}"))
+        for (key, name), (dn, dx, dxx) in sorted(self.stats.items()):
+            found = conn.execute(q("SELECT n, sum_x, sum_xx FROM cohort_stats "
+                                   "WHERE cohort_key = ? AND metric = ?"), (key, name)).fetchone()
+            n, sx, sxx = (0, 0, 0) if found is None else (
+                int(found[0]), int(found[1], 16), int(found[2], 16))
+            n, sx, sxx = n + dn, sx + dx, sxx + dxx
+            if n == 0:
+                conn.execute(q("DELETE FROM cohort_stats WHERE cohort_key = ? AND metric = ?"),
+                             (key, name))
+                continue
+            conn.execute(q("INSERT INTO cohort_stats (cohort_key, metric, n, sum_x, sum_xx) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT (cohort_key, metric) DO UPDATE "
+                           "SET n = excluded.n, sum_x = excluded.sum_x, "
+                           "sum_xx = excluded.sum_xx"), (key, name, n, f"{sx:x}", f"{sxx:x}"))
+        self.runs.clear()
+        self.digest.clear()
+        self.stats.clear()
+
+
+def _marks(mark: str) -> Callable[[str], str]:
+    """Our SQL is written with `?` placeholders; psycopg wants `%s`."""
+    if mark == "?":
+        return lambda sql: sql
+    return lambda sql: sql.replace("?", mark)
+
+
+def _not_a_fleet(names: Sequence[str]) -> str:
+    if not names:
+        return ("not a certgen fleet database (an empty database; `certgen fleet add` or "
+                "`certgen fleet import` creates a fleet); it was left unchanged")
+    shown = ", ".join(escape_invisible(shorten(n, 40)) for n in names[:5])
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return (f"not a certgen fleet database (no fleet schema; it holds {shown}{more}); "
+            "it was left unchanged")
+
+
+def _older_schema(version: int) -> str:
+    return (f"fleet schema version {version} is older than this certgen's ({SCHEMA_VERSION}); "
+            "a read-only command does not migrate it: run `certgen fleet migrate` (or any "
+            "command that writes to the fleet) first")
+
+
+def _say_waiting(where: str, timeout: float, *, write: bool) -> None:
+    """The one line a command prints while it waits for the fleet's lock."""
+    doing = "writing to" if write else "committing to"
+    sys.stderr.write(f"certgen: {where}: another certgen process is {doing} the fleet; waiting "
+                     f"up to {timeout:g} s for its lock (--lock-timeout or {LOCK_TIMEOUT_ENV} "
+                     "sets the wait)\n")
+    sys.stderr.flush()
+
+
+def lock_error(where: str, timeout: float) -> FleetError:
+    """The refusal when the fleet's lock was not free within the timeout."""
+    return FleetError(f"another certgen process held the fleet's lock for {timeout:g} s; gave "
+                      f"up (--lock-timeout or {LOCK_TIMEOUT_ENV} sets a longer wait)",
+                      file=where)
+
+
+def one_line(text: str) -> str:
+    """A database's own message as one short line (SQLite quotes schema text, line breaks
+    and all)."""
+    return escape_invisible(shorten(" ".join(text.split()), 160))
+
+
+def _as_cohort(cohort: Sequence[Any]) -> Cohort:
+    if isinstance(cohort, Cohort):
+        return cohort
+    if len(cohort) != len(Cohort._fields):
+        raise ValueError(f"a cohort has {len(Cohort._fields)} fields, got {cohort!r}")
+    t, r, p, rt, up, mode, fg = cohort
+    return Cohort(str(t), str(r), str(p), bool(rt), str(up), None if mode is None else str(mode),
+                  bool(fg))
+
+
+_NOT_WRITTEN_HERE: Final = ("a value this certgen would not write (an older certgen or another "
+                             "tool wrote it): correct or delete that row")
+
+
+def _from_sql(r: Sequence[Any], where: str) -> FleetRun:
+    """A stored row, checked as an imported line is: a row this certgen would not write is a
+    FleetError naming it, never a traceback later."""
+    obj = dict(zip(_COLUMNS, r, strict=True))
+    obj.pop("cohort_key")
+    for key in ("ray_tracing", "frame_generation"):
+        if obj[key] in (0, 1):
+            obj[key] = bool(obj[key])
+    if isinstance(obj["run_index"], float) and obj["run_index"].is_integer():
+        obj["run_index"] = int(obj["run_index"])  # PostgreSQL or SQLite may hand back 1.0
+    if not _plainly_valid(obj):
+        errors = field_errors(obj)
+        if errors:
+            field, problem = errors[0]
+            who = f"certificate {_shown(str(obj['certificate_id']))} run {obj['run_index']!r}"
+            raise FleetError(f"{who}: {field}: {problem}; {_NOT_WRITTEN_HERE}", file=where)
+    return _row_from_mapping(obj)
