@@ -66,8 +66,10 @@ def read_capture(
     capture of several processes. Raises `CaptureFormatError` naming the file and line.
     """
     from certgen.captures.detect import read_capture_file
+    from certgen.pagefigures import checked
 
-    return read_capture_file(Path(path), name=str(path), format=format, process=process)
+    return checked(read_capture_file(Path(path), name=str(path), format=format,
+                                     process=process))
 
 
 def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:

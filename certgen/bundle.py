@@ -43,9 +43,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from certgen.captures.common import shorten
 from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
 from certgen.model.base import schema_keeping_names
+from certgen.untrusted import shorten
 
 CARD_FILE = "card.yaml"
 MAX_CARD_BYTES = 1 << 20
@@ -766,7 +766,7 @@ def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
 
 
 def _read_folder_file(root: Path, name: str, source: str) -> bytes:
-    from certgen.captures.common import open_regular
+    from certgen.untrusted import open_regular
 
     try:
         fd = open_regular(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts))
@@ -887,7 +887,7 @@ def _load_zip(path: Path, source: str, limits: ZipLimits, *, card_only: bool = F
     names are read (nothing is extracted to disk)."""
     if not path.exists():
         raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
-    from certgen.captures.common import open_regular
+    from certgen.untrusted import open_regular
 
     try:
         # One open: the zip check and every entry read share it. A FIFO or device is refused

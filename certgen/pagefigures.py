@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
+from certgen.captures.model import Capture
 from certgen.diagnostics import STALL_MS, compute_diagnostics
 from certgen.metrics import fps_figures, positive_frames, round_half_away
 
@@ -73,3 +74,12 @@ def stated_figure_warnings(
                 f"side {side!r}: {metric} is {given} in the file, recomputed {computed[metric]}"
             )
     return tuple(warnings)
+
+
+def checked(captures: Iterable[Capture]) -> list[Capture]:
+    """Captures as read, each with a warning for every figure its file states that its frames
+    do not give (and every stated name certgen does not recompute): what every caller of a
+    reader shows (the pipeline, `certgen metrics`, reports, the API)."""
+    return [capture.with_warnings(stated_figure_warnings(
+        capture.label or "", capture.stated_figures, capture.frame_times_ms))
+        for capture in captures]

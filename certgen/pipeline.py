@@ -115,9 +115,10 @@ def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, f
                     ) -> list[Capture]:
     """The one capture a file holds (read from the bundle's bytes); several is an error."""
     from certgen.captures.detect import read_capture
+    from certgen.pagefigures import checked
 
-    captures = read_capture(bundle.file(name).data, name=name, format=run.format,
-                            process=run.process)
+    captures = checked(read_capture(bundle.file(name).data, name=name, format=run.format,
+                                    process=run.process))
     if len(captures) != 1:
         raise BundleError(
             f"{name} holds {len(captures)} runs; certgen never pools runs: give each "

@@ -167,7 +167,7 @@ def read_input(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
     any read: it could block or never end) of at most `limit` bytes; refusals name the file."""
     import errno
 
-    from certgen.captures.common import open_regular
+    from certgen.untrusted import open_regular
 
     source = os.fspath(path)
     try:

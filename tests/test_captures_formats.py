@@ -18,6 +18,7 @@ from certgen.captures.detect import detect_format, read_capture_file
 from certgen.captures.model import Capture
 from certgen.metrics import compute_sop_metrics
 from certgen.model import Weights
+from certgen.pagefigures import checked
 
 A = [10.0, 10.0, 10.0, 20.0]
 B = [5.0, 5.0, 5.0, 5.0]
@@ -194,7 +195,8 @@ def test_bench_csv_gives_one_capture_per_side_and_checks_the_metrics(
              "before,metric,frames,4", "before,metric,excluded_over_stall_ms,0"]
     rows += [f"after,frame,,{v}" for v in B]
     rows += ["after,metric,avg_fps,199.0", "after,metric,colour,3"]
-    before, after = read_capture_file(write(tmp_path, "report.csv", "\n".join(rows) + "\n"))
+    before, after = checked(read_capture_file(write(tmp_path, "report.csv",
+                                                    "\n".join(rows) + "\n")))
     assert (before.label, after.label, before.run_index, after.run_index) == (
         "before", "after", 0, 1)
     assert before.warnings == ()

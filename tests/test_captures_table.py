@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from certgen import pagefigures
 from certgen.captures import detect, formats
 from certgen.captures.benchcsv import read_bench_csv
 from certgen.captures.formats import FORMAT_TABLE, FORMATS
@@ -194,7 +195,7 @@ def test_no_reader_imports_the_figures(reader: str) -> None:
     """Readers return frames and facts: nothing of certgen beyond the captures' own helpers,
     the error tree and the strict JSON loader."""
     allowed = {"certgen", "certgen.captures.common", "certgen.captures.model", "certgen.errors",
-               "certgen.jsonload"}
+               "certgen.jsonload", "certgen.untrusted"}
     path = CAPTURES / f"{reader}.py"
     imports = set(_certgen_imports(path, in_functions=False))
     imports |= set(_certgen_imports(path, in_functions=True))
@@ -206,13 +207,15 @@ def test_no_reader_imports_the_figures(reader: str) -> None:
 
 def test_the_bench_csv_reader_returns_the_stated_figures_unchecked() -> None:
     """The reader gives the metric rows as what the file states (sorted, the last of a name
-    given twice); the check happens after it, in read_capture."""
+    given twice); the check happens after it, in the readers' callers (pagefigures.checked)."""
     data = (b"side,kind,name,value\nbefore,frame,,10\nbefore,frame,,20\n"
             b"before,metric,avg_fps,1\nbefore,metric,colour,\nbefore,metric,avg_fps,66.7\n")
     [capture] = read_bench_csv(data, "b.csv")
     assert capture.stated_figures == (("avg_fps", 66.7), ("colour", None))
     assert capture.warnings == ()
-    [checked] = detect.read_capture(data, name="b.csv")
+    [read] = detect.read_capture(data, name="b.csv")
+    assert read.warnings == ()  # a reader computes no figure, so checks none
+    [checked] = pagefigures.checked(detect.read_capture(data, name="b.csv"))
     assert checked.stated_figures == capture.stated_figures
     assert checked.warnings == ("side 'before': metric 'colour' is not recomputed",)
 

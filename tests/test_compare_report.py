@@ -553,6 +553,7 @@ def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
     """An export of an older certgen (only the old name) reads back without a warning; a
     wrong count under either name is reported."""
     from certgen.captures.detect import read_capture_file
+    from certgen.pagefigures import checked
 
     frames = [10.0] * 950 + [250.0, 300.0]
     for value, warned in (("2", False), ("5", True)):
@@ -561,6 +562,6 @@ def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
                 f"before,metric,{name},{value}",
                 *(f"after,frame,frame_time_ms,{v}" for v in frames)]
         path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-        before, _after = read_capture_file(path)
+        before, _after = checked(read_capture_file(path))
         expected = (f"side 'before': {name} is 5.0 in the file, recomputed 2",) if warned else ()
         assert before.warnings == expected

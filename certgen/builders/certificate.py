@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certgen import __version__
-from certgen.captures.common import shorten
 from certgen.errors import BundleError, CertgenError, RenderError
+from certgen.untrusted import shorten
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle

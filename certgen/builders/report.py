@@ -36,19 +36,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from certgen.captures.common import shorten
 from certgen.errors import CompareError
 from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
+from certgen.untrusted import shorten
 
 # --------------------------------------------------------------------------- inputs
 
 
 def _read_runs(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> list[Any]:
     from certgen.captures.detect import read_capture_file
+    from certgen.pagefigures import checked
 
     if not path.is_file():
         raise CompareError("no such capture file", file=shown or str(path))
-    return read_capture_file(path, name=shown, format=fmt, process=process)
+    return checked(read_capture_file(path, name=shown, format=fmt, process=process))
 
 
 def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> Any:
@@ -160,7 +161,7 @@ SHOWN_LIMIT = 200
 def _shown(value: str | None) -> str | None:
     """A name read from a capture as a report prints it: escaped, and shortened (it is the
     capture's text, never refused, but not printed at any length)."""
-    from certgen.captures.common import escape_invisible
+    from certgen.untrusted import escape_invisible
 
     return None if not value else shorten(escape_invisible(value), SHOWN_LIMIT)
 
@@ -270,7 +271,7 @@ def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None,
     import yaml
 
     shown = str(path)
-    from certgen.captures.common import open_regular
+    from certgen.untrusted import open_regular
 
     try:
         with os.fdopen(open_regular(path), "rb") as handle:

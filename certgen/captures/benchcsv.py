@@ -15,9 +15,10 @@ import io
 
 import numpy as np
 
-from certgen.captures.common import decode, parse_number, shorten
+from certgen.captures.common import decode, parse_number
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.untrusted import shorten
 
 HEADER = ["side", "kind", "name", "value"]
 KINDS = ("frame", "metric")

@@ -7,16 +7,14 @@ user named it, and the line where there is one.
 from __future__ import annotations
 
 import contextlib
-import errno
 import math
 import mmap
 import os
 import pathlib
-import stat
-import unicodedata
 from collections.abc import Iterator
 
 from certgen.errors import CaptureFormatError
+from certgen.untrusted import open_regular, shorten
 
 HEAD_BYTES = 65536
 """How much of a file detection looks at (the first line of every format fits in it)."""
@@ -30,38 +28,6 @@ MAX_CAPTURE_FRAMES = 20_000_000
 """Most frames one capture may hold (46 hours at 120 FPS; what 1 GiB of PresentMon holds). The
 byte limit alone would let a terse format (one short number a line) hold 25 times more, and
 every frame costs the metrics a few arrays of 8 bytes."""
-
-
-def open_regular(path: pathlib.Path) -> int:
-    """An O_RDONLY descriptor of a regular file, refusing FIFOs, devices and sockets before any
-    read (opened non-blocking, so a FIFO cannot hang the open; then checked with fstat).
-
-    Raises OSError as os.open does, and IsADirectoryError / a ValueError naming the kind for
-    what is not a regular file.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if not stat.S_ISREG(mode):
-            raise ValueError(special_kind(mode))
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def special_kind(mode: int) -> str:
-    """What a non-regular file is, as a refusal names it."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def read_capture_bytes(path: pathlib.Path, name: str) -> bytes:
@@ -208,20 +174,3 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
     return value
 
 
-def shorten(text: str, limit: int = 60) -> str:
-    """Text cut to `limit` characters for a message ('…' marks the cut)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def escape_invisible(text: str) -> str:
-    """Text as a message or document shows a name read from a capture: bidi controls, control
-    and zero-width (format) characters written as `\\u202e`, so "EVIL\\u202egnp.exe" cannot
-    display as "EVILexe.png". Names are shown escaped, never refused: the capture is still the
-    lab's own measurement, and `process` in card.yaml matches the raw name."""
-    out = []
-    for char in text:
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"):
-            out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
-        else:
-            out.append(char)
-    return "".join(out)

@@ -28,20 +28,13 @@ import pathlib
 
 import numpy as np
 
-from certgen.captures.common import (
-    MAX_CAPTURE_FRAMES,
-    Data,
-    check_head,
-    first_line,
-    mapped_capture,
-    shorten,
-)
+from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_line, mapped_capture
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
-from certgen.pagefigures import stated_figure_warnings
+from certgen.untrusted import shorten
 
 
 def detect_format(head: bytes, name: str) -> str:
@@ -109,10 +102,10 @@ def read_capture(
         raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
     for capture in captures:
         check_frame_times(capture, name)
-    # What a file states about its own figures is a claim, checked against its frames.
-    return [capture.with_warnings(stated_figure_warnings(
-        capture.label or "", capture.stated_figures, capture.frame_times_ms))
-        for capture in captures]
+    # What a file states about its own figures stays a claim here (Capture.stated_figures):
+    # the callers check it against the frames (certgen.pagefigures.checked), as readers
+    # compute no figure.
+    return captures
 
 
 MAX_FRAME_TIME_MS = 1e7

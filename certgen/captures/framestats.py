@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from certgen import jsonload
-from certgen.captures.common import decode, shorten
+from certgen.captures.common import decode
 from certgen.captures.model import Capture, IncompleteReason
 from certgen.errors import CaptureFormatError
+from certgen.untrusted import shorten
 
 KINDS = ("full", "partial", "reproject", "idle")
 SETTLE_FACTOR = 2.0

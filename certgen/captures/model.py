@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from certgen.captures.common import escape_invisible
+from certgen.untrusted import escape_invisible
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ def read_all(
     """
     from certgen.captures.detect import read_capture_file
     from certgen.errors import CertgenError, NoProcessGroupsError
+    from certgen.pagefigures import checked
 
     refused: list[NoProcessGroupsError] = []
     for arg in paths:
@@ -93,11 +94,12 @@ def read_all(
         note = None
         try:
             try:
-                captures = read_capture_file(path, name=arg, format=fmt, process=process)
+                captures = checked(read_capture_file(path, name=arg, format=fmt,
+                                                     process=process))
             except NoProcessGroupsError as exc:
                 refused.append(exc)
                 note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
-                captures = read_capture_file(path, name=arg, format=fmt)
+                captures = checked(read_capture_file(path, name=arg, format=fmt))
         except CertgenError as exc:
             yield arg, exc, None
             continue

@@ -19,12 +19,12 @@ from typing import Any, Final, NamedTuple
 from pydantic_core import PydanticCustomError
 
 from certgen.bundle import NAME_LIMIT, UPSCALERS, check_text
-from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
 from certgen.model.cohort import Rank
 from certgen.record import Record
+from certgen.untrusted import escape_invisible, shorten
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
 """The fleet file used when neither --fleet nor CERTGEN_FLEET is given (current directory)."""

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError
 from certgen.fleet.model import (
     LOCK_TIMEOUT_ENV,
@@ -28,6 +27,7 @@ from certgen.fleet.model import (
     exact_scaled_square,
     field_errors,
 )
+from certgen.untrusted import escape_invisible, shorten
 
 BATCH_ROWS: Final = 2000
 """Rows per executemany batch of an import, and per page of an export (bounded memory)."""

@@ -33,7 +33,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any, Final, Self
 
-from certgen.captures.common import escape_invisible, shorten
 from certgen.errors import FleetError, FleetImportError
 from certgen.fleet.model import (
     LOCK_TIMEOUT_S,
@@ -78,6 +77,7 @@ from certgen.fleet.schema import (
 )
 from certgen.model import Rank, Ranks, RunMetrics
 from certgen.record import Record, record_json
+from certgen.untrusted import escape_invisible, shorten
 
 
 def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSION,
