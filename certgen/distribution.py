@@ -23,9 +23,6 @@ from pathlib import Path
 from certgen import __version__
 from certgen.errors import CertgenError
 
-SOFTWARE_FOLDER = "software"
-"""Where, under the registry root, the wheel and its SHA256SUMS are published."""
-
 _NAME = re.compile(r"^certgen-(?P<version>[^-]+)-[^-]+-[^-]+-[^-]+\.whl$")
 
 

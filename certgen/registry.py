@@ -46,6 +46,9 @@ INDEX_FORMAT = "certgen-registry/1"
 
 StatusName = Literal["valid", "expired", "revoked"]
 
+SOFTWARE_FOLDER = "software"
+"""Where, under the registry root, the certgen wheel and its SHA256SUMS are published."""
+
 
 # --------------------------------------------------------------------------- revocations.yaml
 

@@ -1,41 +1,70 @@
-"""The import graph holds DESIGN.md's arrows (issue 9): a forbidden import fails here.
+"""The import graph holds the architecture map (docs/architecture.toml; issues 9 and 22).
 
-Every `import` and `from … import` in certgen/ counts, the ones inside functions too (the
-project imports heavy modules lazily, and a lazy import is still a dependency).
+Every `import` and `from … import` in certgen/ counts, the ones inside functions too (a lazy
+import is still a dependency). An arrow the map does not allow, a forbidden one, or an import
+cycle between modules fails here; the map itself must list its parts bottom-up.
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "certgen"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "certgen"
+MAP_FILE = ROOT / "docs" / "architecture.toml"
 
-# (who, may not import any of, why)
-RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("certgen.render", ("certgen.captures", "certgen.pipeline", "certgen.writer", "certgen.builders",
-                        "certgen.bundle", "certgen.fleet", "certgen.commands", "certgen.cli"),
-     "render/ reads records and renders in memory: no capture, no bundle, no disk"),
-    ("certgen.metrics", ("certgen.record", "certgen.render", "certgen.builders", "certgen.pipeline",
-                         "certgen.bundle", "certgen.fleet", "certgen.writer", "certgen.commands",
-                         "certgen.cli", "certgen.captures"),
-     "the SOP arithmetic knows frame times only"),
-    ("certgen.diagnostics", ("certgen.record", "certgen.render", "certgen.builders",
-                             "certgen.pipeline", "certgen.bundle", "certgen.fleet",
-                             "certgen.writer", "certgen.commands", "certgen.cli",
-                             "certgen.captures"),
-     "diagnostics know frame times only"),
-    ("certgen.captures", ("certgen.record", "certgen.render", "certgen.builders", "certgen.pipeline",
-                          "certgen.bundle", "certgen.fleet", "certgen.writer", "certgen.commands",
-                          "certgen.cli"),
-     "readers turn bytes into Captures and know nothing later in the pipeline"),
-)
-ENTRY_POINTS = ("certgen.commands", "certgen.cli", "certgen.__main__")
-"""Only these may import the CLI: no library module depends on commands/."""
-WRITER_USERS = ("certgen.builders", "certgen.commands.fleet")
-"""Only builders write outputs (and `fleet export -o`, one file through atomic_write)."""
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    paths: tuple[str, ...]
+    may_import: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Forbidden:
+    source: str
+    targets: tuple[str, ...]
+    exempt: frozenset[str]
+    why: str
+
+
+@dataclass(frozen=True)
+class ArchitectureMap:
+    parts: tuple[Part, ...]
+    forbidden: tuple[Forbidden, ...]
+
+    def part_of(self, relative: str) -> Part | None:
+        """The part whose longest path holds `relative` (a path under the repository root)."""
+        best: tuple[int, Part] | None = None
+        for part in self.parts:
+            for path in part.paths:
+                if relative == path or relative.startswith(path.rstrip("/") + "/"):
+                    if best is None or len(path) > best[0]:
+                        best = (len(path), part)
+        return None if best is None else best[1]
+
+    def forbids(self, source: str, target: str) -> Forbidden | None:
+        for rule in self.forbidden:
+            if rule.source not in ("*", source) or source in rule.exempt:
+                continue
+            if "*" in rule.targets or target in rule.targets:
+                return rule
+        return None
+
+
+def load_map(path: Path = MAP_FILE) -> ArchitectureMap:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    parts = tuple(Part(p["name"], tuple(p["paths"]), frozenset(p["may_import"]))
+                  for p in data["part"])
+    forbidden = tuple(Forbidden(f["from"], tuple(f["to"]), frozenset(f.get("except", ())),
+                                f["why"]) for f in data["forbidden"])
+    return ArchitectureMap(parts, forbidden)
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -46,7 +75,7 @@ def _module_name(path: Path, root: Path) -> str:
 
 
 def imports_of(path: Path, module: str) -> set[str]:
-    """Every certgen module `path` imports, at any depth of the file."""
+    """Every certgen name `path` imports, at any depth of the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
@@ -65,59 +94,195 @@ def imports_of(path: Path, module: str) -> set[str]:
     return {name for name in found if name == "certgen" or name.startswith("certgen.")}
 
 
-def _within(name: str, prefix: str) -> bool:
-    return name == prefix or name.startswith(prefix + ".")
+def module_graph(root: Path) -> tuple[dict[str, Path], dict[str, set[str]]]:
+    """The package's modules (name -> file) and, for each, the modules it imports."""
+    modules = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for target in imports_of(path, name):
+            while target and target not in modules:  # certgen.x.y.Name -> certgen.x.y
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return modules, graph
 
 
-def violations(root: Path) -> list[str]:
-    """Every forbidden arrow in the package at `root`, as 'a -> b (why)'."""
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles (strongly connected components of more than one module), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w == "certgen":  # the root package holds the version only
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def violations(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
+    """Every import of the package at `root` the map does not allow, as 'a -> b (why)'."""
+    arch = arch or load_map()
+    modules, graph = module_graph(root)
+
+    def part(name: str) -> Part | None:
+        return arch.part_of(modules[name].relative_to(root.parent).as_posix())
+
     out: list[str] = []
-    for path in sorted(root.rglob("*.py")):
-        module = _module_name(path, root)
-        for target in sorted(imports_of(path, module)):
-            for who, banned, why in RULES:
-                if _within(module, who) and any(_within(target, b) for b in banned):
-                    out.append(f"{module} -> {target} ({why})")
-            if not any(_within(module, e) for e in ENTRY_POINTS) and any(
-                _within(target, e) for e in ("certgen.commands", "certgen.cli")
-            ):
-                out.append(f"{module} -> {target} (a library module imports the CLI)")
-            if _within(target, "certgen.writer") and not any(
-                _within(module, w) for w in WRITER_USERS
-            ) and module != "certgen.writer":
-                out.append(f"{module} -> {target} (only builders call the writer)")
+    for name in sorted(graph):
+        source = part(name)
+        if source is None:
+            out.append(f"{name} is in no part of the map")
+            continue
+        for target_name in sorted(graph[name]):
+            target = part(target_name)
+            if target is None or target.name == source.name:
+                continue
+            rule = arch.forbids(source.name, target.name)
+            if rule is not None:
+                out.append(f"{name} -> {target_name} ({rule.why})")
+            elif target.name not in source.may_import:
+                out.append(f"{name} -> {target_name} (the map does not let {source.name} "
+                           f"import {target.name})")
+    out += [f"import cycle: {' -> '.join(c)}" for c in cycles(graph)]
     return out
 
 
-def test_the_package_has_no_forbidden_import() -> None:
+# --------------------------------------------------------------------------- the package
+
+
+def test_the_package_follows_the_map() -> None:
     assert violations(PACKAGE) == []
 
 
-@pytest.mark.parametrize(
-    ("path", "source", "expected"),
-    [
-        ("render/x.py", "def f():\n    from certgen.captures.detect import read_capture\n",
-         "certgen.render.x -> certgen.captures.detect"),
-        ("render/x.py", "from ..pipeline import make_record\n",
-         "certgen.render.x -> certgen.pipeline"),
-        ("render/x.py", "from certgen import writer\n", "certgen.render.x -> certgen.writer"),
-        ("metrics.py", "import certgen.record\n", "certgen.metrics -> certgen.record"),
-        ("diagnostics.py", "from certgen.render.html import render_template\n",
-         "certgen.diagnostics -> certgen.render.html"),
-        ("fleet.py", "from certgen.commands.fleet import command\n",
-         "certgen.fleet -> certgen.commands.fleet"),
-        ("docs.py", "from certgen.writer import Writer\n", "certgen.docs -> certgen.writer"),
-    ],
-)
-def test_the_checker_sees_each_kind_of_forbidden_arrow(
-    tmp_path: Path, path: str, source: str, expected: str
-) -> None:
-    """The checker itself: a planted forbidden import (lazy, relative or `from certgen import
-    x`) is reported, so the real test cannot pass by seeing nothing."""
+def test_the_package_has_no_import_cycle() -> None:
+    assert cycles(module_graph(PACKAGE)[1]) == []
+
+
+def test_the_map_lists_its_parts_bottom_up_and_allows_nothing_it_forbids() -> None:
+    arch = load_map()
+    order = [p.name for p in arch.parts]
+    assert len(order) == len(set(order))
+    for position, part in enumerate(arch.parts):
+        below = set(order[:position])
+        assert part.may_import <= below, (part.name, sorted(part.may_import - below))
+        for target in part.may_import:
+            assert arch.forbids(part.name, target) is None, (part.name, target)
+    for rule in arch.forbidden:
+        assert rule.source == "*" or rule.source in order
+        assert all(t == "*" or t in order for t in rule.targets)
+
+
+def test_every_path_of_the_map_exists() -> None:
+    for part in load_map().parts:
+        for path in part.paths:
+            assert (ROOT / path).exists(), (part.name, path)
+
+
+# --------------------------------------------------------------------------- the checker
+
+
+def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A copy of the package layout (empty modules where the map names files) with `files`."""
     root = tmp_path / "certgen"
-    (root / "render").mkdir(parents=True)
-    for init in (root / "__init__.py", root / "render" / "__init__.py"):
-        init.write_text("")
-    (root / path).write_text(source)
-    found = violations(root)
-    assert any(v.startswith(expected + " ") for v in found), found
+    for part in load_map().parts:
+        for path in part.paths:
+            target = tmp_path / path
+            if target.suffix == ".py":
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+            else:
+                target.mkdir(parents=True, exist_ok=True)
+                (target / "__init__.py").touch()
+    for name, source in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source)
+    return root
+
+
+def _a_file_of(part: Part) -> tuple[str, str]:
+    """A module path (under certgen/) in `part`, and its dotted name."""
+    path = part.paths[0].removeprefix("certgen/").removeprefix("certgen")
+    if not path.endswith(".py"):
+        path = (path + "/" if path else "") + "planted.py"
+    return path, "certgen." + path.removesuffix(".py").replace("/", ".")
+
+
+def _forbidden_arrows() -> list[tuple[str, str]]:
+    arch = load_map()
+    names = [p.name for p in arch.parts]
+    arrows = []
+    for rule in arch.forbidden:
+        sources = [rule.source] if rule.source != "*" else [
+            n for n in names if n not in rule.exempt and n != "package"]
+        targets = names if "*" in rule.targets else list(rule.targets)
+        for source in sources:
+            for target in targets:
+                if target not in (source, "package"):
+                    arrows.append((source, target))
+    return sorted(set(arrows))
+
+
+@pytest.mark.parametrize(("source", "target"), _forbidden_arrows())
+def test_the_checker_sees_a_planted_violation_of_each_forbidden_arrow(
+        tmp_path: Path, source: str, target: str) -> None:
+    """A lazy import (inside a function) along each forbidden arrow is reported, with its
+    reason, so the real test cannot pass by seeing nothing."""
+    arch = load_map()
+    parts = {p.name: p for p in arch.parts}
+    path, _ = _a_file_of(parts[source])
+    _, target_module = _a_file_of(parts[target])
+    root = _plant(tmp_path, {path: f"def f():\n    import {target_module}\n"})
+    rule = arch.forbids(source, target)
+    assert rule is not None
+    assert any(v.endswith(f"({rule.why})") and target_module in v for v in violations(root)), \
+        violations(root)
+
+
+@pytest.mark.parametrize(("path", "source", "expected"), [
+    ("render/x.py", "from ..pipeline import make_record\n", "certgen.render.x -> certgen.pipeline"),
+    ("render/x.py", "from certgen import writer\n", "certgen.render.x -> certgen.writer"),
+    ("metrics.py", "import certgen.record\n", "certgen.metrics -> certgen.record"),
+    ("rules.py", "from certgen.pipeline import make_record\n", "certgen.rules -> certgen.pipeline"),
+])
+def test_the_checker_reads_relative_and_package_imports(
+        tmp_path: Path, path: str, source: str, expected: str) -> None:
+    root = _plant(tmp_path, {path: source})
+    assert any(v.startswith(expected + " ") for v in violations(root)), violations(root)
+
+
+def test_the_checker_sees_a_planted_cycle(tmp_path: Path) -> None:
+    root = _plant(tmp_path, {"builders/a.py": "from certgen.builders import b\n",
+                             "builders/b.py": "def f():\n    from certgen.builders.a import g\n"})
+    assert "import cycle: certgen.builders.a -> certgen.builders.b" in violations(root)
+
+
+def test_the_checker_names_a_module_outside_every_part(tmp_path: Path) -> None:
+    root = _plant(tmp_path, {"stray.py": ""})
+    assert "certgen.stray is in no part of the map" in violations(root)

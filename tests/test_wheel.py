@@ -227,7 +227,7 @@ def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_pa
 
 
 def test_the_registry_s_software_folder_is_the_distribution_s() -> None:
-    from certgen.distribution import SOFTWARE_FOLDER
+    from certgen.registry import SOFTWARE_FOLDER
     from certgen.render import registry
 
     assert registry.SOFTWARE_FOLDER == SOFTWARE_FOLDER

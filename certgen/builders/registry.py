@@ -141,7 +141,7 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
             writer.write(pdf_path(entry.id, lang),
                          (folders[entry.id] / pdf_name(lang)).read_bytes())
     if software is not None:
-        from certgen.distribution import SOFTWARE_FOLDER
+        from certgen.registry import SOFTWARE_FOLDER
 
         writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
         writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())

@@ -17,8 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
-from certgen.distribution import SOFTWARE_FOLDER
-from certgen.registry import RegistryEntry, pdf_path
+from certgen.registry import SOFTWARE_FOLDER, RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
 from certgen.render.nav import doc_nav
