@@ -45,6 +45,7 @@ from pydantic_core import PydanticCustomError
 
 from certgen.captures.common import shorten
 from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
+from certgen.sop import available_sops
 
 CARD_FILE = "card.yaml"
 MAX_CARD_BYTES = 1 << 20
@@ -269,8 +270,6 @@ class Certificate(_Strict):
     @field_validator("sop")
     @classmethod
     def _sop(cls, value: str) -> str:
-        from certgen.sop import available_sops
-
         known = available_sops()
         if value not in known:
             raise PydanticCustomError(
@@ -736,6 +735,9 @@ def validate_card(
     """
     if locate is None and root is not None:
         locate = _locate_in_folder(root)
+    # A malformed rules file is refused in its own words (a RulesError naming its line and
+    # field), not as a problem of card.yaml's certificate.sop, which lists the valid ones.
+    available_sops()
     errors = list(duplicates or [])
     card: CardFile | None = None
     if not isinstance(data, dict):
