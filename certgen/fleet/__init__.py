@@ -30,7 +30,7 @@ refused, not overwritten and not silently ignored: an issued certificate does no
 difference means a re-used id or an edited record, which a person must look at. `replace=True`
 (`certgen fleet add --replace`) overwrites such rows on purpose.
 
-Ranking decisions (documented here, stated by tests/test_fleet_rank.py):
+Ranking decisions (documented here, stated by tests/test_fleet.py):
 - The cohort of a run is its own configuration key. It holds the run itself plus every fleet run
   of the same key from *other* certificates (the certificate's own runs are left out, so a
   re-check of an already-added certificate never ranks against itself).
