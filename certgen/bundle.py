@@ -44,7 +44,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from certgen.captures.common import shorten
-from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
+from certgen.errors import BundleErrors
 from certgen.sop import available_sops
 
 CARD_FILE = "card.yaml"

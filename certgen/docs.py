@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from certgen.errors import ExplainerError as ExplainerError  # re-exported (moved)
+from certgen.errors import ExplainerError
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,

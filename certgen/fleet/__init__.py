@@ -49,7 +49,6 @@ Ranking decisions (documented here, stated by tests/test_fleet.py):
   `ranks`) and does not enter other runs' cohorts for that metric.
 """
 
-from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.fleet.model import (
     DEFAULT_FLEET_FILE,
     FLEET_ENV,
@@ -85,7 +84,7 @@ from certgen.fleet.store import MIGRATIONS, SCHEMA_VERSION, FleetStore, migrate
 __all__ = [
     "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",
     "MAX_FPS", "METRIC_NAMES", "METRIC_RANGES", "MIGRATIONS", "RANKED_METRICS", "SCHEMA_VERSION",
-    "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError", "FleetRun", "FleetStore", "Metric",
+    "SUM_SCALE", "Cohort", "CohortSums", "FleetRun", "FleetStore", "Metric",
     "Rank", "exact_scaled", "exact_scaled_square", "field_errors", "fleet_path", "fleet_section",
     "is_server_url", "lock_timeout", "migrate", "parse_line", "rank_from_sums", "rank_run",
     "rank_value", "record_source", "runs_from_record",
