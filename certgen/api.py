@@ -221,7 +221,7 @@ def build_certificates(
     were built (its message names the bundle). `lab` is the issuing laboratory's profile (a
     lab.yaml path or a loaded one), required unless `draft`.
     """
-    from certgen.builders.certificate import build_many, check_unique_ids
+    from certgen.builders.batch import build_many, check_unique_ids
     from certgen.lab import load_lab
 
     profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 
-from certgen.errors import BuildDateError as BuildDateError  # re-exported (moved)
+from certgen.errors import BuildDateError
 
 
 def source_date_epoch() -> dt.datetime | None:

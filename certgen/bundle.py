@@ -43,8 +43,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from certgen.errors import BundleErrors as BundleErrors  # re-exported (moved)
+from certgen.errors import BundleErrors
 from certgen.model.base import schema_keeping_names
+from certgen.sop import available_sops
 from certgen.untrusted import shorten
 
 CARD_FILE = "card.yaml"
@@ -270,8 +271,6 @@ class Certificate(_CardModel):
     @field_validator("sop")
     @classmethod
     def _sop(cls, value: str) -> str:
-        from certgen.sop import available_sops
-
         known = available_sops()
         if value not in known:
             raise PydanticCustomError(
@@ -737,6 +736,9 @@ def validate_card(
     """
     if locate is None and root is not None:
         locate = _locate_in_folder(root)
+    # A malformed rules file is refused in its own words (a RulesError naming its line and
+    # field), not as a problem of card.yaml's certificate.sop, which lists the valid ones.
+    available_sops()
     errors = list(duplicates or [])
     card: CardFile | None = None
     if not isinstance(data, dict):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from certgen.errors import ExplainerError as ExplainerError  # re-exported (moved)
+from certgen.errors import ExplainerError
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -247,42 +247,18 @@ def _triple(
 # --------------------------------------------------------------------------- the sample record
 
 SAMPLE_BUNDLE = "gold-rx7800xt"
-"""The sample the certificate tour quotes: the GOLD card whose tier mean hides a Soft Limit run."""
+"""The sample the certificate tour quotes: the GOLD card whose tier mean hides a Soft Limit run
+(its folder in examples/; the site builder hands its record to `build_page`)."""
 
 
-def examples_dir() -> Path:
-    """examples/ of the source checkout (the samples are not shipped inside the wheel)."""
-    return Path(__file__).resolve().parent.parent / "examples"
-
-
-@lru_cache(maxsize=4)
-def _sample_record(examples: str) -> Record:
-    import tempfile
-
-    from certgen.fleet import FleetStore
-    from certgen.pipeline import make_record
-
-    root = Path(examples)
-    bundle = root / SAMPLE_BUNDLE
-    if not (bundle / "card.yaml").is_file():
-        raise ExplainerError(
-            "the certificate tour quotes the GOLD sample: its bundle is missing "
-            "(build the site from a source checkout)", file=str(bundle))
-    with tempfile.TemporaryDirectory(prefix="certgen-docs-") as tmp, \
-            FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
-        with (root / "fleet.jsonl").open(encoding="utf-8") as fh:
-            store.import_jsonl(fh, name="examples/fleet.jsonl")
-        return make_record(bundle, fleet=store)
-
-
-def sample_figures(examples: Path | None = None) -> dict[str, Value]:
+def sample_figures(record: Record) -> dict[str, Value]:
     """What the certificate tour quotes from the GOLD sample, taken from its record.
 
-    The record is made by the production pipeline from examples/gold-rx7800xt, ranked against
-    examples/fleet.jsonl, exactly as the site builds the sample certificate; keys start with
-    `gold.`. If the sample or the arithmetic changes, the tour changes with it.
+    `record` is the sample certificate's record as the site builds it (examples/gold-rx7800xt
+    by the production pipeline, ranked against examples/fleet.jsonl): certgen.builders.site
+    passes the record it made, so the sample's captures and the fleet are read once. Keys start
+    with `gold.`. If the sample or the arithmetic changes, the tour changes with it.
     """
-    record = _sample_record(str(examples or examples_dir()))
     f: dict[str, Value] = {}
     cert_id = record.certificate.id
     f["gold.id"] = Text(cert_id)
@@ -453,8 +429,12 @@ def split_front_matter(text: str, source: str) -> tuple[dict[str, str], str]:
     return {k: str(v) for k, v in meta.items()}, text[end + 5:]
 
 
-def build_page(slug: str, lang: str, rules: Rules | None = None) -> ExplainerPage:
-    """Read one page, fill in its figures from the engine and render its body twice."""
+def build_page(slug: str, lang: str, rules: Rules | None = None, *,
+               sample: Record | None = None) -> ExplainerPage:
+    """Read one page, fill in its figures from the engine and render its body twice.
+
+    A page of SAMPLE_PAGES quotes the GOLD sample: `sample` is its record (sample_figures).
+    """
     if slug not in PAGES or lang not in LANGS:
         raise ExplainerError(f"no explainer {slug!r} in {lang!r}")
     path = source_path(slug, lang)
@@ -462,7 +442,10 @@ def build_page(slug: str, lang: str, rules: Rules | None = None) -> ExplainerPag
     text = path.read_text(encoding="utf-8")
     figures: dict[str, Value] = dict(explainer_figures(rules))
     if slug in SAMPLE_PAGES:
-        figures.update(sample_figures())
+        if sample is None:
+            raise ExplainerError(
+                f"the explainer {slug!r} quotes the GOLD sample: give its record (sample=)")
+        figures.update(sample_figures(sample))
     from certgen.render.i18n import bind_short_words
 
     meta, body = split_front_matter(text, source)

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from certgen.errors import LabError as LabError  # re-exported
+from certgen.errors import LabError
 from certgen.model.base import schema_keeping_names
 
 LAB_ENV = "CERTGEN_LAB"

@@ -137,3 +137,33 @@ def load_yaml_document(data: bytes, source: str) -> tuple[Any, list[DuplicateKey
                                 ) from None
     except yaml.YAMLError as exc:
         raise YamlDocumentError(f"{source}: invalid YAML: {exc}") from None
+
+
+def key_lines(text: str) -> list[tuple[tuple[Any, ...], int]]:
+    """Every mapping key and list item of a YAML text, in document order: (its path, its
+    1-based line). A path is the keys and list indexes from the top (`("grade_lines", "gold")`,
+    `("grades", 1)`); a duplicate key appears once per occurrence, so a caller can name where a
+    validation error points and where each repeat is. The text must load (call load_yaml first).
+    """
+    loader = _Loader(text)
+    loader.duplicates = []
+    out: list[tuple[tuple[Any, ...], int]] = []
+    try:
+        root = loader.get_single_node()
+
+        def walk(node: yaml.Node, path: tuple[Any, ...]) -> None:
+            if isinstance(node, yaml.MappingNode):
+                for key_node, value_node in node.value:
+                    key = loader.construct_object(key_node, deep=True)
+                    out.append(((*path, key), key_node.start_mark.line + 1))
+                    walk(value_node, (*path, key))
+            elif isinstance(node, yaml.SequenceNode):
+                for index, item in enumerate(node.value):
+                    out.append(((*path, index), item.start_mark.line + 1))
+                    walk(item, (*path, index))
+
+        if root is not None:
+            walk(root, ())
+    finally:
+        loader.dispose()
+    return out

@@ -9,6 +9,7 @@ real `certgen build` could have written. `record_run` does the same for one `run
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -79,3 +80,24 @@ def complete_record(short: Mapping[str, Any]) -> Record:
 def record_run(short: Mapping[str, Any], index: int = 0) -> Run:
     """A typed, validated `runs[]` entry from a short dict."""
     return Run.model_validate_json(json.dumps(run_json(short, index), ensure_ascii=False))
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@functools.cache
+def gold_sample_record() -> Record:
+    """The GOLD sample's record as the site makes it (examples/gold-rx7800xt by the pipeline,
+    ranked against examples/fleet.jsonl): what the certificate tour quotes (`build_page(...,
+    sample=)`). Made once per test process."""
+    import tempfile
+
+    from certgen.docs import SAMPLE_BUNDLE
+    from certgen.fleet import FleetStore
+    from certgen.pipeline import make_record
+
+    with tempfile.TemporaryDirectory(prefix="certgen-test-") as tmp, \
+            FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
+        with (EXAMPLES / "fleet.jsonl").open(encoding="utf-8") as fh:
+            store.import_jsonl(fh, name="examples/fleet.jsonl")
+        return make_record(EXAMPLES / SAMPLE_BUNDLE, fleet=store)

@@ -24,7 +24,7 @@ from bundlekit import (
     write_presentmon,
 )
 
-from certgen.builders.certificate import build_many
+from certgen.builders.batch import build_many
 from certgen.errors import RefusalError
 from certgen.lab import load_lab
 from certgen.paths import templates_dir
@@ -263,7 +263,7 @@ def test_a_capture_outside_the_bundle_is_refused(tmp_path: Path, capsys: pytest.
 def test_a_pool_builds_the_largest_bundles_first_and_reports_in_the_given_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from certgen.builders import certificate as module
+    from certgen.builders import batch as module
 
     bundles = []
     for i, n_runs in enumerate([1, 3, 2]):

@@ -6,9 +6,10 @@ import datetime as dt
 
 import pytest
 
-from certgen.builddate import BuildDateError, source_date_epoch
+from certgen.builddate import source_date_epoch
 from certgen.builders.report import report_date
 from certgen.builders.site import DEFAULT_DATE, site_date
+from certgen.errors import BuildDateError
 
 
 def test_unset_or_empty_is_no_date(monkeypatch):

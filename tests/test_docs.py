@@ -7,11 +7,11 @@ import dataclasses
 import re
 
 import pytest
+from recordkit import gold_sample_record
 
 from certgen.docs import (
     LANGS,
     PAGES,
-    ExplainerError,
     Figure,
     build_page,
     explainer_figures,
@@ -19,6 +19,7 @@ from certgen.docs import (
     format_number,
     source_path,
 )
+from certgen.errors import ExplainerError
 from certgen.sop import load_rules
 
 # Figures the engine computes (spec test vectors, grade-line table, worked examples). None of
@@ -123,7 +124,7 @@ def test_russian_explainers_are_typeset(slug: str) -> None:
     (formulas and code keep theirs)."""
     from certgen.render.i18n import bind_short_words
 
-    page = build_page(slug, "ru", load_rules())
+    page = build_page(slug, "ru", load_rules(), sample=gold_sample_record())
     for text in (page.markdown, page.title, page.description):
         assert bind_short_words(text, "ru") == text
     assert "\u00a0" in page.markdown
@@ -135,7 +136,7 @@ def test_explainer_page_html_snapshot(slug: str, lang: str, snapshot) -> None:  
     from certgen.render.site import render_explainer_html
 
     rules = load_rules()
-    page = build_page(slug, lang, rules)
+    page = build_page(slug, lang, rules, sample=gold_sample_record())
     html = render_explainer_html(page, rules_version=rules.rules_version)
     assert f'<html lang="{lang}">' in html
     for other in LANGS:
@@ -178,7 +179,7 @@ def test_the_tour_quotes_the_gold_sample_record_in_the_page_language(
 ) -> None:
     from certgen.render.i18n import fmt_fps, fmt_pct, fmt_score
 
-    page = build_page("reading-your-certificate", lang)
+    page = build_page("reading-your-certificate", lang, sample=gold_sample_record())
     text = page.markdown
     cert = gold_record["certificate"]["id"]
     assert f"](../../samples/{cert}/certificate.{lang}.html)" in text
@@ -218,8 +219,16 @@ def test_no_gold_sample_figure_is_typed_into_the_tour(lang: str) -> None:
 
     text = source_path("reading-your-certificate", lang).read_text(encoding="utf-8")
     without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
-    decimals = sorted({format_value(v, "en") for v in sample_figures().values()
+    decimals = sorted({format_value(v, "en") for v in sample_figures(gold_sample_record()).values()
                        if isinstance(v, Fig) and v.decimals > 0})
     assert decimals  # the scan has something to look for
     typed = [f for f in decimals if _literal_pattern(f).search(without_placeholders)]
     assert typed == []
+
+
+def test_the_tour_needs_the_gold_sample_s_record_and_never_makes_one() -> None:
+    """docs.py reads no capture and no fleet: the site builder gives the record it built."""
+    with pytest.raises(ExplainerError) as info:
+        build_page("reading-your-certificate", "en")
+    assert str(info.value) == ("the explainer 'reading-your-certificate' quotes the GOLD sample: "
+                               "give its record (sample=)")

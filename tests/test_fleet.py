@@ -19,13 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recordkit import complete_record, record_json, record_run
 
-from certgen.errors import FleetError
+from certgen.errors import FleetError, FleetImportError
 from certgen.fleet import (
     JSONL_FIELDS,
     MIGRATIONS,
     SCHEMA_VERSION,
     Cohort,
-    FleetImportError,
     FleetStore,
     fleet_path,
     fleet_section,

@@ -114,7 +114,7 @@ def test_stray_links_and_special_files_in_a_bundle_are_never_opened(
 ) -> None:
     """Only what card.yaml names is read: a FIFO, a loop and a link out beside it cost nothing
     (the build's cache key and its scheduling cost read nothing else either)."""
-    from certgen.builders.certificate import bundle_cost
+    from certgen.builders.batch import bundle_cost
 
     bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
     os.mkfifo(bundle / "stray.fifo")
@@ -442,7 +442,7 @@ def test_a_batch_attempts_and_reports_every_bundle(tmp_path: Path, jobs: str,
 def test_a_bug_in_one_bundle_still_builds_and_reports_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import certgen.builders.certificate as module
+    import certgen.builders.batch as module  # build_many calls build_bundle from here
 
     ok1 = simple_bundle(tmp_path / "ok1", [(120.0, 90.0, 80.0)])
     ok2 = simple_bundle(tmp_path / "ok2", [(120.0, 90.0, 80.0)],
@@ -468,7 +468,7 @@ def test_a_bug_in_one_bundle_still_builds_and_reports_the_others(
 
 def test_pool_workers_ask_to_end_with_their_parent() -> None:
     """PR_SET_PDEATHSIG is set by the pool's initializer (read back with PR_GET_PDEATHSIG)."""
-    code = ("import ctypes; from certgen.builders.certificate import end_with_parent; "
+    code = ("import ctypes; from certgen.builders.batch import end_with_parent; "
             "end_with_parent(); libc = ctypes.CDLL(None); v = ctypes.c_int(); "
             "libc.prctl(2, ctypes.byref(v), 0, 0, 0); print(v.value)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -479,7 +479,7 @@ def test_pool_workers_ask_to_end_with_their_parent() -> None:
 _POOL_SCRIPT = """
 import multiprocessing, os, signal, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from certgen.builders.certificate import end_with_parent
+from certgen.builders.batch import end_with_parent
 
 if __name__ == "__main__":
     context = multiprocessing.get_context("forkserver")
@@ -564,7 +564,8 @@ def test_the_lock_is_per_folder_and_released_by_a_dead_process(tmp_path: Path) -
 ])
 def test_source_date_epoch_out_of_range_is_one_line(value: str, message: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from certgen.builddate import BuildDateError, source_date_epoch
+    from certgen.builddate import source_date_epoch
+    from certgen.errors import BuildDateError
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
     with pytest.raises(BuildDateError) as info:

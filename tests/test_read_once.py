@@ -70,3 +70,21 @@ def test_a_zipped_bundle_is_opened_once_and_never_extracted(tmp_path: Path) -> N
     extracted = [p for p in opened if p.endswith(("card.yaml", ".csv", ".json"))
                  and "certgen-bundle-" in p]
     assert extracted == []
+
+
+def test_the_site_opens_each_sample_capture_and_the_sample_fleet_once(tmp_path: Path) -> None:
+    """`certgen site` builds the samples and the explainers: the certificate tour quotes the
+    GOLD sample from the record the site builder made, so no capture or fleet is read again
+    (issue 22: docs.py ran the pipeline a second time, opening GOLD's captures and the fleet
+    twice)."""
+    bundles = sorted(p for p in EXAMPLES.iterdir() if (p / "card.yaml").is_file())
+    assert [b.name for b in bundles] == ["gold-rx7800xt", "platinum-rtx4070s", "silver-gtx1660s"]
+    opened = Counter(os.path.realpath(p) for p in opened_during_cli(
+        ["site", "--out", str(tmp_path / "site")], tmp_path / "opened.json",
+        env={"SOURCE_DATE_EPOCH": "1795910400"}))  # 2026-11-29, the samples' issue date
+    expected = {str((bundle / name).resolve()): 1
+                for bundle in bundles for name in ["card.yaml", *_named_files(bundle)]}
+    expected[str((EXAMPLES / "fleet.jsonl").resolve())] = 1
+    assert len(expected) >= 12  # three cards, their captures and first captures, the fleet
+    assert {p: n for p, n in opened.items() if p in expected} == expected
+    assert (tmp_path / "site" / "manifest.json").is_file()

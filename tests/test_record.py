@@ -356,7 +356,7 @@ def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
     assert record["fleet"]["cohort_mean"] is None
 
 
-def test_without_a_fleet_every_rank_is_provisional_with_n_0(tmp_path: Path) -> None:
+def test_without_a_fleet_every_rank_is_provisional_with_n_1_the_run_itself(tmp_path: Path) -> None:
     simple_bundle(tmp_path, [NEAR_99])
     ranks = as_json(make_record(tmp_path))["runs"][0]["ranks"]
     assert list(ranks) == ["fluidity_score", "consistency_gap", "stutter", "avg_fps",

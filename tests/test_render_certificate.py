@@ -16,12 +16,12 @@ import pytest
 from babel.numbers import parse_decimal
 from renderkit import ENGLISH_ONLY, KEPT_IN_ENGLISH, bundle_words, visible_text, words
 
+from certgen.markup import sanitise_markdown
 from certgen.metrics import round_half_away
 from certgen.record import Record, dump_record, load_record
 from certgen.render.certificate import (
     render_certificate_html,
     render_certificate_pdf,
-    sanitise_markdown,
     verify_url,
 )
 from certgen.render.i18n import LANGUAGES

@@ -162,6 +162,8 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     import datetime as dt
     import logging
 
+    from recordkit import gold_sample_record
+
     from certgen.builders.report import report_record, write_report
     from certgen.builders.site import REPORT_SAMPLES, repo_examples_dir
     from certgen.docs import build_page
@@ -172,7 +174,7 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     rules = load_rules()
     caplog.set_level(logging.DEBUG, logger="weasyprint")
     for slug in PAGES:
-        page = build_page(slug, "ru", rules)
+        page = build_page(slug, "ru", rules, sample=gold_sample_record())
         html = render_explainer_html(page, rules_version=rules.rules_version, for_pdf=True)
         assert "&#34;" not in html.split("</style>")[0]  # the CSS is inlined, not escaped
         html_to_pdf(html, lang="ru", title=page.title, author="certgen",

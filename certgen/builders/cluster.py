@@ -1,6 +1,6 @@
 """Certificate builds on a Dask cluster (`certgen build … --scheduler ADDRESS`).
 
-The same per-bundle build (certgen.builders.certificate.build_bundle) runs as one task per bundle on
+The same per-bundle build (certgen.builders.certificate.build_one) runs as one task per bundle on
 dask.distributed workers; results come back in the given order with the same failure reporting
 as the local process pool (a CertgenError of one bundle is returned in its place, anything else
 propagates). docs/cluster.md shows how to start a scheduler and workers.
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from certgen import __version__
+from certgen.builders.certificate import build_one
 from certgen.errors import ClusterError
 
 
@@ -46,13 +47,11 @@ def _worker_version() -> str:
 def _build_task(bundle: str, out_dir: str, kwargs: dict[str, Any],
                 epoch: str | None) -> Any:
     """One bundle on a worker, with this client's SOURCE_DATE_EPOCH (one thread per worker)."""
-    from certgen.builders.certificate import _build_safe
-
     if epoch is None:
         os.environ.pop("SOURCE_DATE_EPOCH", None)
     else:
         os.environ["SOURCE_DATE_EPOCH"] = epoch
-    return _build_safe(bundle, out_dir, kwargs)
+    return build_one(bundle, out_dir, kwargs)
 
 
 def build_on_cluster(

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from certgen.docs import LANGS, PAGES, ExplainerPage, build_page
-from certgen.errors import CertgenError
+from certgen.docs import LANGS, PAGES, SAMPLE_BUNDLE, ExplainerPage, build_page
+from certgen.errors import CertgenError, ExplainerError
 from certgen.render.site import (
     ReportSample,
     SampleLink,
@@ -44,6 +44,7 @@ from certgen.render.site import (
 
 if TYPE_CHECKING:
     from certgen.distribution import PublishedWheel
+    from certgen.record import Record
 
 DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 
@@ -97,8 +98,13 @@ REGISTRY_FOLDER = "verify"
 """Where the site publishes the registry: the sample lab's verification base is <site>/verify."""
 
 
-def build_samples(out: Path, examples: Path, progress: Progress | None = None) -> list[SampleLink]:
-    """Build every sample bundle of examples/ into out/samples with the sample fleet."""
+def build_samples(out: Path, examples: Path, progress: Progress | None = None
+                  ) -> tuple[list[SampleLink], dict[str, Record]]:
+    """Build every sample bundle of examples/ into out/samples with the sample fleet.
+
+    Returns the index's links and each sample's record by its folder name (the certificate
+    tour quotes the GOLD sample's, so nothing reads the sample or the fleet a second time).
+    """
     from certgen.builders.certificate import build_bundle
     from certgen.fleet import FleetStore
     from certgen.lab import load_lab
@@ -111,6 +117,7 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
     if not bundles:
         raise CertgenError("no sample bundle (a folder with card.yaml)", file=str(examples))
     links: list[SampleLink] = []
+    records: dict[str, Record] = {}
     with tempfile.TemporaryDirectory(prefix="certgen-site-") as tmp:
         fleet_db = Path(tmp) / "fleet.sqlite"
         with FleetStore.open(fleet_db) as store, (examples / "fleet.jsonl").open(
@@ -124,6 +131,7 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
                                   fleet=fleet_db, use_cache=False, lab=lab, home=SITE_HOME)
             path = Path(result.folder) / "record.json"
             record = load_record(path.read_bytes(), source=str(path))
+            records[bundle.name] = record
             links.append(SampleLink(
                 id=result.certificate_id,
                 grade=record.grade.value,
@@ -131,7 +139,17 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None) -
                 languages=tuple(result.languages),
             ))
     order = {"PLATINUM": 0, "GOLD": 1, "SILVER": 2}
-    return sorted(links, key=lambda s: (order.get(s.grade, 9), s.id))
+    return sorted(links, key=lambda s: (order.get(s.grade, 9), s.id)), records
+
+
+def tour_record(records: dict[str, Record], examples: Path) -> Record:
+    """The GOLD sample's record, which the certificate tour quotes (docs.SAMPLE_BUNDLE)."""
+    record = records.get(SAMPLE_BUNDLE)
+    if record is None:
+        raise ExplainerError(
+            "the certificate tour quotes the GOLD sample: its bundle is missing "
+            "(build the site from a source checkout)", file=str(examples / SAMPLE_BUNDLE))
+    return record
 
 
 def build_reports(out: Path, examples: Path, progress: Progress | None = None,
@@ -183,7 +201,8 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     css = "\n".join((templates_dir() / name).read_text(encoding="utf-8")
                     for name in ("site.css", "nav.css"))
     examples = examples or repo_examples_dir()
-    samples = build_samples(out_path, examples, progress)
+    samples, records = build_samples(out_path, examples, progress)
+    tour = tour_record(records, examples)
     reports = build_reports(out_path, examples, progress, reports_date)
     if progress:
         progress("registry")
@@ -204,7 +223,7 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
         for slug in PAGES:
             if progress:
                 progress(f"explainer {lang}/{slug}")
-            page = build_page(slug, lang, rules)
+            page = build_page(slug, lang, rules, sample=tour)
             pages[lang][slug] = page
             writer.write(explainer_path(lang, slug), render_explainer_html(
                 page, rules_version=rules.rules_version).encode("utf-8"))

@@ -107,7 +107,8 @@ def command(
     tsa_url: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
-    from certgen.builders.certificate import build_many, check_unique_ids, check_verify_base
+    from certgen.builders.batch import build_many, check_unique_ids
+    from certgen.builders.certificate import check_verify_base
     from certgen.errors import CertgenError
     from certgen.lab import load_lab
 

@@ -30,7 +30,7 @@ refused, not overwritten and not silently ignored: an issued certificate does no
 difference means a re-used id or an edited record, which a person must look at. `replace=True`
 (`certgen fleet add --replace`) overwrites such rows on purpose.
 
-Ranking decisions (documented here, stated by tests/test_fleet_rank.py):
+Ranking decisions (documented here, stated by tests/test_fleet.py):
 - The cohort of a run is its own configuration key. It holds the run itself plus every fleet run
   of the same key from *other* certificates (the certificate's own runs are left out, so a
   re-check of an already-added certificate never ranks against itself).
@@ -49,7 +49,6 @@ Ranking decisions (documented here, stated by tests/test_fleet_rank.py):
   `ranks`) and does not enter other runs' cohorts for that metric.
 """
 
-from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.fleet.model import (
     DEFAULT_FLEET_FILE,
     FLEET_ENV,
@@ -86,7 +85,7 @@ from certgen.record import fleet_section
 __all__ = [
     "DEFAULT_FLEET_FILE", "FLEET_ENV", "JSONL_FIELDS", "LOCK_TIMEOUT_ENV", "LOCK_TIMEOUT_S",
     "MAX_FPS", "METRIC_NAMES", "METRIC_RANGES", "MIGRATIONS", "RANKED_METRICS", "SCHEMA_VERSION",
-    "SUM_SCALE", "Cohort", "CohortSums", "FleetImportError", "FleetRun", "FleetStore", "Metric",
+    "SUM_SCALE", "Cohort", "CohortSums", "FleetRun", "FleetStore", "Metric",
     "Rank", "exact_scaled", "exact_scaled_square", "field_errors", "fleet_path", "fleet_section",
     "is_server_url", "lock_timeout", "migrate", "parse_line", "rank_from_sums", "rank_run",
     "rank_value", "record_source", "runs_from_record",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
-from certgen.markup import sanitise_markdown as sanitise_markdown  # re-exported (moved)
+from certgen.markup import sanitise_markdown
 from certgen.model import (
     CaptureUsedTwice,
     FirstCaptureIdentical,

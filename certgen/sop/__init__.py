@@ -11,14 +11,19 @@ error, never a silent choice. The record names the file and its SHA-256 (`rules.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path  # not importlib.resources: ~6 ms of `certgen metrics` start-up
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from certgen.errors import RulesError
+from certgen.yamlload import YamlDocumentError, key_lines, load_yaml_document
 
 DEFAULT_SOP = "SOP-GPU-001 v1.1"
 
@@ -76,16 +81,18 @@ def rules_folders() -> tuple[Path, ...]:
 
 
 def available_sops() -> list[str]:
-    """SOP versions with a rules file (packaged and on CERTGEN_RULES_PATH), sorted."""
-    import yaml
+    """SOP versions with a rules file (packaged and on CERTGEN_RULES_PATH), sorted.
 
+    Every rules file found is read through the strict schema: a malformed one is a RulesError
+    naming it, never skipped and never listed under a name it does not validly declare.
+    """
     out = set()
     for folder in rules_folders():
         if not folder.is_dir():
             continue
         for entry in sorted(folder.iterdir(), key=lambda p: p.name):
             if entry.name.endswith(".yaml"):
-                out.add(str(yaml.safe_load(entry.read_text(encoding="utf-8"))["sop"]))
+                out.add(parse_rules(entry.read_bytes(), entry.name).sop)
     return sorted(out)
 
 
@@ -96,8 +103,6 @@ def load_rules(sop: str = DEFAULT_SOP) -> Rules:
 
 @cache
 def _load_rules(sop: str, folders: tuple[Path, ...]) -> Rules:
-    import yaml
-
     name = rules_file_name(sop)
     found = [folder / name for folder in folders if (folder / name).is_file()]
     if not found:
@@ -109,32 +114,205 @@ def _load_rules(sop: str, folders: tuple[Path, ...]) -> Rules:
             + ", ".join(str(p) for p in found), field="sop",
         )
     [entry] = found
-    raw = entry.read_bytes()
+    rules = parse_rules(entry.read_bytes(), name)
+    if rules.sop != sop.strip():
+        raise RulesError(f"file declares SOP {rules.sop!r}, expected {sop!r}", file=name)
+    return rules
+
+
+# --------------------------------------------------------------------------------------------
+# The schema of a rules file: strict like card.yaml's and lab.yaml's (certgen/bundle.py,
+# certgen/lab.py). Unknown keys, wrong types ("false" is a text, not a boolean) and duplicate
+# keys are refused, each in one line `<file>:<line>: <field>: <what>`.
+# --------------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+Number = Annotated[float, Field(allow_inf_nan=False)]
+"""A finite number; a whole number (88) is one too, read as 88.0."""
+
+
+class FluidityWeights(_Strict):
+    """The Fluidity Score's weights of the two ratios (SOP Step 4.2)."""
+
+    consistency_gap: Number = Field(description="Weight of the consistency gap g.")
+    stutter: Number = Field(description="Weight of the stutter ratio s.")
+
+
+class GradeLines(_Strict):
+    """The Fluidity Score lines of the grades."""
+
+    gold: Number = Field(description="Every measured tier's mean at or above it: GOLD.")
+    platinum: Number = Field(description="One measured tier at or above it: PLATINUM.")
+
+
+class StutterLine(_Strict):
+    """A stutter line (the Soft Limit's, the re-run audit's)."""
+
+    stutter: Number = Field(description="Stutter strictly above this crosses the line.")
+
+
+class Ranking(_Strict):
+    """When the fleet ranking publishes a percentile."""
+
+    min_cohort: int = Field(description="Smallest cohort (the run included) ranked in public.")
+
+
+class RulesFile(_Strict):
+    """A versioned SOP rules file, e.g. certgen/sop/sop-gpu-001-v1.1.yaml."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="SOP rules file")
+
+    sop: str = Field(description="The SOP version the file holds, e.g. SOP-GPU-001 v1.1.")
+    rules_version: str = Field(description="The rules version records name (pinned).")
+    fluidity_weights: FluidityWeights
+    grade_lines: GradeLines
+    grades: list[str] = Field(description="The grades, highest first.")
+    no_measured_tier_cap: str = Field(description="The grade cap when no tier is measured.")
+    soft_limit: StutterLine
+    rerun: StutterLine
+    ranking: Ranking
+    calibrated: bool = Field(description="Whether the thresholds are calibrated (true/false).")
+    calibration_fleet_target: int = Field(description="Certified cards calibration waits for.")
+    calibration_statement: dict[str, str] = Field(
+        description="The calibration statement every document prints, per language.")
+
+
+_EXPECT = {
+    "string_type": "expected a text",
+    "bool_type": "expected true or false",
+    "int_type": "expected a whole number",
+    "float_type": "expected a number",
+    "finite_number": "expected a finite number",
+    "list_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+}
+"""What a wrong type was expected to be, worded as card.yaml's refusals are (certgen/bundle.py)."""
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """Text cut to `limit` characters for a message ('…' marks the cut)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _show(value: object) -> str:
+    """A YAML value as a refusal shows it: scalars quoted as written, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "'true'" if value else "'false'"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return _shorten(repr(value if isinstance(value, str) else str(value)), 200)
+
+
+def _field(path: tuple[object, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + _shorten(str(part))
+    return out
+
+
+def _known_keys(path: tuple[object, ...]) -> list[str]:
+    """The keys allowed in the mapping at `path` (for the "did you mean" hint)."""
+    model: type[BaseModel] = RulesFile
+    for part in path:
+        annotation = model.model_fields[str(part)].annotation if str(part) in model.model_fields \
+            else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _problems(exc: ValidationError) -> list[tuple[tuple[object, ...], str]]:
+    """(path, what) of each validation error, as a user reads it."""
+    out: list[tuple[tuple[object, ...], str]] = []
+    for err in exc.errors(include_url=False):
+        path = tuple(err["loc"])
+        kind = err["type"]
+        if kind == "missing":
+            what = "required key missing"
+        elif kind == "extra_forbidden":
+            close = difflib.get_close_matches(str(path[-1]), _known_keys(path[:-1]), n=1)
+            what = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
+        elif path and path[-1] == "[key]":
+            path = path[:-1]
+            what = f"expected a text as the key, got {_show(path[-1])}"
+        elif kind in _EXPECT:
+            what = f"{_EXPECT[kind]}, got {_show(err['input'])}"
+        else:
+            what = f"{err['msg']}, got {_show(err['input'])}"
+        out.append((path, what))
+    return out
+
+
+def _refuse(name: str, problems: list[tuple[int | None, str, str]]) -> RulesError:
+    """One RulesError for every problem, one `<file>:<line>: <field>: <what>` line each, in file
+    order; the error's own file, line and field are the first problem's."""
+    problems = sorted(problems, key=lambda p: (p[0] or 0, p[1]))
+    line, field, what = problems[0]
+    rest = [str(RulesError(w, file=name, line=ln, field=f or None)) for ln, f, w in problems[1:]]
+    return RulesError("\n".join([what, *rest]), file=name, line=line, field=field or None)
+
+
+@lru_cache(maxsize=32)
+def parse_rules(data: bytes, name: str) -> Rules:
+    """A rules file's bytes -> Rules, through the strict schema (RulesFile).
+
+    `name` is the file's name as records and messages give it (sop-gpu-001-v1.1.yaml). Every
+    problem is refused at once, one line each naming the file, the line and the field.
+    """
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-        if data["sop"] != sop.strip():
-            raise RulesError(f"file declares SOP {data['sop']!r}, expected {sop!r}", file=name)
-        return Rules(
-            sop=str(data["sop"]),
-            rules_version=str(data["rules_version"]),
-            weight_gap=float(data["fluidity_weights"]["consistency_gap"]),
-            weight_stutter=float(data["fluidity_weights"]["stutter"]),
-            gold_line=float(data["grade_lines"]["gold"]),
-            platinum_line=float(data["grade_lines"]["platinum"]),
-            grades=tuple(str(g) for g in data["grades"]),
-            no_measured_tier_cap=str(data["no_measured_tier_cap"]),
-            soft_limit_stutter=float(data["soft_limit"]["stutter"]),
-            rerun_stutter=float(data["rerun"]["stutter"]),
-            ranking_min_cohort=int(data["ranking"]["min_cohort"]),
-            calibrated=bool(data["calibrated"]),
-            calibration_fleet_target=int(data["calibration_fleet_target"]),
-            calibration_statement=tuple(
-                sorted((str(k), " ".join(str(v).split())) for k, v in data["calibration_statement"].items())
-            ),
-            file=name,
-            sha256=hashlib.sha256(raw).hexdigest(),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, RulesError):
-            raise
-        raise RulesError(f"malformed rules file: {exc!r}", file=name) from None
+        parsed, _ = load_yaml_document(data, name)  # duplicates: found below, with their paths
+    except YamlDocumentError as exc:
+        # Worded "<name>[:<line>]: invalid YAML: <problem>": the same line, as a RulesError.
+        where, _, what = str(exc).partition(": ")
+        at = where.removeprefix(name).removeprefix(":")
+        raise RulesError(what, file=name, line=int(at) if at.isdigit() else None) from None
+    lines: dict[tuple[object, ...], int] = {}
+    problems: list[tuple[int | None, str, str]] = []
+    for path, line in key_lines(data.decode("utf-8-sig")):
+        if path in lines and not isinstance(path[-1], int):
+            problems.append((line, _field(path), f"duplicate key (first at line {lines[path]})"))
+        lines.setdefault(path, line)
+    if not isinstance(parsed, dict):
+        raise _refuse(name, [*problems, (None, "", "expected a mapping at the top level")])
+    model: RulesFile | None = None
+    try:
+        model = RulesFile.model_validate(parsed)
+    except ValidationError as exc:
+        for path, what in _problems(exc):
+            # A missing key has no line of its own: the line of the mapping that lacks it.
+            key = path if path in lines else path[:-1]
+            problems.append((lines.get(key), _field(path), what))
+    if problems:
+        raise _refuse(name, problems)
+    assert model is not None
+    return Rules(
+        sop=model.sop,
+        rules_version=model.rules_version,
+        weight_gap=model.fluidity_weights.consistency_gap,
+        weight_stutter=model.fluidity_weights.stutter,
+        gold_line=model.grade_lines.gold,
+        platinum_line=model.grade_lines.platinum,
+        grades=tuple(model.grades),
+        no_measured_tier_cap=model.no_measured_tier_cap,
+        soft_limit_stutter=model.soft_limit.stutter,
+        rerun_stutter=model.rerun.stutter,
+        ranking_min_cohort=model.ranking.min_cohort,
+        calibrated=model.calibrated,
+        calibration_fleet_target=model.calibration_fleet_target,
+        calibration_statement=tuple(sorted(
+            (lang, " ".join(text.split())) for lang, text in model.calibration_statement.items()
+        )),
+        file=name,
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
