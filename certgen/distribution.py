@@ -17,26 +17,13 @@ import hashlib
 import io
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from certgen import __version__
 from certgen.errors import CertgenError
+from certgen.registry import PublishedWheel
 
 _NAME = re.compile(r"^certgen-(?P<version>[^-]+)-[^-]+-[^-]+-[^-]+\.whl$")
-
-
-@dataclass(frozen=True)
-class PublishedWheel:
-    """A checked certgen wheel: its file name, bytes and SHA-256 (hex)."""
-
-    name: str
-    data: bytes
-    sha256: str
-
-    def sums(self) -> bytes:
-        """SHA256SUMS: `<hex>  <name>`, the form `sha256sum -c` reads."""
-        return f"{self.sha256}  {self.name}\n".encode()
 
 
 def _record_hash(data: bytes) -> str:

@@ -50,6 +50,19 @@ SOFTWARE_FOLDER = "software"
 """Where, under the registry root, the certgen wheel and its SHA256SUMS are published."""
 
 
+@dataclass(frozen=True)
+class PublishedWheel:
+    """A checked certgen wheel: its file name, bytes and SHA-256 (hex)."""
+
+    name: str
+    data: bytes
+    sha256: str
+
+    def sums(self) -> bytes:
+        """SHA256SUMS: `<hex>  <name>`, the form `sha256sum -c` reads."""
+        return f"{self.sha256}  {self.name}\n".encode()
+
+
 # --------------------------------------------------------------------------- revocations.yaml
 
 

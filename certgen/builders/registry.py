@@ -30,7 +30,7 @@ from certgen.registry import (
 )
 
 if TYPE_CHECKING:
-    from certgen.distribution import PublishedWheel
+    from certgen.registry import PublishedWheel
     from certgen.render.sign import SigningKey
 
 SIGNATURE_SUFFIX = ".p7s"

@@ -43,8 +43,8 @@ from certgen.render.site import (
 )
 
 if TYPE_CHECKING:
-    from certgen.distribution import PublishedWheel
     from certgen.record import Record
+    from certgen.registry import PublishedWheel
 
 DEFAULT_DATE = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 

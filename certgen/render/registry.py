@@ -24,7 +24,7 @@ from certgen.render.nav import doc_nav
 from certgen.render.site import rel
 
 if TYPE_CHECKING:
-    from certgen.distribution import PublishedWheel
+    from certgen.registry import PublishedWheel
 
 CSS_PATH = "registry.css"
 """The registry's one stylesheet, relative to the registry root."""
