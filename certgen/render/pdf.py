@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
 
 from certgen.errors import RenderError
 from certgen.paths import templates_dir
@@ -203,6 +204,7 @@ def html_to_pdf(
         if fetcher.caused_by_refusal(exc):
             raise RenderError(f"PDF rendering failed: {exc}") from exc
         raise  # a bug (in certgen or WeasyPrint), not the document's fault: keep its traceback
+    _keep_links_relative(document, templates_dir())
     meta = document.metadata
     meta.title = title
     meta.authors = [author]
@@ -238,6 +240,24 @@ def html_to_pdf(
         _restore_epoch(user_epoch)
     assert isinstance(out, bytes)
     return out
+
+
+def _keep_links_relative(document: Any, base: Path) -> None:
+    """A link the page writes relative (to a sibling page, the site's index) stays relative in
+    the PDF, as the page wrote it. WeasyPrint resolves it against the base URL, the templates
+    folder: the PDF would then name the building machine's folder (file:///home/…), differ
+    from one checkout to the next, and lead nowhere for the reader. A relative URI is resolved
+    by the viewer against where the PDF itself was opened, as the HTML page's is."""
+    for page in document.pages:
+        kept = []
+        for link_type, target, rectangle, box in page.links:
+            if link_type == "external" and target.startswith("file:"):
+                parts = urlsplit(target)
+                relative = os.path.relpath(url2pathname(parts.path), base)
+                target = Path(relative).as_posix() + (f"#{parts.fragment}" if parts.fragment
+                                                      else "")
+            kept.append((link_type, target, rectangle, box))
+        page.links = kept
 
 
 def _restore_epoch(user_epoch: str | None) -> None:
