@@ -16,9 +16,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Any, Final, Protocol, overload, runtime_checkable
-
-from pydantic import TypeAdapter
+from typing import Any, Protocol, overload, runtime_checkable
 
 from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
 from certgen.captures.formats import FORMAT_TABLE
@@ -35,7 +33,6 @@ from certgen.model import (
     CardInfo,
     CertificateInfo,
     GradeCap,
-    IncompleteDetail,
     Issuer,
     LabText,
     LocalText,
@@ -197,9 +194,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         skipped_frames=capture.skipped_frames,
         incomplete=capture.incomplete,
         incomplete_reason=capture.incomplete_reason,
-        incomplete_detail=(tuple(_INCOMPLETE.validate_python({"code": r.code, **dict(r.params)})
-                                 for r in capture.incomplete_detail)
-                           if capture.incomplete else None),
+        incomplete_detail=capture.incomplete_detail if capture.incomplete else None,
         warnings=tuple(capture.warnings),
         tool=CAPTURE_TOOLS.get(capture.format, capture.format),
         tool_version=None,  # none of the formats read today states the tool's version
@@ -271,10 +266,6 @@ def _test_system(bench: CardTestSystem) -> TestSystem:
     return TestSystem(
         cpu=bench.cpu, memory_gb=None if bench.memory_gb is None else float(bench.memory_gb),
         os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)))
-
-
-_INCOMPLETE: Final[TypeAdapter[IncompleteDetail]] = TypeAdapter(IncompleteDetail)
-"""A reader's incomplete reason (a code and its whole-number parameters) as the record's."""
 
 
 def record_from_bundle(

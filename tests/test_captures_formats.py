@@ -164,7 +164,7 @@ def test_frame_stats_incomplete_runs(
 ) -> None:
     capture = read_one(write(tmp_path, "run.jsonl", text))
     assert (capture.incomplete, capture.incomplete_reason) == (True, reason)
-    assert [r.as_json() for r in capture.incomplete_detail] == detail
+    assert [r.model_dump() for r in capture.incomplete_detail] == detail
     assert figures(capture) == FIGURES_A
 
 

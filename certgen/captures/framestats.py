@@ -35,8 +35,15 @@ import numpy as np
 
 from certgen import jsonload
 from certgen.captures.common import decode
-from certgen.captures.model import Capture, IncompleteReason
+from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.model.capture import (
+    DroppedLines,
+    FrameCountMismatch,
+    IncompleteDetail,
+    NoEndLine,
+    TickGaps,
+)
 from certgen.untrusted import shorten
 
 KINDS = ("full", "partial", "reproject", "idle")
@@ -195,25 +202,23 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
     if frame_lines == 0:
         raise CaptureFormatError("no frame lines", file=name)
 
-    reasons: list[tuple[str, IncompleteReason]] = []
+    reasons: list[tuple[str, IncompleteDetail]] = []
     if end is None:
         reasons.append(("no end line (the process did not exit cleanly)",
-                        IncompleteReason("no_end_line")))
+                        NoEndLine(code="no_end_line")))
     if gaps:
         reasons.append((f"{missing_lines} lines missing in {gaps} tick gaps",
-                        IncompleteReason("tick_gaps", (("missing_lines", missing_lines),
-                                                       ("gaps", gaps)))))
+                        TickGaps(code="tick_gaps", missing_lines=missing_lines, gaps=gaps)))
     if end is not None:
         if end["dropped"] > 0:
             reasons.append((f"the end line reports {end['dropped']} dropped lines",
-                            IncompleteReason("dropped_lines", (("dropped", end["dropped"]),))))
+                            DroppedLines(code="dropped_lines", dropped=end["dropped"])))
         if end["frames"] - end["dropped"] != frame_lines:
             reasons.append((
                 f"the end line reports {end['frames']} frames ({end['dropped']} dropped) "
                 f"but the file holds {frame_lines} frame lines",
-                IncompleteReason("frame_count_mismatch", (
-                    ("frames", end["frames"]), ("dropped", end["dropped"]),
-                    ("lines", frame_lines))),
+                FrameCountMismatch(code="frame_count_mismatch", frames=end["frames"],
+                                   dropped=end["dropped"], lines=frame_lines),
             ))
 
     all_intervals = np.asarray(intervals, dtype=np.float64)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from certgen.model.capture import IncompleteDetail
 from certgen.untrusted import escape_invisible
 
 
@@ -38,24 +39,6 @@ class Hints:
     captured: str | None = None
     """When the capture was made, as the file states it (CapFrameX CreationDate/Time); shown on
     a before/after report, never parsed."""
-
-
-@dataclass(frozen=True)
-class IncompleteReason:
-    """One reason a capture is incomplete, as data: a code and its whole-number parameters.
-
-    The English `Capture.incomplete_reason` is the text for people; this twin lets a
-    certificate word the same reason in its own language (docs/record.md lists the codes):
-    no_end_line; tick_gaps (missing_lines, gaps); dropped_lines (dropped);
-    frame_count_mismatch (frames, dropped, lines).
-    """
-
-    code: str
-    params: tuple[tuple[str, int], ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        """{"code": ..., then the parameters in their order}."""
-        return {"code": self.code, **dict(self.params)}
 
 
 def _frozen(values: Any, dtype: Any) -> Any:
@@ -133,7 +116,7 @@ class Capture:
     incomplete: bool = False
     incomplete_reason: str | None = None
     """Why the capture is incomplete, in English ("; " between reasons), or None."""
-    incomplete_detail: tuple[IncompleteReason, ...] = ()
+    incomplete_detail: tuple[IncompleteDetail, ...] = ()
     """The same reasons as data, in the same order (empty when complete)."""
     hints: Hints = field(default_factory=Hints)
     warnings: tuple[str, ...] = ()
