@@ -23,10 +23,11 @@ import stat
 import unicodedata
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import (
@@ -49,6 +50,9 @@ from certgen.sop import available_sops
 from certgen.untrusted import shorten
 
 CARD_FILE = "card.yaml"
+
+Locate = Callable[[tuple[str, ...]], None]
+"""The existence check of a bundle path (its parts): raises a PydanticCustomError to refuse."""
 MAX_CARD_BYTES = 1 << 20
 """Largest card.yaml (1 MiB; a real one is a few KB)."""
 LANGUAGES = ("en", "ru", "pt")
@@ -208,7 +212,7 @@ _PLAIN_TAG = "plain text"
 _PER_LANGUAGE_TAG = "per language"
 
 
-def _written_tag(value: Any) -> str | None:
+def _written_tag(value: object) -> str | None:
     if isinstance(value, str):
         return _PLAIN_TAG
     if isinstance(value, dict | _PerLanguage):
@@ -252,7 +256,7 @@ class Certificate(_CardModel):
 
     @field_validator("issued", mode="before")
     @classmethod
-    def _issued(cls, value: Any) -> Any:
+    def _issued(cls, value: object) -> object:
         # YAML gives a date for 2026-11-29 and a text when quoted; a number is never a date.
         if isinstance(value, datetime) or not isinstance(value, date | str):
             raise PydanticCustomError("date_type", "expected a date YYYY-MM-DD")
@@ -387,7 +391,7 @@ class CardRun(_CardModel):
 
     @field_validator("resolution", mode="before")
     @classmethod
-    def _resolution(cls, value: Any) -> Any:
+    def _resolution(cls, value: object) -> object:
         if not isinstance(value, str) or not _RESOLUTION_RE.fullmatch(value):
             raise PydanticCustomError("resolution", "expected WIDTHxHEIGHT")
         return value
@@ -459,7 +463,7 @@ def _confined(value: str, info: ValidationInfo) -> str:
     return value
 
 
-def _locate_in_folder(root: Path) -> Any:
+def _locate_in_folder(root: Path) -> Locate:
     """The existence check of bundle paths in a folder: inside it (symlinks resolved), a file."""
     resolved_root = root.resolve()
 
@@ -480,7 +484,7 @@ def _locate_in_folder(root: Path) -> Any:
     return locate
 
 
-def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Any:
+def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Locate:
     """The existence check of bundle paths in a zip (its entries were checked before)."""
 
     def locate(parts: tuple[str, ...]) -> None:
@@ -498,7 +502,7 @@ def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
-def parse_card_yaml(text: str) -> tuple[Any, list[str]]:
+def parse_card_yaml(text: str) -> tuple[object, list[str]]:
     """YAML text -> (data, duplicate-key errors). A syntax error is a BundleErrors at once."""
     from certgen.yamlload import load_yaml
 
@@ -539,7 +543,7 @@ _EXPECT: dict[str, str] = {
 }
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     """A YAML value as a message shows it: scalars quoted as written, containers by kind."""
     if value is None:
         return "null"
@@ -555,7 +559,7 @@ def _show(value: Any) -> str:
     return shorten(repr(str(value)) if not isinstance(value, str) else repr(value), 200)
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
+def _loc(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -568,9 +572,9 @@ def _loc(loc: tuple[Any, ...]) -> str:
 _UNION_TAGS = {"int", "float", "constrained-int", "constrained-float"}
 
 
-def _known_keys(loc: tuple[Any, ...], root: Any = None) -> list[str]:
+def _known_keys(loc: tuple[int | str, ...], root: type[BaseModel] | None = None) -> list[str]:
     """The key names allowed where `loc` points (for 'did you mean' hints)."""
-    model: Any = CardFile if root is None else root
+    model: type[BaseModel] = CardFile if root is None else root
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
@@ -585,7 +589,7 @@ def _known_keys(loc: tuple[Any, ...], root: Any = None) -> list[str]:
     return list(model.model_fields)
 
 
-def _model_in(ann: Any) -> Any:
+def _model_in(ann: object) -> type[BaseModel] | None:
     import typing
 
     if isinstance(ann, type) and issubclass(ann, BaseModel):
@@ -616,7 +620,7 @@ def _language_hint(name: str) -> str | None:
 
 
 def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
-                             root: Any = None) -> list[str]:
+                             root: type[BaseModel] | None = None) -> list[str]:
     """One `file: field.path: expected X, got Y` line per error, in file order, deduplicated.
 
     `root` is the model validated (card.yaml's by default), for the "did you mean" hints."""
@@ -726,7 +730,7 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def validate_card(
-    data: Any, *, root: Path | None = None, locate: Any = None,
+    data: object, *, root: Path | None = None, locate: Locate | None = None,
     duplicates: list[str] | None = None,
 ) -> CardFile:
     """Validate parsed card.yaml data; every problem is one line of one BundleErrors.
@@ -754,7 +758,7 @@ def validate_card(
     return card
 
 
-def parse_card(data: bytes, *, locate: Any = None) -> CardFile:
+def parse_card(data: bytes, *, locate: Locate | None = None) -> CardFile:
     """card.yaml bytes -> CardFile (UTF-8, a BOM allowed; strict schema; duplicate keys refused)."""
     if len(data) > MAX_CARD_BYTES:
         raise BundleErrors([f"{CARD_FILE}: {len(data)} bytes, more than the limit of "
@@ -975,10 +979,10 @@ def load_bundle(path: str | os.PathLike[str], *, limits: ZipLimits | None = None
     return _load_zip(p, source, limits or ZipLimits())
 
 
-def card_json_schema() -> dict[str, Any]:
+def card_json_schema() -> dict[str, object]:
     """The JSON Schema of card.yaml, generated from the models (deterministic)."""
     schema = schema_keeping_names(CardFile, {f"Card{name}": name for name in (
         "Phase1", "GradeCap", "FirstCapture", "SoftLimit", "TestSystem", "Run")})
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
+    ordered: dict[str, object] = json.loads(json.dumps(schema, sort_keys=True))
     return ordered

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from certgen.metrics import round_half_away
 from certgen.model.base import GradeName, LocalText
@@ -516,7 +516,7 @@ def cohort_key(
     return (title, resolution, preset, ray_tracing, upscaler, upscaler_mode, frame_generation)
 
 
-def cohort_label(key: Sequence[Any]) -> str:
+def cohort_label(key: Sequence[str | bool | None]) -> str:
     """'Cyberpunk 2077|2560x1440|Ultra|rt:off|none|-|fg:off' (for records and listings)."""
     title, resolution, preset, rt, upscaler, mode, fg = key
     return "|".join(
