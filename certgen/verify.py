@@ -1147,7 +1147,8 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
     import pypdf
 
-    from certgen.record import RecordError, load_record
+    from certgen.errors import RecordError
+    from certgen.record import load_record
 
     roots = None if trust is None else _load_trust(trust, trust_source)
     tsa_roots = None if tsa_trust is None else _load_trust(tsa_trust, "--tsa-trust")
