@@ -1,7 +1,7 @@
 """Shared test settings.
 
-Once per session, whatever the number of xdist workers: the PostgreSQL server
-(`postgres_admin`). The first worker to ask builds or starts it under a file
+Once per session, whatever the number of xdist workers: the sample site (`sample_site`) and the
+PostgreSQL server (`postgres_admin`). The first worker to ask builds or starts it under a file
 lock in the session's base temporary folder, which the workers share; the others wait and reuse
 it; the controller stops the server when the session ends (pytest_sessionfinish).
 
@@ -54,6 +54,31 @@ def made_once(tmp_path_factory: pytest.TempPathFactory, name: str,
             make(out)
             done.touch()
     return out
+
+
+def _listing(folder: Path) -> list[tuple[str, int, int]]:
+    return sorted((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*"))
+
+
+@pytest.fixture(scope="session")
+def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The sample site (`certgen site`: index, explainers, sample certificates, reports,
+    registry), undated (no SOURCE_DATE_EPOCH), built once per session for every worker.
+    Read-only: a test that changes a file works on a copy; at the end of each worker's session
+    the folder is checked to be as it was built (same files, sizes and modification times)."""
+
+    def build(out: Path) -> None:
+        from certgen.builders.site import build_site
+
+        with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
+            mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+            build_site(out)
+
+    site = made_once(tmp_path_factory, "sample-site", build)
+    built = _listing(site)
+    yield site
+    assert _listing(site) == built, "a test changed the shared sample site (copy it first)"
 
 
 # --- the fleet on both backends ---------------------------------------------------------------
