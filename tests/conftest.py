@@ -5,6 +5,9 @@ PostgreSQL server (`postgres_admin`). The first worker to ask builds or starts i
 lock in the session's base temporary folder, which the workers share; the others wait and reuse
 it; the controller stops the server when the session ends (pytest_sessionfinish).
 
+`-m "not slow"` (`make test-fast`) leaves out the tests listed in tests/slow_tests.txt, which
+are marked `slow` here; `make test` and CI run them all.
+
 Hypothesis: no per-example deadline. The property tests check behaviour, never speed (speed is
 measured in bench/), and on a loaded 2-core CI machine running the suite in parallel a slow
 example is load, not a defect. `HYPOTHESIS_PROFILE=long` draws ten times more examples; `HYPOTHESIS_PROFILE=fuzz` (`make fuzz`)
@@ -26,6 +29,30 @@ settings.register_profile("long", deadline=None, max_examples=1000)
 # `make fuzz`: tests/test_fuzz.py at its long budget (the suite runs it at 20 per target).
 settings.register_profile("fuzz", deadline=None, max_examples=3000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# --- the slow tests ---------------------------------------------------------------------------
+
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+"""The tests `make test-fast` leaves out: one `tests/module.py::function` (or a whole
+`tests/module.py`) a line."""
+
+
+def slow_tests() -> set[str]:
+    lines = (line.split("#", 1)[0].strip() for line in SLOW_TESTS.read_text("utf-8").splitlines())
+    return {line for line in lines if line}
+
+
+def is_slow(nodeid: str, slow: set[str]) -> bool:
+    """A listed function (with every parameter), or any test of a listed module."""
+    return nodeid.split("[", 1)[0] in slow or nodeid.split("::", 1)[0] in slow
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = slow_tests()
+    for item in items:
+        if is_slow(item.nodeid, slow):
+            item.add_marker(pytest.mark.slow)
 
 
 # --- made once per session, shared by the xdist workers ---------------------------------------
