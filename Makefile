@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test fuzz bench venv clean lint chromium lock dist postgresql axe poppler
+.PHONY: demo test test-fast fuzz bench venv clean lint chromium lock dist postgresql axe poppler
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -51,8 +51,15 @@ demo: $(STAMP)
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE) --wheel "$$(ls dist/certgen-*-py3-none-any.whl)"
 
+# worksteal: a worker that runs out of tests takes some of the other's, so one long test at the
+# end does not leave a core idle.
 test: $(STAMP) chromium postgresql axe poppler
-	$(BIN)/python -m pytest -n auto -q
+	$(BIN)/python -m pytest -n auto --dist worksteal -q
+
+# The suite without the tests marked slow (pyproject.toml): under a minute on 2 cores, for the
+# edit-test loop. `make test` (and CI) still runs everything.
+test-fast: $(STAMP) chromium postgresql axe poppler
+	$(BIN)/python -m pytest -n auto --dist worksteal -q -m "not slow"
 
 # The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
 fuzz: $(STAMP)

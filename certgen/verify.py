@@ -552,8 +552,11 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
         coverage = _timestamps_problem(pdf, sig, stamps, reader, stamp_roots)
     digest_ok = False
     try:
+        # pyHanko's difference analysis (seconds on an appended update) only says what the
+        # later revisions do; once the bytes show the signed range short, that is the verdict.
         status = validate_pdf_signature(sig, ValidationContext(
-            trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
+            trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"),
+            skip_diff=coverage is not None)
         digest_ok = bool(status.intact and status.valid)
         if coverage is None and stamps:
             coverage = (_later_revisions_problem(status)
@@ -865,6 +868,45 @@ def _seen_difference(signed: _Seen, expected: _Seen, *, signature_widgets: int) 
     return None
 
 
+_RENDERS: dict[tuple[object, str, bytes, str], bytes] = {}
+"""The content check's renders in this process (_rendered), oldest first."""
+_EXPECTED: dict[bytes, _Seen] = {}
+"""What a reader sees of each of those renders (_expected_seen), oldest first."""
+_RENDERS_KEPT = 8
+
+
+def _rendered(html: str, record: Any, record_bytes: bytes, lang: str) -> bytes:
+    """render_certificate_pdf(html, record, record_bytes, lang), remembered for the process.
+
+    The PDF is a function of the HTML, the record (parsed from record_bytes), the language and
+    the software stack (versions and data digests, certgen.software): verifying the same
+    certificate again, or a copy with other bytes outside its record, renders nothing new
+    (a WeasyPrint render costs seconds); another record, address, language or stack renders."""
+    from certgen.render.certificate import render_certificate_pdf
+    from certgen.software import current_software
+
+    key = (current_software(), lang, record_bytes, html)
+    if key not in _RENDERS:
+        pdf = render_certificate_pdf(html, record, record_bytes, lang)
+        while len(_RENDERS) >= _RENDERS_KEPT:
+            del _RENDERS[next(iter(_RENDERS))]
+        _RENDERS[key] = pdf
+    return _RENDERS[key]
+
+
+def _expected_seen(unsigned: bytes) -> _Seen:
+    """_seen of this certgen's rendering (a function of its bytes), remembered as the renders
+    are: the expected side of every comparison with the same record is read once."""
+    import pypdf
+
+    if unsigned not in _EXPECTED:
+        seen = _seen(pypdf.PdfReader(io.BytesIO(unsigned)))
+        while len(_EXPECTED) >= _RENDERS_KEPT:
+            del _EXPECTED[next(iter(_EXPECTED))]
+        _EXPECTED[unsigned] = seen
+    return _EXPECTED[unsigned]
+
+
 def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str, text: str,
                    lang: str, signature: _Signature, vouched: bool) -> tuple[Check, str | None]:
     """The content check (see the module doc) and, when the record names another stack, the
@@ -873,7 +915,6 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
 
     from certgen.render.certificate import (
         render_certificate_html,
-        render_certificate_pdf,
         software_line,
     )
     from certgen.render.i18n import LANGUAGES
@@ -896,7 +937,7 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
     try:
         html = render_certificate_html(record, lang, record_sha256=record_sha, verify_base=base,
                                        signed=record.issuer is not None)
-        unsigned = render_certificate_pdf(html, record, record_bytes, lang)
+        unsigned = _rendered(html, record, record_bytes, lang)
     except CertgenError as exc:
         return Check("content", "fail", f"the record cannot be rendered: {exc}"), None
     except Exception as exc:  # a schema-valid record no certificate was rendered from
@@ -923,7 +964,7 @@ def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str
     same_stack = theirs == ours and producer == VENDOR
     try:
         seen = _seen(pypdf.PdfReader(io.BytesIO(pdf)))
-        expected = _seen(pypdf.PdfReader(io.BytesIO(unsigned)))
+        expected = _expected_seen(unsigned)
         difference = _seen_difference(seen, expected, signature_widgets=1)
     except Exception as exc:
         difference = f"its pages cannot be read ({type(exc).__name__})"

@@ -1,5 +1,13 @@
 """Shared test settings.
 
+Once per session, whatever the number of xdist workers: the sample site (`sample_site`) and the
+PostgreSQL server (`postgres_admin`). The first worker to ask builds or starts it under a file
+lock in the session's base temporary folder, which the workers share; the others wait and reuse
+it; the controller stops the server when the session ends (pytest_sessionfinish).
+
+`-m "not slow"` (`make test-fast`) leaves out the tests listed in tests/slow_tests.txt, which
+are marked `slow` here; `make test` and CI run them all.
+
 Hypothesis: no per-example deadline. The property tests check behaviour, never speed (speed is
 measured in bench/), and on a loaded 2-core CI machine running the suite in parallel a slow
 example is load, not a defect. `HYPOTHESIS_PROFILE=long` draws ten times more examples; `HYPOTHESIS_PROFILE=fuzz` (`make fuzz`)
@@ -9,7 +17,8 @@ gives tests/test_fuzz.py 3000 examples per target.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +31,124 @@ settings.register_profile("fuzz", deadline=None, max_examples=3000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-# --- the fleet on both backends ---------------------------------------------------------------
+# --- the slow tests ---------------------------------------------------------------------------
+
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+"""The tests `make test-fast` leaves out: one `tests/module.py::function` (or a whole
+`tests/module.py`) a line."""
+
+
+def slow_tests() -> set[str]:
+    lines = (line.split("#", 1)[0].strip() for line in SLOW_TESTS.read_text("utf-8").splitlines())
+    return {line for line in lines if line}
+
+
+def is_slow(nodeid: str, slow: set[str]) -> bool:
+    """A listed function (with every parameter), or any test of a listed module."""
+    return nodeid.split("[", 1)[0] in slow or nodeid.split("::", 1)[0] in slow
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = slow_tests()
+    for item in items:
+        if is_slow(item.nodeid, slow):
+            item.add_marker(pytest.mark.slow)
+
+
+# --- made once per session, shared by the xdist workers ---------------------------------------
+
+
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's folder every xdist worker sees: pytest's base temporary folder, whose
+    subfolders are the workers' own (without xdist, this process's own base folder)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str,
+              make: Callable[[Path], None]) -> Path:
+    """shared/<name>, filled by make() in the first worker that asks (under a file lock); the
+    others wait for it and get the same folder. A make() that failed half-way is made again
+    by the next worker that asks (and fails its tests too, saying why)."""
+    from filelock import FileLock
+
+    root = shared_folder(tmp_path_factory)
+    out, done = root / name, root / f"{name}.done"
+    with FileLock(str(root / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            make(out)
+            done.touch()
+    return out
+
+
+def _listing(folder: Path) -> list[tuple[str, int, int]]:
+    return sorted((p.relative_to(folder).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*"))
 
 
 @pytest.fixture(scope="session")
-def postgres_admin() -> Iterator[str]:
-    """A PostgreSQL server for this test process (tests/pgserver.py); its admin URL."""
-    from pgserver import postgres_server
+def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The sample site (`certgen site`: index, explainers, sample certificates, reports,
+    registry), undated (no SOURCE_DATE_EPOCH), built once per session for every worker.
+    Read-only: a test that changes a file works on a copy; at the end of each worker's session
+    the folder is checked to be as it was built (same files, sizes and modification times)."""
 
-    with postgres_server() as url:
-        yield url
+    def build(out: Path) -> None:
+        from certgen.builders.site import build_site
+
+        with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
+            mp.delenv("SOURCE_DATE_EPOCH", raising=False)
+            build_site(out)
+
+    site = made_once(tmp_path_factory, "sample-site", build)
+    built = _listing(site)
+    yield site
+    assert _listing(site) == built, "a test changed the shared sample site (copy it first)"
+
+
+# --- the fleet on both backends ---------------------------------------------------------------
+
+_SERVER = "postgresql-server.json"
+"""In the shared folder: the session's PostgreSQL server (pgserver.Server), once started."""
+
+
+@pytest.fixture(scope="session")
+def postgres_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The session's PostgreSQL server (tests/pgserver.py), its admin URL: one for all the
+    workers, each test with a database of its own in it (fleet_location, fresh_database).
+    Started by the first worker that needs it; stopped by the controller at the session's end
+    (pytest_sessionfinish below), once every worker is done with it."""
+    from pgserver import Server, postgres_server, start_server
+
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        with postgres_server() as url:
+            yield url
+        return
+    from filelock import FileLock
+
+    root = shared_folder(tmp_path_factory)
+    state = root / _SERVER
+    with FileLock(str(state) + ".lock"):
+        if not state.exists():
+            state.write_text(start_server().as_json(), encoding="utf-8")
+        server = Server.from_json(state.read_text(encoding="utf-8"))
+    yield server.url
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller of an xdist run (its workers have all finished) stops the shared server."""
+    if not session.config.pluginmanager.has_plugin("dsession"):  # not an xdist controller
+        return
+    # The controller's base temporary folder is the workers' shared one (xdist gives each
+    # worker a subfolder of it, from this same factory).
+    state = session.config._tmp_path_factory.getbasetemp() / _SERVER
+    if state.exists():
+        from pgserver import Server, stop_server
+
+        stop_server(Server.from_json(state.read_text(encoding="utf-8")))
+        state.unlink()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,5 +1,7 @@
 """A throwaway PostgreSQL server for the fleet tests: Debian's postgresql binaries, initdb into a
-temporary folder, started on a free loopback port, stopped and removed at the end.
+temporary folder, started on a free loopback port, stopped and removed at the end. One server
+serves the whole test session (tests/conftest.py shares it between the xdist workers); each
+test gets a database of its own in it (fresh_database).
 
 Missing binaries: as root they are installed (`make test` does it before the workers start; this
 is the fallback for a direct pytest run, behind a lock so two xdist workers do not race for
@@ -10,6 +12,8 @@ as root the server runs as the `postgres` system user the package creates.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import shutil
 import socket
@@ -19,6 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -58,9 +63,25 @@ def _as_owner(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if ROOT else cmd
 
 
-@contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a server; yield the admin URL (database `postgres`, trust auth on loopback)."""
+@dataclass(frozen=True)
+class Server:
+    """A running server: its admin URL and what stopping it needs (JSON-able, so the process
+    that stops it need not be the one that started it)."""
+
+    url: str
+    bins: str
+    base: str
+
+    def as_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Server:
+        return cls(**json.loads(text))
+
+
+def start_server() -> Server:
+    """Start a server (database `postgres`, trust auth on loopback); stop_server stops it."""
     bins = _bin_dir()
     if bins is None:
         if not ROOT:
@@ -72,6 +93,7 @@ def postgres_server() -> Iterator[str]:
     if ROOT and shutil.which("runuser") is None:
         pytest.fail("cannot start PostgreSQL as root without runuser (it refuses to run as root)")
     base = Path(tempfile.mkdtemp(prefix="certgen-pg-"))
+    server = Server(url="", bins=str(bins), base=str(base))
     data, log = base / "data", base / "server.log"
     if ROOT:
         shutil.chown(base, "postgres", "postgres")
@@ -83,8 +105,10 @@ def postgres_server() -> Iterator[str]:
             capture_output=True, text=True, timeout=300)
         if init.returncode != 0:
             pytest.fail(f"POSTGRESQL COULD NOT START: initdb failed: {init.stderr[-800:]}")
+        # One server for the whole session, shared by the xdist workers (tests/conftest.py):
+        # room for all of their connections.
         opts = (f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off "
-                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
         start = subprocess.run(
             _as_owner([str(bins / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(log), "-w",
                        "-t", "120", "start"]),
@@ -92,11 +116,29 @@ def postgres_server() -> Iterator[str]:
         if start.returncode != 0:
             text = log.read_text(errors="replace")[-800:] if log.exists() else start.stderr
             pytest.fail(f"POSTGRESQL COULD NOT START on 127.0.0.1:{port}: {text}")
-        yield f"postgresql://certgen@127.0.0.1:{port}/postgres"
+    except BaseException:
+        stop_server(server)
+        raise
+    return dataclasses.replace(server, url=f"postgresql://certgen@127.0.0.1:{port}/postgres")
+
+
+def stop_server(server: Server) -> None:
+    """Stop a server start_server started and remove its folder."""
+    data = Path(server.base) / "data"
+    if (data / "postmaster.pid").exists():
+        subprocess.run(_as_owner([str(Path(server.bins) / "pg_ctl"), "-D", str(data), "-m",
+                                  "immediate", "-w", "stop"]), capture_output=True, timeout=120)
+    shutil.rmtree(server.base, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A server for the length of the block; yields its admin URL."""
+    server = start_server()
+    try:
+        yield server.url
     finally:
-        subprocess.run(_as_owner([str(bins / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                                  "-w", "stop"]), capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
+        stop_server(server)
 
 
 def fresh_database(admin_url: str) -> str:
@@ -104,13 +146,16 @@ def fresh_database(admin_url: str) -> str:
     import psycopg
 
     name = "fleet_" + uuid.uuid4().hex[:12]
-    for attempt in range(5):
+    for attempt in range(10):
         try:
             with psycopg.connect(admin_url, autocommit=True) as conn:
                 conn.execute(f'CREATE DATABASE "{name}"')
             break
         except psycopg.errors.ObjectInUse:
-            # CREATE DATABASE copies template1 and needs it unused; another test may be creating.
+            # CREATE DATABASE copies template1 and needs it unused; another test (of any
+            # worker: the server is the session's) may be creating. The last try raises.
+            if attempt == 9:
+                raise
             time.sleep(0.2 * (attempt + 1))
     return admin_url.rsplit("/", 1)[0] + "/" + name
 

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_bench_quick_runs_and_prints_the_table(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(tmp_path)],
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--repeats", "1", "--out",
+         str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

@@ -71,12 +71,10 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from certgen.builders.site import build_site
-
-    out = tmp_path_factory.mktemp("site")
-    build_site(out, pdf=False)
-    return out
+def site(sample_site: Path) -> Path:
+    """The sample site test_site.py checks, built once per session (tests/conftest.py): the
+    browser opens its HTML pages (it has the explainers' PDFs too); read only."""
+    return sample_site
 
 
 def _run(browser: str, profile: Path, action: str, url: str) -> subprocess.CompletedProcess[str]:

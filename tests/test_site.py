@@ -12,14 +12,9 @@ from certgen.docs import LANGS, PAGES
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from certgen.builders.site import build_site
-
-    out = tmp_path_factory.mktemp("site")
-    with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
-        mp.delenv("SOURCE_DATE_EPOCH", raising=False)
-        build_site(out)
-    return out
+def site(sample_site: Path) -> Path:
+    """The undated sample site, built once per session (tests/conftest.py); read only."""
+    return sample_site
 
 
 def test_site_has_index_explainers_samples_in_three_languages(site: Path) -> None:
