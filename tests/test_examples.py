@@ -141,22 +141,23 @@ def test_sample_reports_show_what_the_site_says_they_show() -> None:
     anywhere; series: the average reported (every condition holds), the lows not."""
     from certgen.builders.report import report_record
     from certgen.builders.site import REPORT_SAMPLES
+    from certgen.report import PairReport
 
     base = EXAMPLES / "compare"
     verdicts = {}
     for sample in REPORT_SAMPLES:
         record = report_record([base / c for c in sample.captures],
                               None if sample.series is None else base / sample.series, base=base)
-        if record["mode"] == "pair":
-            verdicts[sample.name] = [f["verdict"] for f in record["floors"]]
-            assert [f["blocks_before"] for f in record["floors"]] == [3, 3, 3]
-            assert all(not s["file"].startswith("/") for s in record["sides"])
+        if isinstance(record, PairReport):
+            verdicts[sample.name] = [f.verdict for f in record.floors]
+            assert [f.blocks_before for f in record.floors] == [3, 3, 3]
+            assert all(not s.file.startswith("/") for s in record.sides)
         else:
-            assert record["order"] == "ABBA" and len(record["pairs"]) == 8
-            assert record["pilot_runs"] == 10
-            verdicts[sample.name] = [f["direction"] for f in record["figures"]]
-            low1 = record["figures"][1]
-            assert low1["p_ok"] and low1["ci_excludes_zero"] and not low1["effect_ok"]
+            assert record.order == "ABBA" and len(record.pairs) == 8
+            assert record.pilot_runs == 10
+            verdicts[sample.name] = [f.direction for f in record.figures]
+            low1 = record.figures[1]
+            assert low1.p_ok and low1.ci_excludes_zero and not low1.effect_ok
     assert verdicts == {
         "change": ["higher", "higher", "no_change"],
         "inside-floor": ["no_change", "no_change", "no_change"],

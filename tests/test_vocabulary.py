@@ -116,3 +116,48 @@ def test_verify_reads_back_every_fact_the_pipeline_gave_the_rules(name: str) -> 
                                    vrm_reexamination=bool(facts.vrm_reexamination))
     assert [plain(f) for f in read] == [plain(f) for f in piped]
     assert any(f.first_capture_file for f in piped) or name != "gold-rx7800xt"
+
+
+def any_in_signatures(path: Path) -> list[str]:
+    """Each function of `path` whose parameters or return are annotated with Any."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            annotations = [a.annotation for a in (*args.posonlyargs, *args.args,
+                                                  *args.kwonlyargs, args.vararg, args.kwarg)
+                           if a is not None and a.annotation is not None]
+            if node.returns is not None:
+                annotations.append(node.returns)
+            if any(isinstance(n, ast.Name) and n.id == "Any"
+                   for a in annotations for n in ast.walk(a)):
+                out.append(f"{path.name}:{node.lineno} {node.name}")
+    return out
+
+
+@pytest.mark.parametrize("name", ["record.py", "report.py", "rules.py", "bundle.py",
+                                  "render/report.py"])
+def test_the_records_rules_and_bundle_are_typed_without_any(name: str) -> None:
+    assert any_in_signatures(PACKAGE / name) == []
+
+
+def test_the_any_check_sees_a_planted_any(tmp_path: Path) -> None:
+    planted = tmp_path / "x.py"
+    planted.write_text("from typing import Any\ndef f(a: dict[str, Any]) -> None: ...\n")
+    assert any_in_signatures(planted) == ["x.py:2 f"]
+
+
+def test_the_report_record_is_typed_and_carries_no_frames() -> None:
+    """The renderer gets the chart series and the CSV the builder computed, never frames."""
+    import dataclasses
+
+    from certgen.builders.report import report_record
+    from certgen.report import PairReport
+
+    base = PACKAGE.parent / "examples" / "compare"
+    record = report_record([base / "change" / "before.json", base / "change" / "after.json"],
+                           base=base)
+    assert isinstance(record, PairReport)
+    assert len(record.charts) == 2 and record.csv.startswith("side,kind,name,value")
+    for f in dataclasses.fields(record):
+        assert not f.name.startswith("_")

@@ -34,16 +34,32 @@ import datetime as dt
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from certgen.errors import CompareError
 from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
+from certgen.report import (
+    Compared,
+    FloorRow,
+    PairReport,
+    PairSide,
+    ReportRecord,
+    ReportRules,
+    SeriesFigureRow,
+    SeriesPair,
+    SeriesReport,
+)
 from certgen.untrusted import shorten
+
+if TYPE_CHECKING:
+    from certgen.captures.model import Capture
+    from certgen.compare import CountedSide, SideInput
 
 # --------------------------------------------------------------------------- inputs
 
 
-def _read_runs(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> list[Any]:
+def _read_runs(path: Path, fmt: str | None, process: str | None,
+               shown: str | None = None) -> list[Capture]:
     from certgen.captures.detect import read_capture_file
     from certgen.pagefigures import checked
 
@@ -52,7 +68,8 @@ def _read_runs(path: Path, fmt: str | None, process: str | None, shown: str | No
     return checked(read_capture_file(path, name=shown, format=fmt, process=process))
 
 
-def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None = None) -> Any:
+def _one_run(path: Path, fmt: str | None, process: str | None,
+             shown: str | None = None) -> Capture:
     runs = _read_runs(path, fmt, process, shown)
     if len(runs) != 1:
         raise CompareError(
@@ -63,7 +80,7 @@ def _one_run(path: Path, fmt: str | None, process: str | None, shown: str | None
 
 
 def _two_sides(path: Path, fmt: str | None, process: str | None,
-               shown: str | None = None) -> tuple[Any, Any]:
+               shown: str | None = None) -> tuple[Capture, Capture]:
     """The before and after runs of one file (a benchmark-page CSV holding both sides)."""
     runs = _read_runs(path, fmt, process, shown)
     by_label = {getattr(r, "label", None): r for r in runs}
@@ -77,7 +94,7 @@ def _two_sides(path: Path, fmt: str | None, process: str | None,
     return by_label["before"], by_label["after"]
 
 
-def side_input(capture: Any) -> Any:
+def side_input(capture: Capture) -> SideInput:
     """A Capture as the statistics see it: frames, source, focus (none recorded), lost events."""
     from certgen.compare import SideInput
 
@@ -95,9 +112,10 @@ def side_input(capture: Any) -> Any:
 # --------------------------------------------------------------------------- the report record
 
 
-def build_comparison(before: Any, after: Any, *, description: str | None = None,
-                     settings: str | None = None) -> dict[str, Any]:
-    """The report record of two captures: plain data (JSON-able), what the template reads."""
+def build_comparison(before: Capture, after: Capture, *, description: str | None = None,
+                     settings: str | None = None) -> PairReport:
+    """The report record of two captures: every figure, chart series and the CSV computed
+    here, so the renderer reads the record and a language only."""
     from certgen import compare
     from certgen.framegen import compute_frame_diagnostics
     from certgen.metrics import weights_of
@@ -108,50 +126,45 @@ def build_comparison(before: Any, after: Any, *, description: str | None = None,
                "after": compare.count_side(side_input(after))}
     floors = compare.noise_floor(counted["before"], counted["after"])
     captures = {"before": before, "after": after}
-    return {
-        "mode": "pair",
-        "compared": _compared([before, after], description, settings),
-        "sides": [
-            {"side": side, **_capture_info(captures[side]), **asdict(counted[side].summary),
-             "lost_events": counted[side].lost_events_unplaced,
-             # Diagnostic, not graded: what the capture says about generated frames and
-             # display changes (null where it lacks the column).
-             "frame_diagnostics": compute_frame_diagnostics(captures[side], weights).model_dump(mode="json")}
-            for side in SIDES
-        ],
-        "floors": [{**asdict(f), "difference": _fraction(f.difference_pct),
-                    "floor": _fraction(f.floor_pct)} for f in floors],
-        "focus_recorded": all(counted[s].summary.focus_recorded for s in SIDES),
-        "rules": _rules(),
-        "_counted": counted,
-    }
+
+    def side_of(side: Literal["before", "after"]) -> PairSide:
+        capture = captures[side]
+        said = subject(capture)
+        return PairSide(
+            side=side, game=said["game"], card=said["card"], captured=said["captured"],
+            file=capture.source, format=capture.format,
+            interval_column=capture.interval_column,
+            incomplete_reason=capture.incomplete_reason, warnings=tuple(capture.warnings),
+            **asdict(counted[side].summary), lost_events=counted[side].lost_events_unplaced,
+            frame_diagnostics=compute_frame_diagnostics(capture, weights))
+
+    return PairReport(
+        mode="pair",
+        compared=_compared([before, after], description, settings),
+        sides=(side_of("before"), side_of("after")),
+        floors=tuple(FloorRow(**asdict(f), difference=_fraction(f.difference_pct),
+                              floor=_fraction(f.floor_pct)) for f in floors),
+        focus_recorded=all(counted[s].summary.focus_recorded for s in SIDES),
+        rules=_rules(),
+        charts=(compare.chart_series(counted["before"]), compare.chart_series(counted["after"])),
+        csv=compare.csv_text([(s, counted[s]) for s in SIDES]),
+    )
 
 
-def _compared(captures: list[Any], description: str | None,
-              settings: str | None) -> dict[str, Any]:
+def _compared(captures: list[Capture], description: str | None,
+              settings: str | None) -> Compared:
     """What the report names at its top: the change, the settings, and every distinct game,
     card and capture date the captures record (first and last date of a series)."""
     subjects = [subject(c) for c in captures]
     dates = sorted(_distinct([s["captured"] for s in subjects]))
-    return {
-        "description": description,
-        "settings": settings,
-        "games": _distinct([s["game"] for s in subjects]),
-        "cards": _distinct([s["card"] for s in subjects]),
-        "first_captured": dates[0] if dates else None,
-        "last_captured": dates[-1] if dates else None,
-    }
-
-
-def _capture_info(capture: Any) -> dict[str, Any]:
-    return {
-        **subject(capture),
-        "file": capture.source,
-        "format": capture.format,
-        "interval_column": capture.interval_column,
-        "incomplete_reason": capture.incomplete_reason,
-        "warnings": list(capture.warnings),
-    }
+    return Compared(
+        description=description,
+        settings=settings,
+        games=tuple(_distinct([s["game"] for s in subjects])),
+        cards=tuple(_distinct([s["card"] for s in subjects])),
+        first_captured=dates[0] if dates else None,
+        last_captured=dates[-1] if dates else None,
+    )
 
 
 SHOWN_LIMIT = 200
@@ -166,7 +179,7 @@ def _shown(value: str | None) -> str | None:
     return None if not value else shorten(escape_invisible(value), SHOWN_LIMIT)
 
 
-def subject(capture: Any) -> dict[str, str | None]:
+def subject(capture: Capture) -> dict[str, str | None]:
     """What a capture says it measured: game (its name, else the process read), card and when
     it was made; None where the format records nothing."""
     hints = capture.hints
@@ -210,23 +223,23 @@ def _fraction(pct: float | None) -> float | None:
     return None if pct is None else round_half_away(pct / 100.0, 6)
 
 
-def _rules() -> dict[str, Any]:
+def _rules() -> ReportRules:
     from certgen import compare, diagnostics
 
-    return {
-        "stall_ms": diagnostics.STALL_MS,
-        "too_short_frames": diagnostics.TOO_SHORT_FRAMES,
-        "block_s": compare.BLOCK_MS / 1000.0,
-        "min_blocks": compare.MIN_BLOCKS,
-        "min_floor_fps": compare.MIN_FLOOR_FPS,
-        "min_pairs": compare.MIN_PAIRS,
-        "recommended_pairs": compare.RECOMMENDED_PAIRS,
-        "pilot_runs": compare.MIN_PILOT_RUNS,
-        "resamples": compare.BOOTSTRAP_RESAMPLES,
-        "seed": compare.BOOTSTRAP_SEED,
-        "focus_regain_s": compare.FOCUS_REGAIN_DROP_MS / 1000.0,
-        "focus_loss_s": compare.FOCUS_LOSS_DROP_MS / 1000.0,
-    }
+    return ReportRules(
+        stall_ms=diagnostics.STALL_MS,
+        too_short_frames=diagnostics.TOO_SHORT_FRAMES,
+        block_s=compare.BLOCK_MS / 1000.0,
+        min_blocks=compare.MIN_BLOCKS,
+        min_floor_fps=compare.MIN_FLOOR_FPS,
+        min_pairs=compare.MIN_PAIRS,
+        recommended_pairs=compare.RECOMMENDED_PAIRS,
+        pilot_runs=compare.MIN_PILOT_RUNS,
+        resamples=compare.BOOTSTRAP_RESAMPLES,
+        seed=compare.BOOTSTRAP_SEED,
+        focus_regain_s=compare.FOCUS_REGAIN_DROP_MS / 1000.0,
+        focus_loss_s=compare.FOCUS_LOSS_DROP_MS / 1000.0,
+    )
 
 
 # --------------------------------------------------------------------------- series
@@ -329,7 +342,7 @@ def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None,
 
 
 def build_series(series_path: Path, fmt: str | None, process: str | None,
-                 texts: dict[str, str] | None = None) -> dict[str, Any]:
+                 texts: dict[str, str] | None = None) -> SeriesReport:
     """The report record of a paired series; `texts` (description, settings given as options)
     stand in for the series file's own, which may not state them as well."""
     from certgen import compare
@@ -374,29 +387,27 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
         pilot = [compare.count_side(side_input(_one_run(p, fmt, process, shown(p)))).summary
                  for p in pilot_paths]
     figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
-    return {
-        "mode": "series",
-        "compared": _compared(runs, own.get("description"), own.get("settings")),
-        "order": order,
-        "series_file": series_path.name,
-        "pairs": [
-            {"index": i + 1, "before": asdict(b.summary), "after": asdict(a.summary)}
-            for i, (b, a) in enumerate(counted_pairs)
-        ],
-        "pilot_runs": None if pilot is None else len(pilot),
-        "figures": [
-            {**asdict(f), "median": _fraction(f.median_pct), "ci_low": _fraction(f.ci_low_pct),
-             "ci_high": _fraction(f.ci_high_pct), "smallest_effect": _fraction(f.smallest_effect_pct)}
-            for f in figures
-        ],
-        "rules": _rules(),
-        "_counted_pairs": counted_pairs,
-    }
+    return SeriesReport(
+        mode="series",
+        compared=_compared(runs, own.get("description"), own.get("settings")),
+        order=order,
+        series_file=series_path.name,
+        pairs=tuple(SeriesPair(index=i + 1, before=b.summary, after=a.summary)
+                    for i, (b, a) in enumerate(counted_pairs)),
+        pilot_runs=None if pilot is None else len(pilot),
+        figures=tuple(
+            SeriesFigureRow(**asdict(f), median=_fraction(f.median_pct),
+                            ci_low=_fraction(f.ci_low_pct), ci_high=_fraction(f.ci_high_pct),
+                            smallest_effect=_fraction(f.smallest_effect_pct))
+            for f in figures),
+        rules=_rules(),
+        csv=series_csv(counted_pairs),
+    )
 
 
 def report_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
                  process: str | None = None, base: Path | None = None,
-                 description: str | None = None, settings: str | None = None) -> dict[str, Any]:
+                 description: str | None = None, settings: str | None = None) -> ReportRecord:
     """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
 
     With `base`, capture files are named relative to it on the report (the site's samples);
@@ -415,17 +426,17 @@ def report_record(captures: list[Path], series: Path | None = None, *, fmt: str 
         after = _one_run(captures[1], fmt, process, shown(captures[1]))
         return build_comparison(before, after, **texts)
     if len(captures) == 1:
-        return build_comparison(*_two_sides(captures[0], fmt, process, shown(captures[0])),
-                                **texts)
+        before, after = _two_sides(captures[0], fmt, process, shown(captures[0]))
+        return build_comparison(before, after, **texts)
     raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
 
 
-def series_csv(record: dict[str, Any]) -> str:
+def series_csv(counted_pairs: list[tuple[CountedSide, CountedSide]]) -> str:
     """The series export: one metric block per run, side = pair_NN_before / pair_NN_after."""
     from certgen import compare
 
     sides = []
-    for i, (b, a) in enumerate(record["_counted_pairs"]):
+    for i, (b, a) in enumerate(counted_pairs):
         sides.append((f"pair_{i + 1:02d}_before", b))
         sides.append((f"pair_{i + 1:02d}_after", a))
     return compare.csv_text(sides)
@@ -442,22 +453,17 @@ def report_date(given: dt.date | None = None) -> dt.date | None:
     return given if epoch is None else epoch.date()
 
 
-def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None = None,
+def render_report(record: ReportRecord, langs: list[str], date: dt.date | None = None,
                   home: str | None = None) -> list[tuple[str, bytes]]:
     """Every file of the report as (name, bytes), rendered in memory, in writing order
     (`home`: the site index for the navigation, see certgen.render.report.render_html)."""
-    from certgen import compare
     from certgen.render.i18n import gettext_for
     from certgen.render.report import chart_for, html_name, pdf_name, render_html, report_pdf
 
-    if record["mode"] == "pair":
-        counted = record["_counted"]
-        csv_data = compare.csv_text([(s, counted[s]) for s in SIDES]).encode("utf-8")
-    else:
-        csv_data = series_csv(record).encode("utf-8")
+    csv_data = record.csv.encode("utf-8")
     files: list[tuple[str, bytes]] = [(CSV_NAME, csv_data)]
     for i, lang in enumerate(langs):
-        svg = chart_for(record, lang) if record["mode"] == "pair" else None
+        svg = chart_for(record, lang) if isinstance(record, PairReport) else None
         if svg is not None and i == 0:
             files.append((CHART_NAME, svg.encode("utf-8")))
         html = render_html(record, lang, svg, date, languages=tuple(langs), home=home)
@@ -469,7 +475,7 @@ def render_report(record: dict[str, Any], langs: list[str], date: dt.date | None
     return files
 
 
-def write_report(record: dict[str, Any], out: Path, langs: list[str],
+def write_report(record: ReportRecord, out: Path, langs: list[str],
                  date: dt.date | None = None, home: str | None = None) -> list[str]:
     """Render everything in memory, then write it (atomic, confined, manifest last).
 
@@ -482,7 +488,7 @@ def write_report(record: dict[str, Any], out: Path, langs: list[str],
     writer = Writer(out)
     for name, data in files:
         writer.write(name, data)
-    writer.finish({"kind": "compare", "mode": record["mode"], "languages": langs,
+    writer.finish({"kind": "compare", "mode": record.mode, "languages": langs,
                    "date": None if date is None else date.isoformat()})
     return [name for name, _ in files]
 

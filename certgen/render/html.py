@@ -13,6 +13,7 @@ Filters take their language from the environment, so templates write `{{ run.avg
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -108,7 +109,7 @@ def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
     return env
 
 
-def render_template(name: str, context: dict[str, Any], lang: str) -> str:
+def render_template(name: str, context: Mapping[str, object], lang: str) -> str:
     """Render templates/<name> in `lang` with `context` (autoescaped, strict)."""
     import jinja2
 

@@ -7,8 +7,14 @@ language; nothing reads a capture or touches the disk.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from certgen.record import Chart
+    from certgen.render.charts import Scale
+    from certgen.report import PairReport, ReportRecord
 
 SIDES = ("before", "after")
 REPORT_TEMPLATE = "report.html.j2"
@@ -37,7 +43,7 @@ def pdf_name(lang: str) -> str:
     return f"report.{lang}.pdf"
 
 
-def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
+def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
                 date: dt.date | None = None, *, languages: tuple[str, ...] = (),
                 home: str | None = None) -> str:
     """The report in one language (the certificates' Jinja environment and safety rules).
@@ -48,15 +54,20 @@ def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
     """
     from certgen.render.html import render_template
     from certgen.render.nav import doc_nav
+    from certgen.report import PairReport
 
-    context = {k: v for k, v in record.items() if not k.startswith("_")}
+    # The template reads the record's fields by name (the chart series and the CSV are
+    # written beside it, not printed).
+    context: dict[str, object] = {f.name: getattr(record, f.name)
+                                  for f in dataclasses.fields(record)
+                                  if f.name not in ("charts", "csv")}
     context["nav"] = doc_nav(home=None if home is None else home.format(lang=lang),
                              languages=[(other, html_name(other)) for other in languages],
                              files=[("PDF", pdf_name(lang)), ("CSV", CSV_NAME)])
     context["date"] = date
     context["chart_src"] = None
     context["chart_texts"] = []
-    if chart_svg is not None:
+    if chart_svg is not None and isinstance(record, PairReport):  # a series has no chart
         context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
             chart_svg.encode("utf-8")).decode("ascii")
         context["chart_texts"] = chart_texts(record, lang)
@@ -64,19 +75,18 @@ def render_html(record: dict[str, Any], lang: str, chart_svg: str | None,
     return render_template(REPORT_TEMPLATE, context, lang)
 
 
-def _panels(record: dict[str, Any]) -> tuple[list[Any], Any]:
-    """Each side's chart series and the one scale both panels share (capture time; frame time
-    up to the 200 ms stall line, frames above it clipped with a marker)."""
-    from certgen import compare
+def _panels(record: PairReport) -> tuple[list[Chart], Scale]:
+    """Each side's chart series (computed by the report builder) and the one scale both panels
+    share (capture time; frame time up to the 200 ms stall line, frames above it clipped with a
+    marker)."""
     from certgen.diagnostics import STALL_MS
     from certgen.render.charts import chart_scale
 
-    counted = record["_counted"]
-    charts = [compare.chart_series(counted[side]) for side in SIDES]
+    charts = list(record.charts)
     return charts, chart_scale(charts, cap_ms=STALL_MS)
 
 
-def chart_texts(record: dict[str, Any], lang: str) -> list[str]:
+def chart_texts(record: PairReport, lang: str) -> list[str]:
     """One sentence per panel of a pair report's chart, its figures in words (the text
     alternative, and the caption under the chart)."""
     from certgen.render.charts import ChartWords, chart_text
@@ -98,7 +108,7 @@ def chart_texts(record: dict[str, Any], lang: str) -> list[str]:
     ]
 
 
-def chart_for(record: dict[str, Any], lang: str) -> str:
+def chart_for(record: PairReport, lang: str) -> str:
     """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
     panel per side, on one shared scale, each panel with its text alternative."""
     from certgen.render.charts import HEIGHT, frame_time_chart, stack_charts
