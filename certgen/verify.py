@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from certgen.errors import CertgenError
 
 if TYPE_CHECKING:
+    from certgen.model import RunMetrics
     from certgen.record import Record
     from certgen.rules import RunFacts
 
@@ -875,7 +876,7 @@ _EXPECTED: dict[bytes, _Seen] = {}
 _RENDERS_KEPT = 8
 
 
-def _rendered(html: str, record: Any, record_bytes: bytes, lang: str) -> bytes:
+def _rendered(html: str, record: Record, record_bytes: bytes, lang: str) -> bytes:
     """render_certificate_pdf(html, record, record_bytes, lang), remembered for the process.
 
     The PDF is a function of the HTML, the record (parsed from record_bytes), the language and
@@ -907,7 +908,7 @@ def _expected_seen(unsigned: bytes) -> _Seen:
     return _EXPECTED[unsigned]
 
 
-def _content_check(pdf: bytes, record: Any, record_bytes: bytes, record_sha: str, text: str,
+def _content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: str, text: str,
                    lang: str, signature: _Signature, vouched: bool) -> tuple[Check, str | None]:
     """The content check (see the module doc) and, when the record names another stack, the
     warning that says so."""
@@ -1040,7 +1041,7 @@ def record_facts(record: Record) -> list[RunFacts]:
     return facts
 
 
-def _derivation(record: Any) -> list[str]:
+def _derivation(record: Record) -> list[str]:
     """What does not follow from the record's figures under its rules file (empty: all does)."""
     from certgen.metrics import ratios_from_fps, weights_of
     from certgen.rules import decide
@@ -1105,7 +1106,7 @@ def _revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | 
     return Check("revocation", "pass", f"{cert_id} is not in the revocation list{where}")
 
 
-def _bundle_checks(record: Any, bundle: str) -> list[Check]:
+def _bundle_checks(record: Record, bundle: str) -> list[Check]:
     """captures and recomputed: the bundle read as `certgen check` reads it (only the files its
     card.yaml names, inside the bundle, regular files within their limits), its record made
     again, and every capture the certificate cites compared with it, first captures included."""
@@ -1143,13 +1144,13 @@ def _bundle_checks(record: Any, bundle: str) -> list[Check]:
              len(again.audit.first_captures) - len(record.audit.first_captures))
     if extra[0] > 0 or extra[1] > 0:
         wrong.append("the bundle has captures the record does not cite")
-    cited = len(record.audit.captures) + len(record.audit.first_captures)
+    count = len(record.audit.captures) + len(record.audit.first_captures)
     checks = [Check("captures", "fail", "; ".join(wrong)) if wrong else
-              Check("captures", "pass", f"all {cited} captures the certificate cites "
+              Check("captures", "pass", f"all {count} captures the certificate cites "
                     f"({len(record.audit.first_captures)} archived first captures among them) "
                     "have the record's SHA-256")]
 
-    def differs(a: Any, b: Any) -> str:
+    def differs(a: RunMetrics | None, b: RunMetrics | None) -> str:
         keys = [k for k in RunMetrics.model_fields if getattr(a, k, None) != getattr(b, k, None)]
         return ", ".join(keys) or "metrics"
 
