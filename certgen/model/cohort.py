@@ -46,7 +46,7 @@ RANKED_METRICS: Final = tuple(Ranks.model_fields)
 
 
 class FleetSection(Frozen):
-    """`fleet`: the certificate's fleet comparison (certgen.fleet.fleet_section)."""
+    """`fleet`: the certificate's fleet comparison (certgen.record.fleet_section)."""
 
     mean_consistency_gap: float | None = Field(
         description="Mean over recorded runs with a value, 4 dp.")
