@@ -43,7 +43,7 @@ from certgen.model.capture import (
     CaptureInfo,
 )
 from certgen.model.card import CardInfo, CertificateInfo, Phase1, RunConditions, TestSystem
-from certgen.model.cohort import FleetSection, Ranks
+from certgen.model.cohort import Cohort, FleetSection, Ranks
 from certgen.model.figures import (
     FrameDiagnostics,
     RunMetrics,
@@ -342,8 +342,8 @@ class RunConfig:
     upscaler_mode: str | None
     frame_generation: bool
 
-    def key(self) -> tuple[str, str, str, bool, str, str | None, bool]:
-        """The cohort key (certgen.rules.cohort_key)."""
+    def key(self) -> Cohort:
+        """The run's cohort (certgen.rules.cohort_key)."""
         return cohort_key(self.title, self.resolution, self.preset, self.ray_tracing,
                           self.upscaler, self.upscaler_mode, self.frame_generation)
 

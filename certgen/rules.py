@@ -28,6 +28,7 @@ from typing import Literal, cast
 from certgen.metrics import round_half_away
 from certgen.model.base import GradeName, LocalText
 from certgen.model.capture import CaptureInfo
+from certgen.model.cohort import Cohort
 from certgen.model.figures import RunMetrics
 from certgen.model.verdict import (
     CaptureUsedTwice,
@@ -511,9 +512,11 @@ def cohort_key(
     upscaler: str,
     upscaler_mode: str | None,
     frame_generation: bool,
-) -> tuple[str, str, str, bool, str, str | None, bool]:
-    """The cohort of a run: only runs with an identical configuration are compared."""
-    return (title, resolution, preset, ray_tracing, upscaler, upscaler_mode, frame_generation)
+) -> Cohort:
+    """The cohort of a run: only runs with an identical configuration are compared (the one
+    Cohort the record, the pipeline and the fleet use)."""
+    return Cohort(title, resolution, preset, ray_tracing, upscaler, upscaler_mode,
+                  frame_generation)
 
 
 def cohort_label(key: Sequence[str | bool | None]) -> str:

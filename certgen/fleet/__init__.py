@@ -60,7 +60,6 @@ from certgen.fleet.model import (
     METRIC_RANGES,
     RANKED_METRICS,
     SUM_SCALE,
-    Cohort,
     CohortSums,
     FleetRun,
     Metric,
@@ -80,6 +79,7 @@ from certgen.fleet.model import (
 from certgen.fleet.schema import MIGRATIONS, SCHEMA_VERSION
 from certgen.fleet.store import FleetStore, migrate
 from certgen.model import Rank
+from certgen.model.cohort import Cohort
 from certgen.record import fleet_section
 
 __all__ = [

@@ -22,7 +22,7 @@ from certgen.bundle import NAME_LIMIT, UPSCALERS, check_text
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.metrics import round_half_away
-from certgen.model.cohort import Rank
+from certgen.model.cohort import Cohort, Rank
 from certgen.record import Record
 from certgen.untrusted import escape_invisible, shorten
 
@@ -53,31 +53,6 @@ RANKED_METRICS: Final[tuple[Metric, ...]] = (
 METRIC_NAMES: Final = tuple(m.name for m in RANKED_METRICS)
 
 
-class Cohort(NamedTuple):
-    """The configuration key: runs are ranked only against runs with an identical one."""
-
-    title: str
-    resolution: str
-    preset: str
-    ray_tracing: bool
-    upscaler: str
-    upscaler_mode: str | None
-    frame_generation: bool
-
-    def key(self) -> str:
-        """An unambiguous text key (a JSON array), stored and indexed in the database."""
-        return _cohort_key(tuple(self))
-
-    def label(self) -> str:
-        """One readable line: `Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none …`."""
-        mode = f" {self.upscaler_mode}" if self.upscaler_mode else ""
-        return (
-            f"{self.title} · {self.resolution} · {self.preset} · "
-            f"RT {'on' if self.ray_tracing else 'off'} · upscaler {self.upscaler}{mode} · "
-            f"FG {'on' if self.frame_generation else 'off'}"
-        )
-
-
 POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 """A --fleet value starting with one of these is a PostgreSQL server, not a file."""
 
@@ -85,12 +60,6 @@ POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
 def is_server_url(location: str | os.PathLike[str]) -> bool:
     """True when the fleet location is a PostgreSQL URL (postgresql://…)."""
     return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
-
-
-@lru_cache(maxsize=4096)
-def _cohort_key(fields: tuple[Any, ...]) -> str:
-    # Cached: an import computes the key of every row, and a fleet has few cohorts.
-    return json.dumps(list(fields), ensure_ascii=False, separators=(",", ":"))
 
 
 def fleet_path(option: str | os.PathLike[str] | None = None) -> Path | str:

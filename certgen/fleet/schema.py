@@ -18,7 +18,6 @@ from certgen.errors import FleetError
 from certgen.fleet.model import (
     LOCK_TIMEOUT_ENV,
     METRIC_NAMES,
-    Cohort,
     FleetRun,
     _plainly_valid,
     _row_from_mapping,
@@ -27,6 +26,7 @@ from certgen.fleet.model import (
     exact_scaled_square,
     field_errors,
 )
+from certgen.model.cohort import Cohort
 from certgen.untrusted import escape_invisible, shorten
 
 BATCH_ROWS: Final = 2000

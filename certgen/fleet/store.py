@@ -39,7 +39,6 @@ from certgen.fleet.model import (
     METRIC_NAMES,
     METRIC_RANGES,
     RANKED_METRICS,
-    Cohort,
     CohortSums,
     FleetRun,
     _bound,
@@ -76,6 +75,7 @@ from certgen.fleet.schema import (
     one_line,
 )
 from certgen.model import Rank, Ranks, RunMetrics
+from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.untrusted import escape_invisible, shorten
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Final
+import json
+from functools import lru_cache
+from typing import Final, NamedTuple
 
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
@@ -60,3 +62,34 @@ class FleetSection(Frozen):
     fleet_runs: int | None = Field(description=(
         "Runs the fleet holds in this certificate's cohorts (what its ranks are measured "
         "against; runs of other cohorts do not change it); null when built without a fleet."))
+
+
+@lru_cache(maxsize=4096)
+def _cohort_key(fields: tuple[str | bool | None, ...]) -> str:
+    # Cached: an import computes the key of every row, and a fleet has few cohorts.
+    return json.dumps(list(fields), ensure_ascii=False, separators=(",", ":"))
+
+
+class Cohort(NamedTuple):
+    """The configuration key: runs are ranked only against runs with an identical one."""
+
+    title: str
+    resolution: str
+    preset: str
+    ray_tracing: bool
+    upscaler: str
+    upscaler_mode: str | None
+    frame_generation: bool
+
+    def key(self) -> str:
+        """An unambiguous text key (a JSON array), stored and indexed in the database."""
+        return _cohort_key(tuple(self))
+
+    def label(self) -> str:
+        """One readable line: `Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none …`."""
+        mode = f" {self.upscaler_mode}" if self.upscaler_mode else ""
+        return (
+            f"{self.title} · {self.resolution} · {self.preset} · "
+            f"RT {'on' if self.ray_tracing else 'off'} · upscaler {self.upscaler}{mode} · "
+            f"FG {'on' if self.frame_generation else 'off'}"
+        )
