@@ -48,6 +48,7 @@ from certgen.errors import BundleErrors
 from certgen.model.base import schema_keeping_names
 from certgen.sop import available_sops
 from certgen.untrusted import shorten
+from certgen.yamlload import field_path, shown_value
 
 CARD_FILE = "card.yaml"
 
@@ -543,32 +544,6 @@ _EXPECT: dict[str, str] = {
 }
 
 
-def _show(value: object) -> str:
-    """A YAML value as a message shows it: scalars quoted as written, containers by kind."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "'true'" if value else "'false'"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, date):
-        return repr(value.isoformat())
-    # Shortened: a 20 MB customer name must not become a 20 MB message.
-    return shorten(repr(str(value)) if not isinstance(value, str) else repr(value), 200)
-
-
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + shorten(str(part))  # a key may be 100 KB long
-    return out
-
-
 _UNION_TAGS = {"int", "float", "constrained-int", "constrained-float"}
 
 
@@ -631,7 +606,7 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
         err_loc = tuple(p for p in err["loc"] if p not in (_PLAIN_TAG, _PER_LANGUAGE_TAG))
         loc = tuple(p for p in err_loc if not (isinstance(p, str) and p in _UNION_TAGS))
         kind = err["type"]
-        where = _loc(loc)
+        where = field_path(loc)
         if len(loc) != len(err_loc):
             # A number union (int | float): one message for the field, not one per member.
             if where in unions:
@@ -652,15 +627,15 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
         elif kind == "literal_error":
             expected = err.get("ctx", {}).get("expected", "")
             options = re.findall(r"'([^']*)'", expected)
-            text = f"expected one of {', '.join(options)}, got {_show(err['input'])}"
+            text = f"expected one of {', '.join(options)}, got {shown_value(err['input'])}"
         elif kind in _EXPECT:
-            text = f"{_EXPECT[kind]}, got {_show(err['input'])}"
+            text = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
-            text = f"{_show(err['input'])}: {err['msg']}"
+            text = f"{shown_value(err['input'])}: {err['msg']}"
         elif kind in ("capture_or_not_run", "text_too_long"):
             text = err["msg"]  # a long value is not repeated in its own refusal
         else:
-            text = f"{err['msg']}, got {_show(err['input'])}"
+            text = f"{err['msg']}, got {shown_value(err['input'])}"
         line = f"{file}: {where}: {text}" if where else f"{file}: {text}"
         if line not in lines:
             lines.append(line)
@@ -746,7 +721,7 @@ def validate_card(
     errors = list(duplicates or [])
     card: CardFile | None = None
     if not isinstance(data, dict):
-        errors.append(f"{CARD_FILE}: expected a mapping at the top level, got {_show(data)}")
+        errors.append(f"{CARD_FILE}: expected a mapping at the top level, got {shown_value(data)}")
     else:
         try:
             card = CardFile.model_validate(data, context={"locate": locate} if locate else None)

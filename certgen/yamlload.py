@@ -8,9 +8,12 @@ returns every duplicate with its line, so each caller can word the refusal its o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import yaml
+
+from certgen.untrusted import shorten
 
 
 @dataclass(frozen=True)
@@ -166,4 +169,31 @@ def key_lines(text: str) -> list[tuple[tuple[Any, ...], int]]:
             walk(root, ())
     finally:
         loader.dispose()
+    return out
+
+
+def shown_value(value: object) -> str:
+    """A YAML value as a message shows it: scalars quoted as written, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "'true'" if value else "'false'"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, date):
+        return repr(value.isoformat())
+    # Shortened: a 20 MB customer name must not become a 20 MB message.
+    return shorten(repr(str(value)) if not isinstance(value, str) else repr(value), 200)
+
+
+def field_path(loc: tuple[object, ...]) -> str:
+    """A field's place in a file as messages name it: `runs[2].soft_limit.justification`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + shorten(str(part))  # a key may be 100 KB long
     return out

@@ -23,7 +23,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from certgen.errors import RulesError
-from certgen.yamlload import YamlDocumentError, key_lines, load_yaml_document
+from certgen.yamlload import (
+    YamlDocumentError,
+    field_path,
+    key_lines,
+    load_yaml_document,
+    shown_value,
+)
 
 DEFAULT_SOP = "SOP-GPU-001 v1.1"
 
@@ -195,31 +201,6 @@ _EXPECT = {
 """What a wrong type was expected to be, worded as card.yaml's refusals are (certgen/bundle.py)."""
 
 
-def _shorten(text: str, limit: int = 60) -> str:
-    """Text cut to `limit` characters for a message ('…' marks the cut)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _show(value: object) -> str:
-    """A YAML value as a refusal shows it: scalars quoted as written, containers by kind."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "'true'" if value else "'false'"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return _shorten(repr(value if isinstance(value, str) else str(value)), 200)
-
-
-def _field(path: tuple[object, ...]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + _shorten(str(part))
-    return out
-
-
 def _known_keys(path: tuple[object, ...]) -> list[str]:
     """The keys allowed in the mapping at `path` (for the "did you mean" hint)."""
     model: type[BaseModel] = RulesFile
@@ -245,11 +226,11 @@ def _problems(exc: ValidationError) -> list[tuple[tuple[object, ...], str]]:
             what = "unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
         elif path and path[-1] == "[key]":
             path = path[:-1]
-            what = f"expected a text as the key, got {_show(path[-1])}"
+            what = f"expected a text as the key, got {shown_value(path[-1])}"
         elif kind in _EXPECT:
-            what = f"{_EXPECT[kind]}, got {_show(err['input'])}"
+            what = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         else:
-            what = f"{err['msg']}, got {_show(err['input'])}"
+            what = f"{err['msg']}, got {shown_value(err['input'])}"
         out.append((path, what))
     return out
 
@@ -281,7 +262,7 @@ def parse_rules(data: bytes, name: str) -> Rules:
     problems: list[tuple[int | None, str, str]] = []
     for path, line in key_lines(data.decode("utf-8-sig")):
         if path in lines and not isinstance(path[-1], int):
-            problems.append((line, _field(path), f"duplicate key (first at line {lines[path]})"))
+            problems.append((line, field_path(path), f"duplicate key (first at line {lines[path]})"))
         lines.setdefault(path, line)
     if not isinstance(parsed, dict):
         raise _refuse(name, [*problems, (None, "", "expected a mapping at the top level")])
@@ -292,7 +273,7 @@ def parse_rules(data: bytes, name: str) -> Rules:
         for path, what in _problems(exc):
             # A missing key has no line of its own: the line of the mapping that lacks it.
             key = path if path in lines else path[:-1]
-            problems.append((lines.get(key), _field(path), what))
+            problems.append((lines.get(key), field_path(path), what))
     if problems:
         raise _refuse(name, problems)
     assert model is not None
