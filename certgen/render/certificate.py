@@ -332,10 +332,10 @@ def render_certificate_pdf(
 
 
 def software_line(record: Record) -> str:
-    """The PDF's Creator: the record's `software` as one line (certgen.software.Software.line)."""
-    from certgen.software import stack_line
+    """The PDF's Creator: the record's `software` as one line (certgen.software.creator_line,
+    the same line a process writes of its own stack)."""
+    from certgen.software import creator_line
 
     s = record.software
     assert s is not None
-    return stack_line(certgen=s.certgen, commit=s.commit, python=s.python,
-                      weasyprint=s.weasyprint, pydyf=s.pydyf, pango=s.pango, harfbuzz=s.harfbuzz)
+    return creator_line(s)
