@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -94,8 +95,10 @@ def imports_of(path: Path, module: str) -> set[str]:
     return {name for name in found if name == "certgen" or name.startswith("certgen.")}
 
 
+@cache
 def module_graph(root: Path) -> tuple[dict[str, Path], dict[str, set[str]]]:
-    """The package's modules (name -> file) and, for each, the modules it imports."""
+    """The package's modules (name -> file) and, for each, the modules it imports (read once
+    per root: the map test and the cycle test read the same package)."""
     modules = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
