@@ -23,10 +23,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from certgen.builders.batch import build_many, check_unique_ids
+from certgen.builders.certificate import BuildResult, check_verify_base
+from certgen.builders.report import build_report as _build_report
+from certgen.builders.report import report_date
+from certgen.builders.site import build_site as _build_site
+from certgen.bundle import load_bundle as _load
+from certgen.captures.detect import read_capture_file
+from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError
+from certgen.fleet import FleetStore
+from certgen.lab import load_lab
+from certgen.metrics import weights_of
+from certgen.pagefigures import checked
+from certgen.pipeline import record_from_bundle
+from certgen.record import dump_record
+from certgen.render.certificate import (
+    DEFAULT_VERIFY_BASE,
+    render_certificate_html,
+    render_certificate_pdf,
+)
+from certgen.render.i18n import check_language
+from certgen.sop import load_rules
 
 if TYPE_CHECKING:
-    from certgen.builders.certificate import BuildResult
     from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
     from certgen.lab import LabProfile
@@ -65,8 +85,6 @@ def read_capture(
     `certgen.captures.detect.FORMATS`); `process` picks an application from a PresentMon-family
     capture of several processes. Raises `CaptureFormatError` naming the file and line.
     """
-    from certgen.captures.detect import read_capture_file
-    from certgen.pagefigures import checked
 
     return checked(read_capture_file(Path(path), name=str(path), format=format,
                                      process=process))
@@ -76,9 +94,6 @@ def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
     """The SOP v1.1 figures (time-weighted FPS, 1% / 0.1% lows, gap, stutter, Fluidity Score)
     and the diagnostics of one capture, with the weights of `rules` (default: the current SOP
     rules file). `.as_json()` gives the pinned keys of `certgen metrics --json`."""
-    from certgen.diagnostics import compute_metrics
-    from certgen.metrics import weights_of
-    from certgen.sop import load_rules
 
     weights = weights_of(rules if rules is not None else load_rules())
     return compute_metrics(capture.frame_times_ms, weights, source=capture.source)
@@ -90,7 +105,6 @@ def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
 def load_bundle(path: str | os.PathLike[str]) -> LoadedBundle:
     """A bundle folder or .zip, validated, with card.yaml and every file it names read once
     (nothing else is read). Raises `BundleErrors` listing every problem at once."""
-    from certgen.bundle import load_bundle as _load
 
     return _load(path)
 
@@ -101,7 +115,6 @@ def _fleet(fleet: str | os.PathLike[str] | Fleet | None) -> Iterator[Fleet | Non
     if fleet is None or not isinstance(fleet, (str, os.PathLike)):
         yield fleet
         return
-    from certgen.fleet import FleetStore
 
     with FleetStore.open(os.fspath(fleet), readonly=True) as store:
         yield store
@@ -119,7 +132,6 @@ def check_bundle(
     """The record `certgen check` reports on: every rule applied, never raising for a refusal
     (the reasons are in `record.status.refusals`). `fleet` is a fleet database path or an open
     store; without one every rank is provisional (n = 1)."""
-    from certgen.pipeline import record_from_bundle
 
     with _fleet(fleet) as store:
         return record_from_bundle(_loaded(bundle), fleet=store, draft=False, refuse=False)
@@ -138,8 +150,6 @@ def make_record(
     `draft` is true: then the record is returned marked not issuable. `lab` (a lab.yaml path
     or a loaded profile) fills the record's `issuer`; without one it is null.
     """
-    from certgen.lab import load_lab
-    from certgen.pipeline import record_from_bundle
 
     profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
     with _fleet(fleet) as store:
@@ -148,7 +158,6 @@ def make_record(
 
 def record_json(record: Record) -> bytes:
     """record.json's exact bytes (the same record always gives the same bytes)."""
-    from certgen.record import dump_record
 
     return dump_record(record)
 
@@ -182,14 +191,6 @@ def render_certificate(
     `verify_base` is the base of the verification URL in the QR code (default: the issuer's).
     Nothing touches the disk.
     """
-    from certgen.builders.certificate import check_verify_base
-    from certgen.record import dump_record
-    from certgen.render.certificate import (
-        DEFAULT_VERIFY_BASE,
-        render_certificate_html,
-        render_certificate_pdf,
-    )
-    from certgen.render.i18n import check_language
 
     check_language(lang)
     check_verify_base(verify_base)
@@ -221,8 +222,6 @@ def build_certificates(
     were built (its message names the bundle). `lab` is the issuing laboratory's profile (a
     lab.yaml path or a loaded one), required unless `draft`.
     """
-    from certgen.builders.batch import build_many, check_unique_ids
-    from certgen.lab import load_lab
 
     profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
 
@@ -249,10 +248,8 @@ def build_report(
 ) -> list[str]:
     """`certgen compare`: a before/after report of BEFORE AFTER (or one file holding both
     sides, or a paired `series` file) written into `out`; returns the file names written."""
-    from certgen.builders.report import build_report as _build
-    from certgen.builders.report import report_date
 
-    return _build([Path(c) for c in captures], Path(out), list(languages),
+    return _build_report([Path(c) for c in captures], Path(out), list(languages),
                   series=None if series is None else Path(series), date=report_date(date))
 
 
@@ -260,16 +257,6 @@ def build_site(out: str | os.PathLike[str], *, examples: str | os.PathLike[str] 
                ) -> list[str]:
     """`certgen site`: the publishable static site (sample certificates, reports, explainers
     in en, ru and pt) into `out`; returns the site-relative paths written."""
-    from certgen.builders.site import build_site as _build
 
-    return _build(out, examples=None if examples is None else Path(examples))
+    return _build_site(out, examples=None if examples is None else Path(examples))
 
-
-def __getattr__(name: str) -> object:
-    """`BuildResult` is named in `__all__` but lives with the builders, which import WeasyPrint:
-    it is imported when first asked for (`from certgen.api import *` too), not at start-up."""
-    if name == "BuildResult":
-        from certgen.builders.certificate import BuildResult
-
-        return BuildResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

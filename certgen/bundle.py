@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import typing
 import unicodedata
 import zipfile
 import zlib
@@ -45,10 +46,11 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from certgen.errors import BundleErrors
+from certgen.markup import sanitise_markdown, visible_text
 from certgen.model.base import schema_keeping_names
 from certgen.sop import available_sops
-from certgen.untrusted import shorten
-from certgen.yamlload import field_path, shown_value
+from certgen.untrusted import open_regular, shorten
+from certgen.yamlload import field_path, load_yaml, shown_value
 
 CARD_FILE = "card.yaml"
 
@@ -127,8 +129,6 @@ def check_text(value: str, field: str) -> str:
             "zero-width characters do not count)",
         )
     if field == "justification":
-        from certgen.markup import sanitise_markdown, visible_text
-
         if not visible_text(sanitise_markdown(value)):
             raise PydanticCustomError(
                 "text_sanitised_empty",
@@ -505,7 +505,6 @@ def _locate_in_zip(files: frozenset[str], folders: frozenset[str]) -> Locate:
 
 def parse_card_yaml(text: str) -> tuple[object, list[str]]:
     """YAML text -> (data, duplicate-key errors). A syntax error is a BundleErrors at once."""
-    from certgen.yamlload import load_yaml
 
     try:
         data, duplicates = load_yaml(text)
@@ -565,8 +564,6 @@ def _known_keys(loc: tuple[int | str, ...], root: type[BaseModel] | None = None)
 
 
 def _model_in(ann: object) -> type[BaseModel] | None:
-    import typing
-
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return ann
     for arg in typing.get_args(ann):
@@ -747,8 +744,6 @@ def parse_card(data: bytes, *, locate: Locate | None = None) -> CardFile:
 
 
 def _read_folder_file(root: Path, name: str, source: str) -> bytes:
-    from certgen.untrusted import open_regular
-
     try:
         fd = open_regular(root.joinpath(*PurePosixPath(name.replace("\\", "/")).parts))
         with os.fdopen(fd, "rb") as handle:
@@ -868,7 +863,6 @@ def _load_zip(path: Path, source: str, limits: ZipLimits, *, card_only: bool = F
     names are read (nothing is extracted to disk)."""
     if not path.exists():
         raise BundleErrors([f"{source}: no such bundle (expected a folder or a .zip)"])
-    from certgen.untrusted import open_regular
 
     try:
         # One open: the zip check and every entry read share it. A FIFO or device is refused

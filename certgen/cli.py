@@ -16,6 +16,7 @@ Exit codes:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import traceback
 from typing import Any, NoReturn
@@ -23,6 +24,8 @@ from typing import Any, NoReturn
 import click
 
 from certgen import __version__
+from certgen.errors import CertgenError
+from certgen.software import current_software, version_lines
 
 # name -> (module, short help). Order is the order `certgen --help` lists them.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -73,8 +76,6 @@ class LazyGroup(click.Group):
 
 
 def _available(module: str) -> bool:
-    import importlib.util
-
     return importlib.util.find_spec(module) is not None
 
 
@@ -85,8 +86,6 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     if not value or ctx.resilient_parsing:
         return
     if ctx.meta.get(_VERBOSE_KEY):
-        from certgen.software import current_software, version_lines
-
         for line in version_lines(current_software()):
             click.echo(line)
     else:
@@ -120,7 +119,6 @@ def main(argv: list[str] | None = None) -> Any:
     A CertgenError is the user's to fix: one stderr line, exit 1. Any other exception is a bug:
     its traceback, then one line saying so, exit 70.
     """
-    from certgen.errors import CertgenError
 
     try:
         return cli.main(args=argv, prog_name="certgen", standalone_mode=False)

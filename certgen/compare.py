@@ -29,6 +29,8 @@ detectable effect of a pilot all agree, with at least 6 pairs.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -43,6 +45,7 @@ from certgen.diagnostics import (
     stutter_events,
 )
 from certgen.metrics import fps_figures, positive_frames, round_half_away
+from certgen.record import chart_series as record_chart
 
 if TYPE_CHECKING:
     from certgen.record import Chart
@@ -516,7 +519,6 @@ def chart_series(side: CountedSide, buckets: int = 400) -> Chart:
     min/max per bucket of capture time on the capture's own clock (frames left out by the
     foreground rule leave their gap), and the side's average (as the mean frame time) and 1%
     and 0.1% lows."""
-    from certgen.record import chart_series as record_chart
 
     return record_chart(side.frames, side.summary.low_1pct_fps, side.summary.low_0_1pct_fps,
                         avg_fps=side.summary.avg_fps, ends_ms=side.present_ms,
@@ -578,8 +580,6 @@ def csv_rows(sides: list[tuple[str, CountedSide]]) -> list[tuple[str, str, str, 
 
 def csv_text(sides: list[tuple[str, CountedSide]]) -> str:
     """The CSV export as text: header side,kind,name,value, LF line ends, no quoting needed."""
-    import csv
-    import io
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

@@ -21,7 +21,9 @@ from pathlib import Path
 
 from certgen import __version__
 from certgen.errors import CertgenError
+from certgen.paths import locales_dir, templates_dir
 from certgen.registry import PublishedWheel
+from certgen.verify import read_input
 
 _NAME = re.compile(r"^certgen-(?P<version>[^-]+)-[^-]+-[^-]+-[^-]+\.whl$")
 
@@ -32,7 +34,6 @@ def _record_hash(data: bytes) -> str:
 
 def _local_files() -> dict[str, Path]:
     """The running certgen's files, by the path a wheel installs them at."""
-    from certgen.paths import locales_dir, templates_dir
 
     package = Path(__file__).resolve().parent
     out: dict[str, Path] = {}
@@ -90,7 +91,6 @@ def check_wheel(data: bytes, *, name: str, source: str) -> PublishedWheel:
 
 def load_wheel(path: str) -> PublishedWheel:
     """Read --wheel FILE (a regular file of at most 64 MiB) and check it (check_wheel)."""
-    from certgen.verify import read_input
 
     data = read_input(path, limit=64 * 1024 * 1024, what="a certgen wheel")
     return check_wheel(data, name=Path(path).name, source=path)

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import yaml
 
+from certgen import paths
 from certgen.errors import ExplainerError
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
@@ -37,6 +39,7 @@ from certgen.metrics import (
     weights_of,
 )
 from certgen.model import Weights
+from certgen.render.i18n import _percent_pattern, bind_short_words, fmt_pct
 from certgen.sop import Rules, load_rules
 
 if TYPE_CHECKING:
@@ -51,7 +54,6 @@ SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
 
 def locales_dir() -> Path:
     """The locales/ folder (source checkout or the wheel's copy)."""
-    from certgen import paths
 
     return Path(paths.locales_dir())
 
@@ -317,8 +319,6 @@ def format_number(fig: Figure, lang: str, fmt: str | None = None, *, math: bool 
 
     value = fig.value
     if fmt == "pct":
-        from certgen.render.i18n import _percent_pattern
-
         # The locale's own percent spacing (ru/pt "4,12 %"), as on the certificates.
         text = format_percent(value, format=_percent_pattern(lang, 2, trim=True), locale=lang)
     else:
@@ -349,8 +349,6 @@ def format_value(value: Value, lang: str, fmt: str | None = None, *, math: bool 
     if isinstance(value, Text):
         return value.text.replace("{lang}", lang)
     if isinstance(value, Percent):
-        from certgen.render.i18n import fmt_pct
-
         return fmt_pct(value.fraction, lang, value.decimals)
     return format_number(value, lang, fmt, math=math)
 
@@ -413,7 +411,6 @@ def source_path(slug: str, lang: str) -> Path:
 
 def split_front_matter(text: str, source: str) -> tuple[dict[str, str], str]:
     """`---` YAML front matter (title, description) and the Markdown body."""
-    import yaml
 
     if not text.startswith("---\n"):
         raise ExplainerError("expected front matter starting with '---'", file=source, line=1)
@@ -446,7 +443,6 @@ def build_page(slug: str, lang: str, rules: Rules | None = None, *,
             raise ExplainerError(
                 f"the explainer {slug!r} quotes the GOLD sample: give its record (sample=)")
         figures.update(sample_figures(sample))
-    from certgen.render.i18n import bind_short_words
 
     meta, body = split_front_matter(text, source)
     # The language's typesetting (no-break spaces) once the figures are in.

@@ -25,8 +25,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from certgen.bundle import format_validation_errors
 from certgen.errors import LabError
 from certgen.model.base import schema_keeping_names
+from certgen.yamlload import YamlDocumentError, load_yaml_document
 
 LAB_ENV = "CERTGEN_LAB"
 """The environment variable `certgen build` reads the lab profile's path from."""
@@ -136,8 +138,6 @@ class LabProfile:
 
 def parse_lab(data: bytes, *, source: str = "lab.yaml") -> LabProfile:
     """lab.yaml bytes -> LabProfile (UTF-8, a BOM allowed; strict schema; duplicates refused)."""
-    from certgen.bundle import format_validation_errors
-    from certgen.yamlload import YamlDocumentError, load_yaml_document
 
     try:
         parsed, duplicates = load_yaml_document(data, source)

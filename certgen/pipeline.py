@@ -19,12 +19,13 @@ from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
 from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
+from certgen.captures.detect import read_capture
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.diagnostics import compute_metrics
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
-from certgen.lab import LabProfile, LocalizedText
+from certgen.lab import LabProfile, LocalizedText, add_months
 from certgen.metrics import round_half_away, weights_of
 from certgen.model import (
     RANKED_METRICS,
@@ -45,6 +46,7 @@ from certgen.model import (
     TestSystem,
     lab_text,
 )
+from certgen.pagefigures import checked
 from certgen.record import (
     Record,
     RunConfig,
@@ -111,8 +113,6 @@ def _config(run: CardRun) -> RunConfig:
 def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, field: str
                     ) -> list[Capture]:
     """The one capture a file holds (read from the bundle's bytes); several is an error."""
-    from certgen.captures.detect import read_capture
-    from certgen.pagefigures import checked
 
     captures = checked(read_capture(bundle.file(name).data, name=name, format=run.format,
                                     process=run.process))
@@ -233,7 +233,6 @@ def _rank(
 
 def issuer_block(profile: LabProfile, issued: date) -> Issuer:
     """The record's `issuer`: the lab profile as printed, and the validity from the issue date."""
-    from certgen.lab import add_months
 
     lab = profile.lab
     signatory = lab.signatory

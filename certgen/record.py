@@ -18,6 +18,7 @@ import sys
 import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, ClassVar, Final, Literal, Union, get_args, get_origin
 
 import numpy as np
@@ -32,6 +33,7 @@ from pydantic_core import ErrorDetails
 
 from certgen import __version__
 from certgen.errors import RecordError
+from certgen.jsonload import loads
 from certgen.metrics import round_half_away
 from certgen.model.base import (
     Frozen,
@@ -603,8 +605,6 @@ def load_record(data: bytes, *, source: str = "record.json") -> Record:
     `record.json: runs[0].metrics.avg_fps: expected a number or null, got "x"`.
     """
     try:
-        from certgen.jsonload import loads
-
         raw = loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RecordError(f"not a JSON record: {exc}", file=source) from None
@@ -833,7 +833,6 @@ def with_fields_reference(markdown: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m certgen.record --docs FILE | --schema FILE`: regenerate the docs."""
-    from pathlib import Path
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2 or args[0] not in ("--docs", "--schema"):

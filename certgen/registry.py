@@ -34,6 +34,8 @@ from pydantic_core import PydanticCustomError
 
 from certgen.errors import RegistryError, RevocationsError
 from certgen.lab import LabText, Text
+from certgen.record import Record
+from certgen.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
     from certgen.model import LabText as RecordText
@@ -189,7 +191,6 @@ def _messages(exc: ValidationError, source: str, lines: dict[tuple[Any, ...], in
 def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocations:
     """revocations.yaml bytes -> Revocations (strict; every problem at once, each naming its
     line; the same id twice refused). An empty file lists no revocation."""
-    from certgen.yamlload import YamlDocumentError, load_yaml_document
 
     try:
         parsed, duplicates = load_yaml_document(data, source)
@@ -319,7 +320,6 @@ def registry_entries(certificates: list[IssuedCertificate], revocations: Revocat
                      as_of: dt.date) -> list[RegistryEntry]:
     """The registry's entries on `as_of`, sorted by certificate id (refusals: RegistryError,
     a revocation that names no certificate or predates its issue: RevocationsError)."""
-    from certgen.record import Record
 
     entries: list[RegistryEntry] = []
     seen: dict[str, str] = {}

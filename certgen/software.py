@@ -27,7 +27,9 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from certgen import __version__
 from certgen.model.software import DataDigests, Software
+from certgen.paths import locales_dir, templates_dir
 
 COMMIT_ENV = "CERTGEN_COMMIT"
 """The environment variable naming certgen's git commit (e.g. set by CI or `make dist`)."""
@@ -122,7 +124,6 @@ def _library_version(names: tuple[str, ...], symbol: str) -> str:
 
 def data_digests() -> DataDigests:
     """Digests of the templates, locales, fonts and packaged rules files of this install."""
-    from certgen.paths import locales_dir, templates_dir
 
     templates = templates_dir()
     return DataDigests(
@@ -136,7 +137,6 @@ def data_digests() -> DataDigests:
 @cache
 def current_software() -> Software:
     """The stack of this process (read once; the commit from CERTGEN_COMMIT when set)."""
-    from certgen import __version__
 
     commit = os.environ.get(COMMIT_ENV, "").strip() or None
     return Software(

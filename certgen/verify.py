@@ -39,8 +39,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import difflib
+import errno
 import hashlib
 import io
+import json
 import logging
 import os
 import re
@@ -50,10 +53,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from certgen.errors import CertgenError
+from certgen.bundle import load_bundle
+from certgen.errors import CertgenError, RecordError, RevocationsError
+from certgen.metrics import ratios_from_fps, weights_of
+from certgen.model import RunMetrics, WhyIncomplete
+from certgen.pipeline import record_from_bundle
+from certgen.record import load_record
+from certgen.registry import INDEX_FORMAT, parse_revocations
+from certgen.render.certificate import (
+    render_certificate_html,
+    render_certificate_pdf,
+    software_line,
+    verify_url,
+)
+from certgen.render.i18n import LANGUAGES
+from certgen.render.sign import replay_signature, require_sign_extra
+from certgen.rules import decide, run_facts
+from certgen.software import creator_line, current_software
+from certgen.sop import load_rules
+from certgen.untrusted import open_regular
 
 if TYPE_CHECKING:
-    from certgen.model import RunMetrics
     from certgen.record import Record
     from certgen.rules import RunFacts
 
@@ -166,9 +186,6 @@ class Verification:
 def read_input(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
     """The bytes of one of verify's inputs: a regular file (a FIFO or device is refused before
     any read: it could block or never end) of at most `limit` bytes; refusals name the file."""
-    import errno
-
-    from certgen.untrusted import open_regular
 
     source = os.fspath(path)
     try:
@@ -231,10 +248,6 @@ def parse_revocation_list(data: bytes, *, source: str) -> tuple[RevokedCertifica
 
 def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[RevokedCertificate, ...], str | None]:
     """parse_revocation_list, and index.json's `as_of` (None for revocations.yaml)."""
-    import json
-
-    from certgen.errors import RevocationsError
-    from certgen.registry import INDEX_FORMAT, parse_revocations
 
     text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text.startswith(b"{"):
@@ -842,7 +855,6 @@ def _seen(reader: Any) -> _Seen:
 
 def _seen_difference(signed: _Seen, expected: _Seen, *, signature_widgets: int) -> str | None:
     """What a reader would see differently from the record's own rendering (None: nothing)."""
-    import difflib
 
     if signed.actions:
         return f"the file carries {signed.actions[0]}, which certgen never writes"
@@ -883,8 +895,6 @@ def _rendered(html: str, record: Record, record_bytes: bytes, lang: str) -> byte
     the software stack (versions and data digests, certgen.software): verifying the same
     certificate again, or a copy with other bytes outside its record, renders nothing new
     (a WeasyPrint render costs seconds); another record, address, language or stack renders."""
-    from certgen.render.certificate import render_certificate_pdf
-    from certgen.software import current_software
 
     key = (current_software(), lang, record_bytes, html)
     if key not in _RENDERS:
@@ -913,14 +923,6 @@ def _content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: 
     """The content check (see the module doc) and, when the record names another stack, the
     warning that says so."""
     import pypdf
-
-    from certgen.render.certificate import (
-        render_certificate_html,
-        software_line,
-    )
-    from certgen.render.i18n import LANGUAGES
-    from certgen.render.sign import replay_signature
-    from certgen.software import creator_line, current_software
 
     if not vouched or signature.cms_der is None or signature.when is None:
         return Check("content", "skip", "not compared: no signature holds for this file, so "
@@ -1002,7 +1004,6 @@ def _producer(pdf: bytes) -> str | None:
 def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
     """The verification base printed before the address's own tail (`/<id>/?sha256=<sha>`, as
     certgen.render.certificate.verify_url writes it; whitespace ignored)."""
-    from certgen.render.certificate import verify_url
 
     flat = "".join(text.split())
     tail = verify_url("", cert_id, sha)
@@ -1016,8 +1017,6 @@ def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
 def record_facts(record: Record) -> list[RunFacts]:
     """What the rules need of each run, read back from a record (certgen.rules.run_facts, the
     derivation the pipeline uses on the bundle)."""
-    from certgen.model import WhyIncomplete
-    from certgen.rules import run_facts
 
     facts = []
     for run in record.runs:
@@ -1043,9 +1042,6 @@ def record_facts(record: Record) -> list[RunFacts]:
 
 def _derivation(record: Record) -> list[str]:
     """What does not follow from the record's figures under its rules file (empty: all does)."""
-    from certgen.metrics import ratios_from_fps, weights_of
-    from certgen.rules import decide
-    from certgen.sop import load_rules
 
     problems: list[str] = []
     rules = load_rules(record.rules.sop)
@@ -1110,9 +1106,6 @@ def _bundle_checks(record: Record, bundle: str) -> list[Check]:
     """captures and recomputed: the bundle read as `certgen check` reads it (only the files its
     card.yaml names, inside the bundle, regular files within their limits), its record made
     again, and every capture the certificate cites compared with it, first captures included."""
-    from certgen.bundle import load_bundle
-    from certgen.model import RunMetrics
-    from certgen.pipeline import record_from_bundle
 
     try:
         again = record_from_bundle(load_bundle(Path(bundle)), refuse=False)
@@ -1189,7 +1182,6 @@ def verify_pdf(
     """Run every check on one certificate PDF (see the module doc); never raises for a
     failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
     certificate is checked at (default: now)."""
-    from certgen.render.sign import require_sign_extra
 
     require_sign_extra()
     with quiet_libraries(debug):
@@ -1201,9 +1193,6 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             revocations: Sequence[RevokedCertificate] | RevocationList | None, bundle: str | None,
             at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
     import pypdf
-
-    from certgen.errors import RecordError
-    from certgen.record import load_record
 
     roots = None if trust is None else _load_trust(trust, trust_source)
     tsa_roots = None if tsa_trust is None else _load_trust(tsa_trust, "--tsa-trust")

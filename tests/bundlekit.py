@@ -187,7 +187,8 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
     prelude = textwrap.dedent("""
         import mimetypes
         import certgen.builders.certificate, certgen.pipeline, certgen.render.certificate
-        import certgen.render.pdf  # loads WeasyPrint's libraries (ctypes probes /tmp)
+        import certgen.render.pdf
+        import weasyprint  # loads its libraries (ctypes probes /tmp); certgen imports it late
         import babel.dates
         mimetypes.init()  # /etc/mime.types, read once per process by every library
         babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process

@@ -297,7 +297,7 @@ def test_a_pool_builds_the_largest_bundles_first_and_reports_in_the_given_order(
             future.set_result(fn(bundle, out_dir, kwargs))
             return future
 
-    monkeypatch.setattr("concurrent.futures.ProcessPoolExecutor", Pool)
+    monkeypatch.setattr("certgen.builders.batch.ProcessPoolExecutor", Pool)
     out = tmp_path / "out"
     code, stdout, _ = run_cli(["build", *bundles, "--out", str(out), "--lang", "en", "--jobs", "2"], capsys)
     assert code == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bundlekit import run_cli
 
-import certgen.bundle
+import certgen.commands.schema
 from certgen.errors import BundleError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ def _schema_raises(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> Non
     def card_json_schema() -> object:
         raise error
 
-    monkeypatch.setattr(certgen.bundle, "card_json_schema", card_json_schema)
+    monkeypatch.setattr(certgen.commands.schema, "card_json_schema", card_json_schema)
 
 
 def test_a_bug_exits_70_after_its_traceback(
@@ -60,12 +60,12 @@ def test_ctrl_c_is_one_line_and_exit_130(
 def test_a_bug_in_a_real_process_exits_70(tmp_path: Path) -> None:
     script = textwrap.dedent("""
         import sys
-        import certgen.bundle
+        import certgen.commands.schema
 
         def card_json_schema():
             raise RuntimeError("schema exploded")
 
-        certgen.bundle.card_json_schema = card_json_schema
+        certgen.commands.schema.card_json_schema = card_json_schema
         from certgen.cli import main
         sys.exit(main(["schema"]))
     """)

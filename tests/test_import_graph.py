@@ -2,7 +2,9 @@
 
 Every `import` and `from … import` in certgen/ counts, the ones inside functions too (a lazy
 import is still a dependency). An arrow the map does not allow, a forbidden one, or an import
-cycle between modules fails here; the map itself must list its parts bottom-up.
+cycle between modules fails here; the map itself must list its parts bottom-up. An import inside
+a function is allowed only for the heavy libraries the map's `[lazy]` table names: certgen's own
+modules are imported at the top of a file, so a hidden dependency cannot hide a cycle.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Forbidden:
 class ArchitectureMap:
     parts: tuple[Part, ...]
     forbidden: tuple[Forbidden, ...]
+    lazy: frozenset[str]
 
     def part_of(self, relative: str) -> Part | None:
         """The part whose longest path holds `relative` (a path under the repository root)."""
@@ -65,7 +68,8 @@ def load_map(path: Path = MAP_FILE) -> ArchitectureMap:
                   for p in data["part"])
     forbidden = tuple(Forbidden(f["from"], tuple(f["to"]), frozenset(f.get("except", ())),
                                 f["why"]) for f in data["forbidden"])
-    return ArchitectureMap(parts, forbidden)
+    lazy = frozenset(entry["name"] for entry in data["lazy"]["modules"])
+    return ArchitectureMap(parts, forbidden, lazy)
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -93,6 +97,41 @@ def imports_of(path: Path, module: str) -> set[str]:
             # `from certgen import writer` imports the module certgen.writer
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return {name for name in found if name == "certgen" or name.startswith("certgen.")}
+
+
+def imports_in_functions(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, module) of every import inside a function of `path`, relative ones made absolute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                found.append((node.lineno, base))
+    return sorted(set(found))
+
+
+def late_imports(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
+    """Imports inside functions of modules the map's `[lazy]` table does not name."""
+    arch = arch or load_map()
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path, root)
+        for line, name in imports_in_functions(path, module):
+            if name.partition(".")[0] not in arch.lazy:
+                out.append(f"{path.relative_to(root.parent)}:{line}: imports {name} inside a "
+                           "function; import it at the top of the file (only the map's [lazy] "
+                           "libraries may wait)")
+    return out
 
 
 @cache
@@ -182,6 +221,22 @@ def violations(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
 
 def test_the_package_follows_the_map() -> None:
     assert violations(PACKAGE) == []
+
+
+def test_only_heavy_libraries_are_imported_inside_functions() -> None:
+    assert late_imports(PACKAGE) == []
+
+
+def test_the_checker_sees_a_planted_late_import(tmp_path: Path) -> None:
+    root = _plant(tmp_path, {"builders/a.py": "import os\n\ndef f():\n    import weasyprint\n"
+                                               "    from certgen.writer import write\n"
+                                               "    import json\n"})
+    assert late_imports(root) == [
+        "certgen/builders/a.py:5: imports certgen.writer inside a function; import it at the "
+        "top of the file (only the map's [lazy] libraries may wait)",
+        "certgen/builders/a.py:6: imports json inside a function; import it at the top of the "
+        "file (only the map's [lazy] libraries may wait)",
+    ]
 
 
 def test_the_package_has_no_import_cycle() -> None:

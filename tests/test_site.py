@@ -138,11 +138,11 @@ def test_explainers_link_to_the_samples_and_the_index_says_they_are_illustrative
 def test_cli_site_prints_where_to_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import certgen.builders.site
+    import certgen.commands.site
     from certgen.commands.site import command
 
     calls: list[str] = []
-    monkeypatch.setattr(certgen.builders.site, "build_site",
+    monkeypatch.setattr(certgen.commands.site, "build_site",
                         lambda out, **kw: calls.append(str(out)) or ["index.html"])
     result = CliRunner().invoke(command, ["--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
@@ -192,7 +192,7 @@ def test_library_log_lines_stay_off_the_terminal(
 
     from click.testing import CliRunner
 
-    import certgen.builders.site
+    import certgen.commands.site
     from certgen.commands.site import command
 
     def noisy(out: object, **kw: object) -> list[str]:
@@ -200,7 +200,7 @@ def test_library_log_lines_stay_off_the_terminal(
         logging.getLogger("weasyprint").warning("Ignored `overflow-x: auto` at 1:1")
         return ["index.html"]
 
-    monkeypatch.setattr(certgen.builders.site, "build_site", noisy)
+    monkeypatch.setattr(certgen.commands.site, "build_site", noisy)
     log = tmp_path / "lib.log"
     before = logging.getLogger().handlers[:]
     result = CliRunner().invoke(command, ["--out", str(tmp_path / "s"), "--log", str(log)])

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pypdf
 import pytest
 
-import certgen.render.certificate
 import certgen.software
 from certgen import verify
 
@@ -21,7 +20,7 @@ def test_the_same_inputs_render_once_and_any_changed_input_renders_again(
         calls.append((html, record_bytes, lang))
         return f"{len(calls)}:{html}:{lang}".encode() + record_bytes
 
-    monkeypatch.setattr(certgen.render.certificate, "render_certificate_pdf", render)
+    monkeypatch.setattr(verify, "render_certificate_pdf", render)
     monkeypatch.setattr(verify, "_RENDERS", {})
     first = verify._rendered("<p>a</p>", None, b"{}", "en")
     assert verify._rendered("<p>a</p>", None, b"{}", "en") == first
@@ -32,7 +31,7 @@ def test_the_same_inputs_render_once_and_any_changed_input_renders_again(
     assert len(calls) == 4
     # Another software stack (as after an upgrade of WeasyPrint) renders again too.
     stack = certgen.software.current_software()
-    monkeypatch.setattr(certgen.software, "current_software", lambda: (stack, "weasyprint 0.0"))
+    monkeypatch.setattr(verify, "current_software", lambda: (stack, "weasyprint 0.0"))
     assert verify._rendered("<p>a</p>", None, b"{}", "en") != first
     assert len(calls) == 5
 
@@ -44,7 +43,7 @@ def test_only_the_last_renders_are_kept(monkeypatch: pytest.MonkeyPatch) -> None
         calls.append(html)
         return html.encode()
 
-    monkeypatch.setattr(certgen.render.certificate, "render_certificate_pdf", render)
+    monkeypatch.setattr(verify, "render_certificate_pdf", render)
     monkeypatch.setattr(verify, "_RENDERS", {})
     for n in range(verify._RENDERS_KEPT + 3):
         verify._rendered(f"<p>{n}</p>", None, b"{}", "en")

@@ -8,9 +8,15 @@ is certgen.builders.cluster; both import the one-bundle build, neither imports t
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
 import os
+import signal
 import stat
+import sys
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import forkserver
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,9 +79,6 @@ def build_many(
             if progress is not None:
                 progress(1)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         # Never plain fork: a parent that has used polars (or any library with a thread pool)
         # can deadlock its forked children. forkserver forks workers from a clean, single-
         # threaded server process; spawn where it does not exist.
@@ -126,12 +129,9 @@ def end_with_parent() -> None:
     EOF and they would never be signalled: the worker closes its copy here (it starts no
     processes of its own). Elsewhere this does nothing.
     """
-    import sys
 
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
-    import signal
 
     pr_set_pdeathsig = 1
     try:
@@ -139,7 +139,6 @@ def end_with_parent() -> None:
         libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):
         return
-    from multiprocessing import forkserver
 
     server: Any = getattr(forkserver, "_forkserver", None)
     alive = getattr(server, "_forkserver_alive_fd", None)

@@ -27,14 +27,32 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from certgen import __version__
+from certgen.bundle import load_bundle
 from certgen.errors import BundleError, CertgenError, LabError
+from certgen.fleet import FleetStore
+from certgen.lab import NO_LAB_MESSAGE, check_issuable_base
+from certgen.paths import locales_dir, templates_dir
+from certgen.pipeline import bundle_cohorts, record_from_bundle
+from certgen.record import dump_record
+from certgen.render.certificate import (
+    DEFAULT_VERIFY_BASE,
+    html_file_name,
+    pdf_file_name,
+    render_certificate_html,
+    render_certificate_pdf,
+)
+from certgen.render.i18n import check_language
+from certgen.render.sign import check_key_outlives, check_signing_key, sign_pdf
+from certgen.software import creator_line, current_software
+from certgen.sop import rules_folders
 from certgen.untrusted import shorten
+from certgen.writer import Writer, read_manifest, verify_manifest
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
-    from certgen.fleet import FleetStore
     from certgen.lab import LabProfile
     from certgen.record import Record
     from certgen.render.sign import SigningKey
@@ -48,7 +66,6 @@ CERTIFICATE_TEMPLATE_FILES = ("base.html.j2", "certificate.html.j2", "certificat
 
 def pdf_name(lang: str) -> str:
     """The file name of a certificate's PDF in one language."""
-    from certgen.render.certificate import pdf_file_name
 
     return pdf_file_name(lang)
 
@@ -102,9 +119,6 @@ def _static_inputs_digest(templates: str, locales: str, sop: tuple[str, ...], st
 def static_inputs_digest() -> bytes:
     """Digest of the certgen version and stack, templates/, locales/ and the rules files (the
     packaged ones and those on CERTGEN_RULES_PATH) (cached)."""
-    from certgen.paths import locales_dir, templates_dir
-    from certgen.software import creator_line, current_software
-    from certgen.sop import rules_folders
 
     sop = tuple(str(folder) for folder in rules_folders() if folder.is_dir())
     return _static_inputs_digest(str(templates_dir()), str(locales_dir()), sop,
@@ -144,14 +158,10 @@ def inputs_key(
     if home is not None:  # the site's link home (certgen.builders.site); plain builds have none
         digest.update(f"home={home}\0".encode())
     if fleet is not None:
-        from certgen.pipeline import bundle_cohorts
-
         digest.update(b"fleet\0")
         if store is not None:
             digest.update(store.cohort_digest(bundle_cohorts(bundle)).encode())
         else:
-            from certgen.fleet import FleetStore
-
             with FleetStore.open(os.fspath(fleet), readonly=True) as opened:
                 digest.update(opened.cohort_digest(bundle_cohorts(bundle)).encode())
     return digest.hexdigest()
@@ -167,7 +177,6 @@ def _check_folder_name(cert_id: str) -> None:
 
 def choose_languages(record: Record, requested: Sequence[str] | None) -> tuple[str, ...]:
     """--lang when given, else card.yaml's `languages`; validated, order kept, no repeats."""
-    from certgen.render.i18n import check_language
 
     wanted = list(requested) if requested else list(record.certificate.languages or ("en",))
     out: list[str] = []
@@ -186,16 +195,8 @@ def render_documents(
     `sign`, every PDF signed for the record's issuer by its signatory at the key's signing time
     (refused when the key expires before the certificate does; `home`: see
     render_certificate_html)."""
-    from certgen.record import dump_record
-    from certgen.render.certificate import (
-        html_file_name,
-        render_certificate_html,
-        render_certificate_pdf,
-    )
 
     if sign is not None and record.issuer is not None:
-        from certgen.render.sign import check_key_outlives
-
         check_key_outlives(sign, certificate_id=record.certificate.id,
                            valid_until=dt.date.fromisoformat(record.issuer.valid_until))
     record_bytes = dump_record(record)
@@ -208,8 +209,6 @@ def render_documents(
         documents[html_file_name(lang)] = html.encode("utf-8")
         pdf = render_certificate_pdf(html, record, record_bytes, lang)
         if sign is not None:
-            from certgen.render.sign import sign_pdf
-
             assert record.issuer is not None  # render_certificate_html refused it otherwise
             pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name)
         documents[pdf_name(lang)] = pdf
@@ -221,7 +220,6 @@ def ready_to_sign(sign: SigningKey | None, lab: LabProfile | None) -> SigningKey
     against the lab's signatory (certgen.render.sign.check_signing_key); None stays None."""
     if sign is None or lab is None:
         return sign
-    from certgen.render.sign import check_signing_key
 
     if sign.signing_time is None:
         sign = sign.at(dt.datetime.now(dt.UTC), given=False)
@@ -241,8 +239,6 @@ def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draf
     """The verification base a build prints, checked: refuses a build that is not a draft
     without a lab profile (a signed one too), and one pointing to a reserved example domain
     (certgen.lab)."""
-    from certgen.lab import NO_LAB_MESSAGE, check_issuable_base
-    from certgen.render.certificate import DEFAULT_VERIFY_BASE
 
     check_verify_base(verify_base)
     if lab is None and not draft:
@@ -274,9 +270,6 @@ def build_bundle(
     (certgen.render.sign.signing_key); every PDF is then signed (needs `lab`). `home` is the
     site index the navigation links to (see render_certificate_html); None outside a site.
     """
-    from certgen.bundle import load_bundle
-    from certgen.pipeline import record_from_bundle
-    from certgen.writer import Writer, read_manifest, verify_manifest
 
     base = resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
     sign = ready_to_sign(sign, lab)
@@ -284,8 +277,6 @@ def build_bundle(
     with ExitStack() as stack:
         store = None
         if fleet is not None:
-            from certgen.fleet import FleetStore
-
             # A str keeps a postgresql:// URL whole (a Path would fold its `//`).
             store = stack.enter_context(FleetStore.open(os.fspath(fleet), readonly=True))
         key = inputs_key(loaded, languages=languages, draft=draft, verify_base=base,
@@ -337,7 +328,6 @@ def check_verify_base(url: str | None) -> None:
     QR code: `javascript:` or a relative path must never be printed there)."""
     if url is None:
         return
-    from urllib.parse import urlsplit
 
     parts = urlsplit(url) if url.isprintable() and " " not in url else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:

@@ -30,12 +30,12 @@ from typing import Any
 from certgen import __version__
 from certgen.builders.certificate import build_one
 from certgen.errors import ClusterError
+from certgen.fleet import is_server_url
 
 
 def _absolute(location: str | None) -> str | None:
     if location is None:
         return None
-    from certgen.fleet import is_server_url
 
     return location if is_server_url(location) else os.path.abspath(location)
 

@@ -16,10 +16,13 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from certgen.builders.certificate import pdf_name
 from certgen.errors import RegistryError
+from certgen.record import load_record
 from certgen.registry import (
     INDEX_FORMAT,
     NO_REVOCATIONS,
+    SOFTWARE_FOLDER,
     IssuedCertificate,
     RegistryEntry,
     Revocations,
@@ -28,6 +31,16 @@ from certgen.registry import (
     registry_entries,
     registry_index,
 )
+from certgen.render.i18n import LANGUAGES
+from certgen.render.registry import (
+    CSS_PATH,
+    default_language,
+    page_path,
+    registry_css,
+    render_registry_page,
+)
+from certgen.render.sign import sign_detached
+from certgen.writer import Writer, read_manifest, verify_manifest
 
 if TYPE_CHECKING:
     from certgen.registry import PublishedWheel
@@ -46,9 +59,6 @@ def read_certificates(records: Path) -> list[IssuedCertificate]:
     manifest (an interrupted build); a file changed since the build; a folder not named
     after its certificate.
     """
-    from certgen.builders.certificate import pdf_name
-    from certgen.record import load_record
-    from certgen.writer import read_manifest, verify_manifest
 
     if not records.is_dir():
         raise RegistryError("not a folder of certificate builds", file=str(records))
@@ -113,16 +123,6 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
     detached signature, index.json.p7s (certgen.render.sign.sign_detached), which `certgen
     verify --revocations index.json` checks against --trust.
     """
-    from certgen.builders.certificate import pdf_name
-    from certgen.render.i18n import LANGUAGES
-    from certgen.render.registry import (
-        CSS_PATH,
-        default_language,
-        page_path,
-        registry_css,
-        render_registry_page,
-    )
-    from certgen.writer import Writer
 
     certificates = read_certificates(records)
     entries = _entries(certificates, as_of, revocations)
@@ -141,15 +141,11 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
             writer.write(pdf_path(entry.id, lang),
                          (folders[entry.id] / pdf_name(lang)).read_bytes())
     if software is not None:
-        from certgen.registry import SOFTWARE_FOLDER
-
         writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
         writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())
     index = registry_index(entries, as_of)
     writer.write("index.json", index)
     if sign is not None:
-        from certgen.render.sign import sign_detached
-
         writer.write(f"index.json{SIGNATURE_SUFFIX}", sign_detached(index, sign))
     writer.finish({"registry": INDEX_FORMAT, "as_of": as_of.isoformat(),
                    "certificates": [e.id for e in entries]})

@@ -33,11 +33,32 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
+import yaml
+from pydantic_core import PydanticCustomError
+
+from certgen import compare, diagnostics
+from certgen.builddate import source_date_epoch
+from certgen.bundle import check_text
+from certgen.captures.detect import read_capture_file
+from certgen.compare import SideInput
 from certgen.errors import CompareError
-from certgen.render.report import CHART_NAME, CSV_NAME, SIDES
+from certgen.framegen import compute_frame_diagnostics
+from certgen.metrics import round_half_away, weights_of
+from certgen.pagefigures import checked
+from certgen.render.i18n import gettext_for
+from certgen.render.report import (
+    CHART_NAME,
+    CSV_NAME,
+    SIDES,
+    chart_for,
+    html_name,
+    pdf_name,
+    render_html,
+    report_pdf,
+)
 from certgen.report import (
     Compared,
     FloorRow,
@@ -49,20 +70,20 @@ from certgen.report import (
     SeriesPair,
     SeriesReport,
 )
-from certgen.untrusted import shorten
+from certgen.sop import load_rules
+from certgen.untrusted import escape_invisible, open_regular, shorten
+from certgen.writer import Writer
+from certgen.yamlload import load_yaml
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
-    from certgen.compare import CountedSide, SideInput
+    from certgen.compare import CountedSide
 
 # --------------------------------------------------------------------------- inputs
 
 
 def _read_runs(path: Path, fmt: str | None, process: str | None,
                shown: str | None = None) -> list[Capture]:
-    from certgen.captures.detect import read_capture_file
-    from certgen.pagefigures import checked
-
     if not path.is_file():
         raise CompareError("no such capture file", file=shown or str(path))
     return checked(read_capture_file(path, name=shown, format=fmt, process=process))
@@ -96,7 +117,6 @@ def _two_sides(path: Path, fmt: str | None, process: str | None,
 
 def side_input(capture: Capture) -> SideInput:
     """A Capture as the statistics see it: frames, source, focus (none recorded), lost events."""
-    from certgen.compare import SideInput
 
     return SideInput(
         frame_times_ms=capture.frame_times_ms,
@@ -116,10 +136,6 @@ def build_comparison(before: Capture, after: Capture, *, description: str | None
                      settings: str | None = None) -> PairReport:
     """The report record of two captures: every figure, chart series and the CSV computed
     here, so the renderer reads the record and a language only."""
-    from certgen import compare
-    from certgen.framegen import compute_frame_diagnostics
-    from certgen.metrics import weights_of
-    from certgen.sop import load_rules
 
     weights = weights_of(load_rules())
     counted = {"before": compare.count_side(side_input(before)),
@@ -174,7 +190,6 @@ SHOWN_LIMIT = 200
 def _shown(value: str | None) -> str | None:
     """A name read from a capture as a report prints it: escaped, and shortened (it is the
     capture's text, never refused, but not printed at any length)."""
-    from certgen.untrusted import escape_invisible
 
     return None if not value else shorten(escape_invisible(value), SHOWN_LIMIT)
 
@@ -200,9 +215,6 @@ TEXT_LIMITS = {"description": 1000, "settings": 200}
 def check_free_text(value: object, name: str, *, file: str | None = None) -> str:
     """A description or settings text, checked like card.yaml texts (docs/limits.md), or a
     CompareError naming the file (series file) or the option (`--description`)."""
-    from pydantic_core import PydanticCustomError
-
-    from certgen.bundle import check_text
 
     shown, field = (file, name) if file is not None else (f"--{name}", None)
     if not isinstance(value, str):
@@ -218,14 +230,11 @@ def check_free_text(value: object, name: str, *, file: str | None = None) -> str
 
 def _fraction(pct: float | None) -> float | None:
     """A percentage as the fraction the `pct` filter shows (rounded again: no binary tail)."""
-    from certgen.metrics import round_half_away
 
     return None if pct is None else round_half_away(pct / 100.0, 6)
 
 
 def _rules() -> ReportRules:
-    from certgen import compare, diagnostics
-
     return ReportRules(
         stall_ms=diagnostics.STALL_MS,
         too_short_frames=diagnostics.TOO_SHORT_FRAMES,
@@ -249,7 +258,6 @@ def _inside(base: Path, raw: str, shown: str, field: str) -> Path:
     """A capture path of a series file, confined to the series file's folder: relative, no
     `..`, no NUL, and resolving (symlinks included) inside it; else a CompareError. The path
     itself is never printed whole (it may be long) and nothing outside is ever opened."""
-    from pathlib import PurePosixPath
 
     posix = PurePosixPath(raw.replace("\\", "/"))
     if "\x00" in raw or posix.is_absolute() or raw[1:3] == ":/" or raw[1:3] == ":\\":
@@ -281,10 +289,8 @@ SERIES_KEYS = ("series", "order", "description", "settings", "pairs", "pilot")
 def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None,
                                      dict[str, str]]:
     """Pairs, pilot, order and the free texts (description, settings) of a series file."""
-    import yaml
 
     shown = str(path)
-    from certgen.untrusted import open_regular
 
     try:
         with os.fdopen(open_regular(path), "rb") as handle:
@@ -294,7 +300,6 @@ def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None,
         raise CompareError(f"cannot read the series file ({what})", file=shown) from None
     except OSError as exc:
         raise CompareError(f"cannot read the series file ({exc.strerror})", file=shown) from exc
-    from certgen.yamlload import load_yaml
 
     try:
         data, duplicates = load_yaml(text)
@@ -345,7 +350,6 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
                  texts: dict[str, str] | None = None) -> SeriesReport:
     """The report record of a paired series; `texts` (description, settings given as options)
     stand in for the series file's own, which may not state them as well."""
-    from certgen import compare
 
     pairs, pilot_paths, order, own = read_series(series_path)
     twice = sorted(set(own) & set(texts or {}))
@@ -433,7 +437,6 @@ def report_record(captures: list[Path], series: Path | None = None, *, fmt: str 
 
 def series_csv(counted_pairs: list[tuple[CountedSide, CountedSide]]) -> str:
     """The series export: one metric block per run, side = pair_NN_before / pair_NN_after."""
-    from certgen import compare
 
     sides = []
     for i, (b, a) in enumerate(counted_pairs):
@@ -447,7 +450,6 @@ def report_date(given: dt.date | None = None) -> dt.date | None:
 
     Never the clock and never an invented date: without either, the report carries no date.
     """
-    from certgen.builddate import source_date_epoch
 
     epoch = source_date_epoch()
     return given if epoch is None else epoch.date()
@@ -457,8 +459,6 @@ def render_report(record: ReportRecord, langs: list[str], date: dt.date | None =
                   home: str | None = None) -> list[tuple[str, bytes]]:
     """Every file of the report as (name, bytes), rendered in memory, in writing order
     (`home`: the site index for the navigation, see certgen.render.report.render_html)."""
-    from certgen.render.i18n import gettext_for
-    from certgen.render.report import chart_for, html_name, pdf_name, render_html, report_pdf
 
     csv_data = record.csv.encode("utf-8")
     files: list[tuple[str, bytes]] = [(CSV_NAME, csv_data)]
@@ -482,7 +482,6 @@ def write_report(record: ReportRecord, out: Path, langs: list[str],
     `date` is what report_date() decided (None: the report prints no date); `home` is the
     site index the navigation links to (the site builder's; None for `certgen compare`).
     """
-    from certgen.writer import Writer
 
     files = render_report(record, langs, date, home)
     writer = Writer(out)

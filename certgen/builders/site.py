@@ -32,8 +32,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from certgen.builddate import source_date_epoch
+from certgen.builders.certificate import build_bundle
+from certgen.builders.registry import build_registry, registry_statuses
+from certgen.builders.report import report_date, report_record, write_report
 from certgen.docs import LANGS, PAGES, SAMPLE_BUNDLE, ExplainerPage, build_page
 from certgen.errors import CertgenError, ExplainerError
+from certgen.fleet import FleetStore
+from certgen.lab import load_lab
+from certgen.paths import templates_dir
+from certgen.record import load_record
+from certgen.registry import REVOCATIONS_FILE
+from certgen.render.pdf import html_to_pdf
 from certgen.render.site import (
     ReportSample,
     SampleLink,
@@ -41,6 +51,8 @@ from certgen.render.site import (
     render_explainer_html,
     render_index_html,
 )
+from certgen.sop import load_rules
+from certgen.writer import Writer
 
 if TYPE_CHECKING:
     from certgen.record import Record
@@ -83,7 +95,6 @@ def repo_examples_dir() -> Path:
 
 def site_date() -> dt.datetime:
     """The date the PDFs carry: SOURCE_DATE_EPOCH when set, else the samples' issue date."""
-    from certgen.builddate import source_date_epoch
 
     return source_date_epoch() or DEFAULT_DATE
 
@@ -105,10 +116,6 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None
     Returns the index's links and each sample's record by its folder name (the certificate
     tour quotes the GOLD sample's, so nothing reads the sample or the fleet a second time).
     """
-    from certgen.builders.certificate import build_bundle
-    from certgen.fleet import FleetStore
-    from certgen.lab import load_lab
-    from certgen.record import load_record
 
     # The samples are issued by the examples' sample laboratory (marked SPECIMEN throughout).
     lab = load_lab(examples / SAMPLE_LAB)
@@ -158,7 +165,6 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
 
     `date` is printed on the reports (None: undated, as `certgen compare` without a date).
     """
-    from certgen.builders.report import report_record, write_report
 
     base = examples / "compare"
     built = []
@@ -184,13 +190,6 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     `as_of` is the registry's date (the samples' statuses); None: the site's date.
     `software`: the checked certgen wheel the registry publishes (certgen.distribution).
     """
-    from certgen.builders.registry import build_registry, registry_statuses
-    from certgen.builders.report import report_date
-    from certgen.paths import templates_dir
-    from certgen.registry import REVOCATIONS_FILE
-    from certgen.render.pdf import html_to_pdf
-    from certgen.sop import load_rules
-    from certgen.writer import Writer
 
     created = site_date()
     reports_date = report_date(None)

@@ -39,6 +39,7 @@ import csv
 import io
 import mmap
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -721,8 +722,6 @@ class _Beside(Generic[_T]):
     """
 
     def __init__(self, work: Callable[[], _T]) -> None:
-        import threading
-
         self._result: list[_T] = []
         self._error: list[BaseException] = []
 

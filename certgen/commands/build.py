@@ -29,9 +29,17 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from certgen.builders.batch import build_many, check_unique_ids
+from certgen.builders.certificate import check_verify_base
+from certgen.errors import CertgenError
+from certgen.lab import load_lab
+from certgen.render.i18n import LANGUAGES
+from certgen.render.sign import require_sign_extra, signing_key
 
 if TYPE_CHECKING:
     from certgen.render.sign import SigningKey
@@ -40,7 +48,6 @@ if TYPE_CHECKING:
 def _languages(value: str | None) -> list[str] | None:
     if value is None:
         return None
-    from certgen.render.i18n import LANGUAGES
 
     langs = [part.strip() for part in value.split(",") if part.strip()]
     for lang in langs:
@@ -107,10 +114,6 @@ def command(
     tsa_url: str | None,
 ) -> None:
     """Render certificates (record.json, HTML, PDF) for one or more bundles."""
-    from certgen.builders.batch import build_many, check_unique_ids
-    from certgen.builders.certificate import check_verify_base
-    from certgen.errors import CertgenError
-    from certgen.lab import load_lab
 
     langs = _languages(lang)
     check_verify_base(verify_base)
@@ -183,10 +186,6 @@ def time_option(text: str, option: str) -> dt.datetime:
 
 def signing_key_from_files(key_file: str, passphrase_file: str | None) -> SigningKey:
     """Read --sign's PKCS#12 file and its passphrase (a file's first line, else the variable)."""
-    from pathlib import Path
-
-    from certgen.errors import CertgenError
-    from certgen.render.sign import require_sign_extra, signing_key
 
     require_sign_extra()
     if passphrase_file is not None:

@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from certgen.fleet import FleetStore
+from certgen.model import GradeCapGate, MeasuredTierGate, text_for
+from certgen.pipeline import check_record
+from certgen.record import dump_record
+
 if TYPE_CHECKING:
     from certgen.model import GateReason
     from certgen.record import Record
@@ -22,8 +27,6 @@ def _num(value: float | None, digits: int) -> str:
 
 
 def _gate_line(gate: GateReason) -> str:
-    from certgen.model import GradeCapGate, MeasuredTierGate, text_for
-
     verdict = "pass" if gate.passed else "fail"
     compared = ""
     if isinstance(gate, MeasuredTierGate):
@@ -41,7 +44,6 @@ def _gate_line(gate: GateReason) -> str:
 
 def report_lines(record: Record) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
-    from certgen.model import text_for
 
     grade = record.grade
     cap = grade.cap
@@ -100,13 +102,9 @@ def report_lines(record: Record) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
 def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
-    from certgen.pipeline import check_record
-    from certgen.record import dump_record
 
     store = None
     if fleet_db:
-        from certgen.fleet import FleetStore
-
         store = FleetStore.open(fleet_db, readonly=True)
     try:
         record = check_record(bundle, fleet=store)

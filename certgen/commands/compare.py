@@ -16,10 +16,11 @@ from pathlib import Path
 
 import click
 
+from certgen.builders.report import build_report, report_date
+from certgen.render.i18n import LANGUAGES
+
 
 def parse_langs(value: str) -> list[str]:
-    from certgen.render.i18n import LANGUAGES
-
     langs = [v.strip() for v in value.split(",") if v.strip()]
     bad = [v for v in langs if v not in LANGUAGES]
     if not langs or bad:
@@ -70,7 +71,6 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
     manifest.json (last) into --out. The report is dated from SOURCE_DATE_EPOCH, else --date,
     else it carries no date (never the clock).
     """
-    from certgen.builders.report import report_date
 
     langs = parse_langs(lang)
     when = report_date(None if date is None else date.date())
@@ -78,7 +78,6 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
         raise click.UsageError("give either --series or BEFORE AFTER, not both")
     if series is None and len(captures) not in (1, 2):
         raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
-    from certgen.builders.report import build_report
 
     written = build_report(list(captures), out, langs, series=series, fmt=fmt, process=process,
                            date=when, description=description, settings=settings)

@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from certgen.commands.site import LOG_OPTION, WHEEL_OPTION
+from certgen.commands.metrics import measure
+from certgen.commands.site import (
+    LOG_OPTION,
+    WHEEL_OPTION,
+    library_logs,
+    report_library_logs,
+    run_site,
+)
 
 # The real captures the demo measures. They live beside the checkout, never in the repository;
 # the list is explicit so that other files in that folder (SOURCES.md, LICENSES.md, files added
@@ -37,7 +44,6 @@ REAL_CAPTURES = (
 @LOG_OPTION
 def command(out: str, log_file: str | None, wheel: str | None) -> Any:
     """Build the examples, reports and explainers into a folder; show metrics of real captures."""
-    from certgen.commands.site import library_logs, report_library_logs, run_site
 
     files = run_site(out, log_file=log_file, wheel=wheel)
     root = Path(out).resolve()
@@ -56,8 +62,6 @@ def command(out: str, log_file: str | None, wheel: str | None) -> Any:
     real = Path(__file__).resolve().parents[3] / "shared" / "captures" / "real"
     captures = [real / name for name in REAL_CAPTURES if (real / name).is_file()]
     if captures:
-        from certgen.commands.metrics import measure
-
         click.echo("")
         click.echo(f"SOP figures of the real captures in {real}:")
         with library_logs(None) as records:

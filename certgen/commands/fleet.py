@@ -6,7 +6,9 @@ The fleet file is `--fleet PATH`, else $CERTGEN_FLEET, else ./fleet.sqlite (cert
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -15,6 +17,10 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from certgen.errors import CertgenError, FleetError
+from certgen.fleet import SCHEMA_VERSION, FleetStore, fleet_path, record_source
+from certgen.fleet import lock_timeout as timeout_of
+from certgen.pipeline import make_record
+from certgen.record import dump_record, load_record
 
 if TYPE_CHECKING:
     from certgen.record import Record
@@ -41,8 +47,6 @@ def _fleet_option(f: Any) -> Any:
 @contextmanager
 def _open(fleet: str | None, lock_timeout: float | None, *, readonly: bool) -> Iterator[Any]:
     """The fleet store; read-only commands never create, migrate or write it."""
-    from certgen.fleet import FleetStore, fleet_path
-    from certgen.fleet import lock_timeout as timeout_of
 
     timeout = timeout_of(lock_timeout)  # a bad --lock-timeout is refused before opening
     with FleetStore.open(fleet_path(fleet), readonly=readonly, lock_timeout=timeout) as store:
@@ -65,8 +69,6 @@ def _load_input(path: Path) -> tuple[Record, str, str]:
     Returns (record, source, where): source is `record:sha256:<hex>` of the record.json bytes
     read, or `bundle:sha256:<hex>` of the record computed from a bundle.
     """
-    from certgen.fleet import record_source
-    from certgen.record import dump_record, load_record
 
     where = str(path)
     if path.is_dir() and (path / "record.json").is_file() and not (path / "card.yaml").exists():
@@ -77,11 +79,6 @@ def _load_input(path: Path) -> tuple[Record, str, str]:
         return load_record(data, source=where), record_source(data), where
     if not path.exists():
         raise FleetError("no such record or bundle", file=where)
-    try:
-        from certgen.pipeline import make_record
-    except ImportError:
-        raise FleetError("adding a bundle needs certgen.pipeline, which is not installed; "
-                         "add its record.json instead", file=where) from None
     record = make_record(path, fleet=None, draft=False)
     # No record.json was written: the source names the record computed here (without ranks,
     # which do not enter the fleet), so it differs from the hash of a built record.json.
@@ -179,8 +176,6 @@ def export(fleet: str | None, lock_timeout: float | None, output: Path | None) -
 def _export_atomic(store: Any, path: Path) -> int:
     """Stream the export into a temp file beside `path`, fsync, then os.replace (atomic); a
     failure is a FleetError naming the file and leaves no partial file."""
-    import os
-    import tempfile
 
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -240,8 +235,6 @@ def migrate(fleet: str | None, lock_timeout: float | None) -> None:
     """Apply the schema steps an older fleet lacks (read-only commands never migrate).
 
     Every write command migrates too; this one only migrates. A missing file is refused."""
-    from certgen.fleet import SCHEMA_VERSION, FleetStore, fleet_path
-    from certgen.fleet import lock_timeout as timeout_of
 
     timeout = timeout_of(lock_timeout)
     with FleetStore.open(fleet_path(fleet), create=False, lock_timeout=timeout) as store:

@@ -10,6 +10,7 @@ a bad file: every readable capture is reported, and each refused one is named (o
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 # Before numpy is first imported: `metrics` makes no BLAS call, and OpenBLAS's worker threads,
@@ -18,12 +19,19 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import json
 import pathlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import click
 
-from certgen.captures.detect import FORMATS
+from certgen.captures.detect import FORMATS, read_capture_file
+from certgen.diagnostics import compute_metrics
+from certgen.errors import CertgenError, NoProcessGroupsError
+from certgen.framegen import compute_frame_diagnostics
+from certgen.metrics import weights_of
+from certgen.pagefigures import checked
+from certgen.sop import load_rules
 
 
 def display_name(name: str, label: str | None) -> str:
@@ -58,13 +66,10 @@ def keep_freed_memory() -> None:
     ~60 ms on a 74 MB file). A one-shot command can keep them: thresholds of 256 MB (mmap) and
     512 MB (trim). Elsewhere (not glibc) this does nothing.
     """
-    import sys
 
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
@@ -84,9 +89,6 @@ def read_all(
     note says so; when none has, the option would do nothing and the first such capture is
     refused once all are read (a user's option is never silently dropped).
     """
-    from certgen.captures.detect import read_capture_file
-    from certgen.errors import CertgenError, NoProcessGroupsError
-    from certgen.pagefigures import checked
 
     refused: list[NoProcessGroupsError] = []
     for arg in paths:
@@ -115,11 +117,6 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
     A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
     "<the one-line message>"}` in its place; the others are measured as usual.
     """
-    from certgen.diagnostics import compute_metrics
-    from certgen.errors import CertgenError
-    from certgen.framegen import compute_frame_diagnostics
-    from certgen.metrics import weights_of
-    from certgen.sop import load_rules
 
     weights = weights_of(load_rules())
     results: list[dict[str, Any]] = []

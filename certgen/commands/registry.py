@@ -8,10 +8,18 @@ date rule, certgen/builddate.py); with neither the command refuses, since the cl
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import click
+
+from certgen.builddate import source_date_epoch
+from certgen.builders.registry import build_registry
+from certgen.commands.build import signing_key_from_files
+from certgen.distribution import load_wheel
+from certgen.errors import RegistryError
+from certgen.registry import parse_as_of
 
 NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOURCE_DATE_EPOCH "
                    "(the registry never reads the clock)")
@@ -38,10 +46,6 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
             wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> Any:
     """Publish the verification registry of the certificates built into RECORDS."""
-    from certgen.builddate import source_date_epoch
-    from certgen.builders.registry import build_registry
-    from certgen.errors import RegistryError
-    from certgen.registry import parse_as_of
 
     if as_of is not None:
         day = parse_as_of(as_of)
@@ -52,16 +56,10 @@ def command(records: str, out: str, revocations: str | None, as_of: str | None,
         day = epoch.date()
     sign = None
     if sign_file is not None:
-        import datetime as dt
-
-        from certgen.commands.build import signing_key_from_files
-
         sign = signing_key_from_files(sign_file, sign_passphrase_file).at(
             dt.datetime.now(dt.UTC), given=False)
     software = None
     if wheel is not None:
-        from certgen.distribution import load_wheel
-
         software = load_wheel(wheel)
     files = build_registry(Path(records), Path(out), as_of=day,
                            revocations=None if revocations is None else Path(revocations),

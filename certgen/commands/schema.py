@@ -8,6 +8,10 @@ import json
 
 import click
 
+from certgen.bundle import card_json_schema
+from certgen.lab import lab_json_schema
+from certgen.record import record_schema_text
+
 
 @click.command("schema")
 @click.option("--record", "record", is_flag=True,
@@ -23,15 +27,10 @@ def command(record: bool, lab: bool) -> None:
     if record and lab:
         raise click.UsageError("give at most one of --record and --lab")
     if lab:
-        from certgen.lab import lab_json_schema
-
         click.echo(json.dumps(lab_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
         return
     if record:
-        from certgen.record import record_schema_text
-
         click.echo(record_schema_text(), nl=False)
         return
-    from certgen.bundle import card_json_schema
 
     click.echo(json.dumps(card_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))

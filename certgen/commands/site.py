@@ -16,6 +16,11 @@ from typing import Any
 
 import click
 
+from certgen.builders.site import REPORT_SAMPLES, build_site, repo_examples_dir
+from certgen.distribution import load_wheel
+from certgen.docs import LANGS, PAGES
+from certgen.registry import parse_as_of
+
 
 class _Collect(logging.Handler):
     def __init__(self) -> None:
@@ -63,15 +68,10 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
              wheel: str | None = None) -> list[str]:
     """Build the site with a progress display when stderr is a terminal; return files written.
     `wheel`: the certgen wheel to publish on the registry (checked first)."""
-    from certgen.builders.site import REPORT_SAMPLES, build_site, repo_examples_dir
-    from certgen.docs import LANGS, PAGES
-    from certgen.registry import parse_as_of
 
     day = None if as_of is None else parse_as_of(as_of)
     software = None
     if wheel is not None:
-        from certgen.distribution import load_wheel
-
         software = load_wheel(wheel)
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0

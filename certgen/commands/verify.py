@@ -10,8 +10,12 @@ extra (pyHanko, pypdf). No library log line or traceback reaches the terminal un
 from __future__ import annotations
 
 import json
+import logging
 
 import click
+
+from certgen.commands.build import time_option
+from certgen.verify import MAX_PDF_BYTES, MAX_TRUST_BYTES, load_revocations, read_input, verify_pdf
 
 
 @click.command("verify")
@@ -37,16 +41,6 @@ import click
 def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | None,
             revocations: str | None, as_json: bool, at_time: str | None, debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
-    import logging
-
-    from certgen.commands.build import time_option
-    from certgen.verify import (
-        MAX_PDF_BYTES,
-        MAX_TRUST_BYTES,
-        load_revocations,
-        read_input,
-        verify_pdf,
-    )
 
     at = None if at_time is None else time_option(at_time, "--at")
     if debug:

@@ -21,7 +21,15 @@ from urllib.parse import urlsplit, urlunsplit
 from certgen.errors import FleetError
 from certgen.fleet.model import METRIC_NAMES
 from certgen.fleet.schema import MIGRATIONS as SQLITE_MIGRATIONS
-from certgen.fleet.schema import _as_cohort, _fill_aggregates
+from certgen.fleet.schema import (
+    _as_cohort,
+    _fill_aggregates,
+    _not_a_fleet,
+    _older_schema,
+    _say_waiting,
+    lock_error,
+    one_line,
+)
 
 LOCK_ID: Final = 0x63657274_67656E  # "certgen": the advisory lock every writer takes
 
@@ -124,8 +132,6 @@ def begin_write(conn: Any, *, where: str, timeout: float) -> None:
         got = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (LOCK_ID,)).fetchone()[0]
         if got:
             return
-        from certgen.fleet.schema import _say_waiting, lock_error
-
         if timeout <= 0:
             raise lock_error(where, timeout)
         _say_waiting(where, timeout, write=True)
@@ -147,8 +153,6 @@ def begin_write(conn: Any, *, where: str, timeout: float) -> None:
 def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
     """A server error as one line naming the fleet and the cause (its first line)."""
     import psycopg
-
-    from certgen.fleet.schema import lock_error, one_line
 
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return lock_error(where, timeout)
@@ -198,7 +202,6 @@ def connect(url: str, *, target: int | None = None, readonly: bool = False,
 
 def check_readonly(conn: Any, *, where: str) -> int:
     """Make the session read-only and check the schema without changing anything."""
-    from certgen.fleet.schema import _not_a_fleet, _older_schema
 
     conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     has_schema, has_runs = conn.execute(
@@ -224,7 +227,6 @@ def check_readonly(conn: Any, *, where: str) -> int:
 def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS),
             timeout: float = 60.0) -> int:
     """Apply the missing steps up to `target` under the advisory lock; return the version found."""
-    from certgen.fleet.schema import _not_a_fleet
 
     begin_write(conn, where=where, timeout=timeout)
     try:

@@ -57,6 +57,7 @@ from certgen.fleet.model import (
 from certgen.fleet.model import (
     lock_timeout as lock_timeout_of,
 )
+from certgen.fleet.postgres import begin_write, connect, server_error
 from certgen.fleet.schema import (
     _COLUMNS,
     _NOT_WRITTEN_HERE,
@@ -77,6 +78,7 @@ from certgen.fleet.schema import (
 from certgen.model import Rank, Ranks, RunMetrics
 from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
+from certgen.sop import load_rules
 from certgen.untrusted import escape_invisible, shorten
 
 
@@ -226,12 +228,8 @@ class FleetStore:
         """
         timeout = lock_timeout_of(lock_timeout)
         if min_cohort is None:
-            from certgen.sop import load_rules
-
             min_cohort = load_rules().ranking_min_cohort
         if is_server_url(path):
-            from certgen.fleet.postgres import connect
-
             conn, shown, found = connect(str(path), readonly=readonly, lock_timeout=timeout)
             server = cls(conn, shown, min_cohort, mark="%s", backend="postgresql",
                          readonly=readonly, lock_timeout=timeout)
@@ -353,8 +351,6 @@ class FleetStore:
         except Exception as exc:
             if self.backend == "sqlite" or not type(exc).__module__.startswith("psycopg"):
                 raise
-            from certgen.fleet.postgres import server_error
-
             raise server_error(exc, str(self.path), self.lock_timeout) from exc
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -374,8 +370,6 @@ class FleetStore:
         if self.backend == "sqlite":
             self._acquire(lambda: self._conn.execute("BEGIN IMMEDIATE"), write=True)
         else:
-            from certgen.fleet.postgres import begin_write
-
             begin_write(self._conn, where=str(self.path), timeout=self.lock_timeout)
 
     def _begin_read(self) -> None:

@@ -29,8 +29,13 @@ from certgen.model import (
     Status,
     text_for,
 )
-from certgen.record import Chart, Record, Run
+from certgen.record import Chart, Record, Run, frame_ms
 from certgen.render import i18n
+from certgen.render.charts import ChartWords, chart_scale, chart_text, frame_time_chart
+from certgen.render.html import render_template
+from certgen.render.nav import doc_nav
+from certgen.render.pdf import html_to_pdf
+from certgen.software import creator_line
 
 if TYPE_CHECKING:
     from certgen.render.charts import Scale
@@ -82,7 +87,6 @@ def build_date(record: Record) -> dt.datetime:
 
 def _chart(run: Run, chart: Chart, lang: str, scale: Scale) -> tuple[str, str]:
     """A run's chart (SVG) and its one-sentence text alternative, on its tier's scale."""
-    from certgen.render.charts import ChartWords, chart_text, frame_time_chart
 
     _ = i18n.gettext_for(lang)
     title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
@@ -109,7 +113,6 @@ def _chart(run: Run, chart: Chart, lang: str, scale: Scale) -> tuple[str, str]:
 def with_mean(run: Run) -> Chart:
     """The run's chart; a record of an older certgen has no `mean_ms`, so it is taken from the
     run's own average FPS by the record's rule (record.frame_ms), as a new record would hold."""
-    from certgen.record import frame_ms
 
     assert run.chart is not None
     if run.chart.mean_ms is not None or run.metrics is None:
@@ -120,7 +123,6 @@ def with_mean(run: Run) -> Chart:
 def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
     """One chart scale per tier (runs of one resolution), by run index: charts read side by
     side within a tier share their axes, so equal heights mean equal frame times."""
-    from certgen.render.charts import chart_scale
 
     by_tier: dict[str, list[Run]] = {}
     for run in runs:
@@ -222,8 +224,6 @@ def certificate_context(
         raise RenderError("a signed certificate needs an issuer: build it with a lab profile")
     from markupsafe import Markup
 
-    from certgen.render.nav import doc_nav
-
     status = record.status
     url = verify_url(verify_base, record.certificate.id, record_sha256)
     charts: dict[int, Markup] = {}
@@ -297,7 +297,6 @@ def render_certificate_html(
     `{lang}` standing for the document's language (the site builder passes
     "../../{lang}/index.html").
     """
-    from certgen.render.html import render_template
 
     context = certificate_context(record, lang, record_sha256=record_sha256,
                                   verify_base=verify_base, languages=languages, signed=signed,
@@ -315,7 +314,6 @@ def render_certificate_pdf(
     html: str, record: Record, record_bytes: bytes, lang: str, *, fetcher: Any = None
 ) -> bytes:
     """The PDF/A-3b of a rendered certificate, with record.json attached (relationship Data)."""
-    from certgen.render.pdf import html_to_pdf
 
     _ = i18n.gettext_for(lang)
     return html_to_pdf(
@@ -334,7 +332,6 @@ def render_certificate_pdf(
 def software_line(record: Record) -> str:
     """The PDF's Creator: the record's `software` as one line (certgen.software.creator_line,
     the same line a process writes of its own stack)."""
-    from certgen.software import creator_line
 
     s = record.software
     assert s is not None

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from certgen.errors import RenderError
+from certgen.paths import templates_dir
 from certgen.render import i18n
 
 # The filters every template may use: name -> formatting function of (value, lang, *args).
@@ -84,8 +86,6 @@ def make_env(lang: str, *, strict: bool | None = None) -> Any:
 def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
     import jinja2
 
-    from certgen.paths import templates_dir
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         autoescape=True,
@@ -112,8 +112,6 @@ def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
 def render_template(name: str, context: Mapping[str, object], lang: str) -> str:
     """Render templates/<name> in `lang` with `context` (autoescaped, strict)."""
     import jinja2
-
-    from certgen.errors import RenderError
 
     env = make_env(lang)
     try:

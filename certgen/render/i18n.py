@@ -23,8 +23,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from certgen.errors import RenderError
-from certgen.paths import locales_dir
+from certgen.paths import locales_dir, templates_dir
 
 LANGUAGES: tuple[str, ...] = ("en", "ru", "pt")
 """The customer languages, in the order documents list them."""
@@ -324,8 +326,6 @@ def fmt_moment(value: str | None, lang: str) -> str:
 
 @lru_cache(maxsize=4)
 def _glossary(fingerprint: tuple[int, int]) -> dict[str, dict[str, str]]:
-    import yaml
-
     path = locales_dir() / "glossary.yaml"
     with path.open(encoding="utf-8") as fh:
         data = yaml.safe_load(fh) or {}
@@ -368,8 +368,6 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
 def extract_certificate_messages() -> list[tuple[str, str | None]]:
     """(msgid, msgid_plural or None) of every message the certificate sources use, sorted."""
     from babel.messages.extract import extract
-
-    from certgen.paths import templates_dir
 
     found: set[tuple[str, str | None]] = set()
     package = Path(__file__).resolve().parent.parent

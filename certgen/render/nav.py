@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from certgen.render.i18n import LANGUAGE_NAMES
+
 FILE_TYPES = {"pdf": "application/pdf", "csv": "text/csv", "json": "application/json"}
 
 
@@ -50,7 +52,6 @@ def nav_file(label: str, href: str) -> NavFile:
 def doc_nav(*, home: str | None, languages: Iterable[tuple[str, str]] = (),
             files: Iterable[tuple[str, str]] = ()) -> DocNav:
     """A DocNav from (lang, href) and (label, href) pairs. A single language is no switcher."""
-    from certgen.render.i18n import LANGUAGE_NAMES
 
     langs = tuple(NavLanguage(lang, LANGUAGE_NAMES[lang], href) for lang, href in languages)
     return DocNav(home=home, languages=langs if len(langs) > 1 else (),

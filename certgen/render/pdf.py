@@ -22,14 +22,19 @@ import io
 import mimetypes
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 from certgen.errors import RenderError
 from certgen.paths import templates_dir
+from certgen.software import creator_line, current_software
+
+if TYPE_CHECKING:
+    from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 FONTS_CONF_NAME = "fonts.conf"
 
@@ -47,8 +52,6 @@ def _use_project_fonts() -> None:
 
 _use_project_fonts()
 
-from weasyprint.urls import URLFetcher, URLFetcherResponse  # noqa: E402
-
 _DOT_SEGMENT = re.compile(r"%2e|%2f|%5c", re.IGNORECASE)
 
 
@@ -61,14 +64,15 @@ class FetchEntry:
     reason: str = ""
 
 
-class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
+class ConfinedURLFetcher:
     """Serves only files under the templates folder and data: URLs; refuses the rest.
 
-    `log` lists every decision in order; `served()` and `refused()` filter it.
+    `log` lists every decision in order; `served()` and `refused()` filter it. WeasyPrint asks
+    it through `for_weasyprint()`, so that importing this module does not import WeasyPrint
+    (a second or more of start-up that `certgen check` and the API's readers never need).
     """
 
-    def __init__(self, root: Path | None = None, **kwargs: Any) -> None:
-        super().__init__(allowed_protocols=("file", "data"), allow_redirects=False, **kwargs)
+    def __init__(self, root: Path | None = None) -> None:
         self.root = (root or templates_dir()).resolve()
         self.log: list[FetchEntry] = []
         # The refusals raised, by identity: WeasyPrint re-raises them wrapped (a URLFetchingError
@@ -101,10 +105,32 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
         self._refusals.append(refusal)
         return refusal
 
-    def fetch(self, url: str, headers: Any = None) -> Any:
+    def for_weasyprint(self) -> URLFetcher:
+        """A WeasyPrint URL fetcher that serves only what this one allows, logged here."""
+        from weasyprint.urls import URLFetcher
+
+        confined = self
+
+        class _Asking(URLFetcher):  # type: ignore[misc]
+            def fetch(self, url: str, headers: Mapping[str, str] | None = None
+                      ) -> URLFetcherResponse:
+                return confined._fetch(url, headers, super().fetch)
+
+        asking: URLFetcher = _Asking(allowed_protocols=("file", "data"), allow_redirects=False)
+        return asking
+
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> URLFetcherResponse:
+        """The answer WeasyPrint would get for `url`; refusals raise ValueError."""
+        return self._fetch(url, headers, self.for_weasyprint().fetch)
+
+    def _fetch(self, url: str, headers: Mapping[str, str] | None,
+               fetch_data: Callable[[str, Mapping[str, str] | None], URLFetcherResponse],
+               ) -> URLFetcherResponse:
+        from weasyprint.urls import URLFetcherResponse
+
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme == "data":
-            response = super().fetch(url, headers)
+            response = fetch_data(url, headers)
             self.log.append(FetchEntry("served", url[:64]))
             return response
         if scheme != "file":
@@ -186,6 +212,7 @@ def html_to_pdf(
 
     _use_project_fonts()
     fetcher = fetcher if fetcher is not None else ConfinedURLFetcher()
+    asking = fetcher.for_weasyprint()
     dated = created
     created = UNDATED if created is None else created
     when = _utc(created).replace(tzinfo=None)
@@ -197,7 +224,8 @@ def html_to_pdf(
         os.environ["SOURCE_DATE_EPOCH"] = str(int(_utc(created).timestamp()))
     try:
         document = weasyprint.HTML(
-            string=html, base_url=templates_dir().as_uri() + "/", url_fetcher=fetcher
+            string=html, base_url=templates_dir().as_uri() + "/",
+            url_fetcher=asking,
         ).render(font_config=_font_config())
     except BaseException as exc:
         _restore_epoch(user_epoch)
@@ -212,8 +240,6 @@ def html_to_pdf(
     meta.created = None if dated is None else _w3c(created)
     meta.modified = None if dated is None else _w3c(created)
     if generator is None:
-        from certgen.software import creator_line, current_software
-
         generator = creator_line(current_software())
     meta.generator = generator
     # The HTML may declare attachments of its own (<link rel=attachment>): never honour them.
@@ -226,7 +252,7 @@ def html_to_pdf(
             created=when,
             modified=when,
             relationship="Data",
-            url_fetcher=fetcher,
+            url_fetcher=asking,
         )
         for name, data, description in attachments
     ]

@@ -17,8 +17,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
+from certgen.paths import templates_dir
 from certgen.registry import SOFTWARE_FOLDER, RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
+from certgen.render.html import render_template
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
 from certgen.render.nav import doc_nav
 from certgen.render.site import rel
@@ -44,7 +46,6 @@ def default_language(entry: RegistryEntry) -> str:
 
 def registry_css() -> str:
     """templates/site.css, the shared navigation's nav.css, then templates/registry.css."""
-    from certgen.paths import templates_dir
 
     folder = templates_dir()
     return "".join((folder / name).read_text(encoding="utf-8")
@@ -59,7 +60,6 @@ def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.
     `home` is the site's index relative to the registry root (None: the registry is
     published on its own and the header links nowhere).
     """
-    from certgen.render.html import render_template
 
     context: dict[str, Any] = {
         "entry": entry,

@@ -11,10 +11,25 @@ import dataclasses
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from certgen.diagnostics import STALL_MS
+from certgen.render.charts import (
+    HEIGHT,
+    ChartWords,
+    chart_scale,
+    chart_text,
+    frame_time_chart,
+    stack_charts,
+)
+from certgen.render.html import render_template
+from certgen.render.i18n import gettext_for
+from certgen.render.nav import doc_nav
+from certgen.render.pdf import html_to_pdf
+from certgen.report import PairReport
+
 if TYPE_CHECKING:
     from certgen.record import Chart
     from certgen.render.charts import Scale
-    from certgen.report import PairReport, ReportRecord
+    from certgen.report import ReportRecord
 
 SIDES = ("before", "after")
 REPORT_TEMPLATE = "report.html.j2"
@@ -26,7 +41,6 @@ CHART_NAME = "frame-times.svg"
 def report_pdf(html: str, *, lang: str, title: str, date: dt.date | None,
                attachments: list[tuple[str, bytes, str]]) -> bytes:
     """The report as PDF/A-3b, dated `date` in its metadata, or undated when it is None."""
-    from certgen.render.pdf import html_to_pdf
 
     when = None if date is None else dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC)
     return html_to_pdf(html, lang=lang, title=title, author="certgen",
@@ -52,9 +66,6 @@ def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
     (written beside it by certgen.builders.report), and `home` when given: the site index
     relative to the report, `{lang}` standing for the language.
     """
-    from certgen.render.html import render_template
-    from certgen.render.nav import doc_nav
-    from certgen.report import PairReport
 
     # The template reads the record's fields by name (the chart series and the CSV are
     # written beside it, not printed).
@@ -79,8 +90,6 @@ def _panels(record: PairReport) -> tuple[list[Chart], Scale]:
     """Each side's chart series (computed by the report builder) and the one scale both panels
     share (capture time; frame time up to the 200 ms stall line, frames above it clipped with a
     marker)."""
-    from certgen.diagnostics import STALL_MS
-    from certgen.render.charts import chart_scale
 
     charts = list(record.charts)
     return charts, chart_scale(charts, cap_ms=STALL_MS)
@@ -89,8 +98,6 @@ def _panels(record: PairReport) -> tuple[list[Chart], Scale]:
 def chart_texts(record: PairReport, lang: str) -> list[str]:
     """One sentence per panel of a pair report's chart, its figures in words (the text
     alternative, and the caption under the chart)."""
-    from certgen.render.charts import ChartWords, chart_text
-    from certgen.render.i18n import gettext_for
 
     _ = gettext_for(lang)
     charts, scale = _panels(record)
@@ -111,8 +118,6 @@ def chart_texts(record: PairReport, lang: str) -> list[str]:
 def chart_for(record: PairReport, lang: str) -> str:
     """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
     panel per side, on one shared scale, each panel with its text alternative."""
-    from certgen.render.charts import HEIGHT, frame_time_chart, stack_charts
-    from certgen.render.i18n import gettext_for
 
     _ = gettext_for(lang)
     charts, scale = _panels(record)

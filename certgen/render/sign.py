@@ -28,6 +28,8 @@ pyHanko and cryptography are the `sign` extra, imported only here and in certgen
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import datetime as dt
 import hashlib
 import io
@@ -95,13 +97,11 @@ class SigningKey:
 
     def at(self, when: dt.datetime, *, given: bool) -> SigningKey:
         """This key, signing at `when` (made UTC, whole seconds)."""
-        import dataclasses
 
         return dataclasses.replace(self, signing_time=utc_seconds(when), signing_time_given=given)
 
     def with_tsa(self, url: str | None) -> SigningKey:
         """This key, timestamping at `url` (None: no timestamp)."""
-        import dataclasses
 
         return dataclasses.replace(self, tsa_url=url)
 
@@ -270,7 +270,6 @@ def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
         DatedSigner(meta, signer=signer).sign_pdf(writer, output=out,
                                                   bytes_reserved=bytes_reserved)
         return out.getvalue()
-    import asyncio
 
     asyncio.run(_sign_timestamped(writer, out, DatedSigner, signer, name, tsa_url))
     return out.getvalue()
@@ -314,7 +313,6 @@ def sign_detached(data: bytes, key: SigningKey) -> bytes:
     """A detached CMS signature (DER, SHA-256) of `data` by `key`, made at the key's signing
     time (its signingTime attribute): how the registry signs its index.json (index.json.p7s),
     so that `certgen verify --revocations` can tell the lab's list from a forged one."""
-    import asyncio
 
     from pyhanko.sign.signers.pdf_cms import PdfCMSSignedAttributes
 

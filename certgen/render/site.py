@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from certgen.docs import LANGS, PAGES, ExplainerPage
-from certgen.render.i18n import LANGUAGE_NAMES
+from certgen.render.html import render_template
+from certgen.render.i18n import LANGUAGE_NAMES, gettext_for
 from certgen.render.nav import doc_nav
 
 # Sample folder -> one-line description (msgid, translated in site.po).
@@ -63,7 +64,6 @@ def _alternates(from_file: str, target_of: Callable[[str], str]) -> list[dict[st
 def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False
                           ) -> str:
     """One explainer page as a complete HTML document (browser form or the PDF's form)."""
-    from certgen.render.html import render_template
 
     me = explainer_path(page.lang, page.slug)
     context: dict[str, Any] = {
@@ -106,8 +106,6 @@ def report_path(name: str, lang: str, ext: str = "html") -> str:
 def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
                       *, at: str, reports: Sequence[ReportSample] = ()) -> str:
     """The index in `lang`, written at site path `at` (links are relative to it)."""
-    from certgen.render.html import render_template
-    from certgen.render.i18n import gettext_for
 
     _ = gettext_for(lang)
     context: dict[str, Any] = {
