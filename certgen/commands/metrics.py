@@ -19,11 +19,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import json
 import pathlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from certgen.captures.detect import FORMATS
+
+if TYPE_CHECKING:
+    from certgen.captures.model import Capture
+    from certgen.errors import CertgenError
 
 
 def display_name(name: str, label: str | None) -> str:
@@ -31,7 +35,7 @@ def display_name(name: str, label: str | None) -> str:
     return name if label is None else f"{name}#{label}"
 
 
-def notes(capture: Any) -> list[str]:
+def notes(capture: Capture) -> list[str]:
     """Reader warnings plus what the Capture counts (dropped, missing, skipped) as sentences."""
     out = list(capture.warnings)
     if capture.dropped_frames:
@@ -75,7 +79,7 @@ def keep_freed_memory() -> None:
 
 def read_all(
     paths: list[str], fmt: str | None, process: str | None
-) -> Iterator[tuple[str, Any, str | None]]:
+) -> Iterator[tuple[str, Capture | CertgenError, str | None]]:
     """(argument, Capture or the CertgenError refusing the file, note) per run, in argument
     order, each as soon as it is read.
 
@@ -167,7 +171,7 @@ COLUMNS = (
 """(JSON key, column title, format) of the table; figures keep their SOP precision."""
 
 
-def _cell(value: Any, spec: str) -> str:
+def _cell(value: object, spec: str) -> str:
     return "-" if value is None else spec.format(value)
 
 

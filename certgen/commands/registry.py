@@ -9,7 +9,6 @@ date rule, certgen/builddate.py); with neither the command refuses, since the cl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -36,7 +35,7 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 @click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
-            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> Any:
+            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> None:
     """Publish the verification registry of the certificates built into RECORDS."""
     from certgen.builddate import source_date_epoch
     from certgen.builders.registry import build_registry

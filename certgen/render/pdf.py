@@ -22,9 +22,10 @@ import io
 import mimetypes
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
@@ -49,6 +50,10 @@ _use_project_fonts()
 
 from weasyprint.urls import URLFetcher, URLFetcherResponse  # noqa: E402
 
+if TYPE_CHECKING:
+    from weasyprint.document import Document
+    from weasyprint.text.fonts import FontConfiguration
+
 _DOT_SEGMENT = re.compile(r"%2e|%2f|%5c", re.IGNORECASE)
 
 
@@ -67,7 +72,8 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
     `log` lists every decision in order; `served()` and `refused()` filter it.
     """
 
-    def __init__(self, root: Path | None = None, **kwargs: Any) -> None:
+    def __init__(self, root: Path | None = None, **kwargs: object) -> None:
+        # kwargs: URLFetcher's own options (timeout, ssl_context, http_headers, ...).
         super().__init__(allowed_protocols=("file", "data"), allow_redirects=False, **kwargs)
         self.root = (root or templates_dir()).resolve()
         self.log: list[FetchEntry] = []
@@ -101,7 +107,7 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
         self._refusals.append(refusal)
         return refusal
 
-    def fetch(self, url: str, headers: Any = None) -> Any:
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> URLFetcherResponse:
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         if scheme == "data":
             response = super().fetch(url, headers)
@@ -132,10 +138,10 @@ class ConfinedURLFetcher(URLFetcher):  # type: ignore[misc]
 Attachment = tuple[str, bytes, str]
 """(file name, bytes, description) of a PDF attachment."""
 
-_FONT_CONFIG: Any = None
+_FONT_CONFIG: FontConfiguration | None = None
 
 
-def _font_config() -> Any:
+def _font_config() -> FontConfiguration:
     # One FontConfiguration per process: it only knows the project fonts, and building it
     # (a fontconfig scan) costs more than a small certificate's layout.
     global _FONT_CONFIG
@@ -242,7 +248,7 @@ def html_to_pdf(
     return out
 
 
-def _keep_links_relative(document: Any, base: Path) -> None:
+def _keep_links_relative(document: Document, base: Path) -> None:
     """A link the page writes relative (to a sibling page, the site's index) stays relative in
     the PDF, as the page wrote it. WeasyPrint resolves it against the base URL, the templates
     folder: the PDF would then name the building machine's folder (file:///home/…), differ
