@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, TypeVar
 
 import click
 
 from certgen.errors import CertgenError, FleetError
 
 if TYPE_CHECKING:
+    from certgen.fleet import FleetStore
     from certgen.record import Record
+
+_Command = TypeVar("_Command", bound=Callable[..., object])
 
 FLEET_HELP = (
     "Fleet database: an SQLite file, or a postgresql:// URL (the postgres extra). "
@@ -31,7 +34,7 @@ LOCK_HELP = (
 )
 
 
-def _fleet_option(f: Any) -> Any:
+def _fleet_option(f: _Command) -> _Command:
     f = click.option("--lock-timeout", "lock_timeout", type=float, default=None,
                      metavar="SECONDS", help=LOCK_HELP)(f)
     return click.option("--fleet", "fleet", type=click.Path(dir_okay=False), default=None,
@@ -39,7 +42,8 @@ def _fleet_option(f: Any) -> Any:
 
 
 @contextmanager
-def _open(fleet: str | None, lock_timeout: float | None, *, readonly: bool) -> Iterator[Any]:
+def _open(fleet: str | None, lock_timeout: float | None, *,
+          readonly: bool) -> Iterator[FleetStore]:
     """The fleet store; read-only commands never create, migrate or write it."""
     from certgen.fleet import FleetStore, fleet_path
     from certgen.fleet import lock_timeout as timeout_of
@@ -176,7 +180,7 @@ def export(fleet: str | None, lock_timeout: float | None, output: Path | None) -
     click.echo(f"{output}: {_runs(count)} exported", err=True)
 
 
-def _export_atomic(store: Any, path: Path) -> int:
+def _export_atomic(store: FleetStore, path: Path) -> int:
     """Stream the export into a temp file beside `path`, fsync, then os.replace (atomic); a
     failure is a FleetError naming the file and leaves no partial file."""
     import os
