@@ -12,8 +12,9 @@ import json
 from typing import TypeAlias
 
 JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
-"""What json.loads returns (and json.dumps takes): the one recursive type of parsed JSON (and
-YAML) in certgen. Code that reads one narrows it with isinstance before use."""
+"""What json.loads returns (and json.dumps takes): the one recursive type of parsed JSON in
+certgen. Code that reads one narrows it with isinstance before use. (Parsed YAML is `object`:
+it holds dates and keys that are not text.)"""
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects any certgen JSON input may have."""
