@@ -19,7 +19,7 @@ import importlib
 import importlib.util
 import sys
 import traceback
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
@@ -113,7 +113,7 @@ EXIT_INTERRUPTED = 130
 """Ctrl-C: 128 + SIGINT, as shells report a process killed by it."""
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> int | None:
     """Run the CLI and pick the exit code (see the module docstring).
 
     A CertgenError is the user's to fix: one stderr line, exit 1. Any other exception is a bug:
@@ -121,7 +121,10 @@ def main(argv: list[str] | None = None) -> Any:
     """
 
     try:
-        return cli.main(args=argv, prog_name="certgen", standalone_mode=False)
+        # Outside standalone mode click returns the command's value (None), or the exit code
+        # of a click.exceptions.Exit the command raised (metrics, check).
+        code: int | None = cli.main(args=argv, prog_name="certgen", standalone_mode=False)
+        return code
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C (and EOF at a prompt) into Abort; the cause tells them apart.
         if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):

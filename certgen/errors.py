@@ -11,7 +11,7 @@ error itself to its parent, which reports it exactly as a one-process build woul
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 MAX_SHOWN_PATH = 160
 """Longest file name a message prints whole; a longer one keeps its start and its end."""
@@ -25,7 +25,7 @@ def shorten_path(path: str) -> str:
     return path[:40] + "…" + path[-100:]
 
 
-def _restore(cls: type[CertgenError], args: tuple[Any, ...]) -> CertgenError:
+def _restore(cls: type[CertgenError], args: tuple[object, ...]) -> CertgenError:
     """An unpickled CertgenError before its fields are restored (see CertgenError.__reduce__)."""
     error = cls.__new__(cls)
     error.args = args
@@ -60,7 +60,9 @@ class CertgenError(Exception):
             where += f"{self.field}: "
         return where + self.message
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[Callable[[type[CertgenError], tuple[object, ...]], CertgenError],
+                                  tuple[type[CertgenError], tuple[object, ...]],
+                                  dict[str, object]]:
         """Pickle as (class, args) plus every attribute, without calling __init__ again.
 
         Exception's own pickling calls `cls(*self.args)`, which fails or garbles any subclass

@@ -27,7 +27,7 @@ graded. No column, no figure: null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +43,7 @@ from certgen.model.figures import (
 )
 
 if TYPE_CHECKING:
-    from certgen.captures.model import FrameTypeCodes
+    from certgen.captures.model import Capture, FrameTypeCodes
 
 FloatArray = npt.NDArray[np.float64]
 APPLICATION = "Application"
@@ -95,7 +95,7 @@ def compute_display_timing(display_change_ms: FloatArray, column: str, weights: 
                              figures=figures_of(shown, weights))
 
 
-def compute_frame_diagnostics(capture: Any, weights: Weights) -> FrameDiagnostics:
+def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagnostics:
     """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
     fg = None
     if capture.frame_types is not None:

@@ -9,7 +9,12 @@ their position, with the limits docs/limits.md lists.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypeAlias
+
+JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+"""What json.loads returns (and json.dumps takes): the one recursive type of parsed JSON in
+certgen. Code that reads one narrows it with isinstance before use. (Parsed YAML is `object`:
+it holds dates and keys that are not text.)"""
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects any certgen JSON input may have."""
@@ -43,7 +48,7 @@ def _check_depth(text: str) -> None:
             depth -= 1
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> JSONValue:
     """json.loads, with nesting over MAX_DEPTH and integers over MAX_INT_DIGITS refused as a
     json.JSONDecodeError (so its line and column name where)."""
     _check_depth(text)
@@ -55,4 +60,5 @@ def loads(text: str) -> Any:
             )
         return int(digits)
 
-    return json.loads(text, parse_int=parse_int)
+    value: JSONValue = json.loads(text, parse_int=parse_int)
+    return value

@@ -19,7 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -29,6 +29,9 @@ from certgen.bundle import format_validation_errors
 from certgen.errors import LabError
 from certgen.model.base import schema_keeping_names
 from certgen.yamlload import YamlDocumentError, load_yaml_document
+
+if TYPE_CHECKING:
+    from certgen.jsonload import JSONValue
 
 LAB_ENV = "CERTGEN_LAB"
 """The environment variable `certgen build` reads the lab profile's path from."""
@@ -193,10 +196,10 @@ def check_issuable_base(verify_base: str, profile: LabProfile | None, *, draft: 
         ])
 
 
-def lab_json_schema() -> dict[str, Any]:
+def lab_json_schema() -> dict[str, JSONValue]:
     """The JSON Schema of lab.yaml, generated from the models (deterministic)."""
     schema = schema_keeping_names(Lab, {"LabAccreditation": "Accreditation",
                                         "LabSignatory": "Signatory"})
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    ordered: dict[str, Any] = json.loads(json.dumps(schema, sort_keys=True))
+    ordered: dict[str, JSONValue] = json.loads(json.dumps(schema, sort_keys=True))
     return ordered

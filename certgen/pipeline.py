@@ -16,7 +16,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Protocol, overload, runtime_checkable
 
 from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
 from certgen.captures.detect import read_capture
@@ -83,7 +83,7 @@ class Fleet(Protocol):
         min_cohort: int | None = None,
     ) -> Ranks: ...
 
-    def cohort_runs(self, cohorts: Iterable[Sequence[Any]]) -> int: ...
+    def cohort_runs(self, cohorts: Iterable[Sequence[str | bool | None]]) -> int: ...
 
 
 def provisional_ranks(metrics: RunMetrics) -> Ranks:

@@ -26,7 +26,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
@@ -38,7 +38,9 @@ from certgen.record import Record
 from certgen.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
+    from certgen.jsonload import JSONValue
     from certgen.model import LabText as RecordText
+    from certgen.record import Record
 
 REVOCATIONS_FILE = "revocations.yaml"
 """The file a laboratory lists its withdrawn certificates in (examples/revocations.yaml)."""
@@ -79,7 +81,7 @@ class Revocation(BaseModel):
 
     @field_validator("date", mode="before")
     @classmethod
-    def _date(cls, value: Any) -> dt.date:
+    def _date(cls, value: object) -> dt.date:
         # YAML gives an unquoted 2026-05-01 as a date and a quoted one as text: both are the
         # same day. A timestamp, a number or another shape is refused, never guessed at.
         if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
@@ -115,7 +117,8 @@ NO_REVOCATIONS = Revocations(items=(), lines=(), source=REVOCATIONS_FILE)
 """A laboratory that has withdrawn nothing needs no file."""
 
 
-def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+def _node_lines(node: yaml.Node, path: tuple[int | str, ...],
+                out: dict[tuple[int | str, ...], int]) -> None:
     """The 1-based line of every item and key, by its path (index or key name)."""
     out[path] = node.start_mark.line + 1
     if isinstance(node, yaml.SequenceNode):
@@ -128,11 +131,11 @@ def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...
             out[(*path, name)] = key.start_mark.line + 1
 
 
-def _where(loc: tuple[Any, ...]) -> str:
+def _where(loc: tuple[int | str, ...]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "…"
 
@@ -141,17 +144,20 @@ _UNION_TAGS = ("str", "constrained-str", "LocalizedText")
 """How pydantic names the branches of `reason: Text | LocalizedText` in an error's path."""
 
 
-def _value_at(data: Any, loc: tuple[Any, ...]) -> Any:
+def _value_at(data: object, loc: tuple[int | str, ...]) -> object:
+    """What the parsed YAML holds at a validation error's path (None where it holds nothing)."""
     for part in loc:
-        try:
+        if isinstance(data, dict) and part in data:
             data = data[part]
-        except (KeyError, IndexError, TypeError):
+        elif isinstance(data, list) and isinstance(part, int) and -len(data) <= part < len(data):
+            data = data[part]
+        else:
             return None
     return data
 
 
-def _messages(exc: ValidationError, source: str, lines: dict[tuple[Any, ...], int],
-              parsed: Any) -> list[tuple[int, str]]:
+def _messages(exc: ValidationError, source: str, lines: dict[tuple[int | str, ...], int],
+              parsed: object) -> list[tuple[int, str]]:
     """(line, `file:line: [i].field: what`) per problem, a union (reason) said once."""
     found: list[tuple[int, str]] = []
     for err in exc.errors(include_url=False):
@@ -198,7 +204,7 @@ def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocat
         raise RevocationsError([str(exc)]) from None
     if parsed is None:
         return Revocations(items=(), lines=(), source=source)
-    lines: dict[tuple[Any, ...], int] = {}
+    lines: dict[tuple[int | str, ...], int] = {}
     # Lines of each node, for the messages (the text decoded and checked by load_yaml_document).
     node = yaml.compose(data.decode("utf-8-sig"), Loader=yaml.SafeLoader)
     if node is not None:
@@ -249,7 +255,7 @@ class Signature:
     signer: str
 
 
-def signature_of(manifest: dict[str, Any]) -> Signature | None:
+def signature_of(manifest: dict[str, JSONValue]) -> Signature | None:
     """The signature a certificate folder's manifest records, or None (unsigned).
 
     The seam with signing (`certgen build --sign`): the build writes `signature` into the
@@ -257,8 +263,9 @@ def signature_of(manifest: dict[str, Any]) -> Signature | None:
     the lab's signatory), plus the signing certificate's subject and SHA-256. The registry shows only what is recorded there; without it, "unsigned".
     """
     value = manifest.get("signature")
-    if isinstance(value, dict) and isinstance(value.get("signer"), str) and value["signer"]:
-        return Signature(signer=value["signer"])
+    signer = value.get("signer") if isinstance(value, dict) else None
+    if isinstance(signer, str) and signer:
+        return Signature(signer=signer)
     return None
 
 
@@ -309,11 +316,11 @@ class IssuedCertificate:
     """What the builder read of one certificate folder: the record, its SHA-256 and where the
     record came from (for messages), the languages its PDFs exist in, the build manifest."""
 
-    record: Any  # certgen.record.Record (kept untyped here: the record module is heavy)
+    record: Record  # imported for type checking only: the record module is heavy
     record_sha256: str
     source: str
     languages: tuple[str, ...]
-    manifest: dict[str, Any]
+    manifest: dict[str, JSONValue]
 
 
 def registry_entries(certificates: list[IssuedCertificate], revocations: Revocations,

@@ -51,7 +51,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from certgen.bundle import load_bundle
 from certgen.errors import CertgenError, RecordError, RevocationsError
@@ -74,6 +74,14 @@ from certgen.sop import load_rules
 from certgen.untrusted import open_regular
 
 if TYPE_CHECKING:
+    import pypdf
+    from asn1crypto import x509
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation.pdf_embedded import EmbeddedPdfSignature
+    from pyhanko.sign.validation.status import PdfSignatureStatus
+    from pypdf.generic import DictionaryObject
+
+    from certgen.jsonload import JSONValue
     from certgen.record import Record
     from certgen.rules import RunFacts
 
@@ -165,7 +173,7 @@ class Verification:
                     f"({self.certificate_id})")
         return f"VERIFIED: {self.source} ({self.certificate_id})"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, JSONValue]:
         """The `--json` form: file, certificate, ok, verdict, checks, warnings."""
         return {
             "file": self.source,
@@ -302,7 +310,7 @@ def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
     return RevocationList(items, source, data, as_of, signature)
 
 
-def _list_signature_problem(revocations: RevocationList, roots: list[Any],
+def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certificate],
                             signatory: str | None, pinned: str | None) -> str | None:
     """Why the list's detached signature does not show it is the laboratory's (None: it does):
     intact, by the signatory's own certificate, chaining to --trust."""
@@ -371,7 +379,7 @@ class _Signature:
     """Document timestamps (and validation data) follow the signed revision."""
 
 
-def _load_trust(data: bytes, source: str) -> list[Any]:
+def _load_trust(data: bytes, source: str) -> list[x509.Certificate]:
     from pyhanko.keys import load_certs_from_pemder_data
 
     try:
@@ -388,7 +396,8 @@ def _load_trust(data: bytes, source: str) -> list[Any]:
 _HEX_GAP = re.compile(rb"<[0-9A-Fa-f]*>")
 
 
-def _coverage_problem(pdf: bytes, sig: Any, reader: Any, *, last: bool) -> str | None:
+def _coverage_problem(pdf: bytes, sig: EmbeddedPdfSignature, reader: PdfFileReader, *,
+                      last: bool) -> str | None:
     """Why a signature does not cover what it must (None: it does). Read from the bytes: the
     range must be [0 a b c] as the signed revision states it, and its gap hold exactly the
     /Contents hex string. The `last` signature (the lab's, or the newest document timestamp)
@@ -434,7 +443,7 @@ def _coverage_problem(pdf: bytes, sig: Any, reader: Any, *, last: bool) -> str |
     return None
 
 
-def _range_end(sig: Any) -> int:
+def _range_end(sig: EmbeddedPdfSignature) -> int:
     """Where a signature's signed range ends (the end of its revision)."""
     _, _, b, c = (int(x) for x in sig.sig_object["/ByteRange"])
     return b + c
@@ -450,7 +459,7 @@ DOCUMENT_SIGNING_PURPOSES = {
 timestamping- or code-signing-only certificate is not a signatory's."""
 
 
-def _identity_problem(cert: Any, name: str | None, signatory: str | None,
+def _identity_problem(cert: x509.Certificate, name: str | None, signatory: str | None,
                       pinned: str | None) -> str | None:
     """Why the signer is not the record's signatory (None: it is): the signature's /Name and the
     certificate's common name must be the signatory's; the certificate must be an end-entity
@@ -479,7 +488,8 @@ def _identity_problem(cert: Any, name: str | None, signatory: str | None,
     return None
 
 
-def _path_problem(cert: Any, others: list[Any], roots: list[Any], moment: dt.datetime,
+def _path_problem(cert: x509.Certificate, others: list[x509.Certificate],
+                  roots: list[x509.Certificate], moment: dt.datetime,
                   what: str) -> str | None:
     """Why the signer's certificate is not valid at `moment` under `roots` (None: it is)."""
     from pyhanko_certvalidator import CertificateValidator, ValidationContext
@@ -514,9 +524,9 @@ def _path_problem(cert: Any, others: list[Any], roots: list[Any], moment: dt.dat
     return None
 
 
-def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None,
+def _signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory: str | None,
                       pinned: str | None, at: dt.datetime | None = None,
-                      tsa_roots: list[Any] | None = None) -> _Signature:
+                      tsa_roots: list[x509.Certificate] | None = None) -> _Signature:
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
     from pyhanko_certvalidator import ValidationContext
@@ -625,8 +635,9 @@ def _signature_checks(pdf: bytes, roots: list[Any] | None, signatory: str | None
     return out
 
 
-def _timestamps_problem(pdf: bytes, sig: Any, stamps: list[Any], reader: Any,
-                        roots: list[Any] | None) -> str | None:
+def _timestamps_problem(pdf: bytes, sig: EmbeddedPdfSignature,
+                        stamps: list[EmbeddedPdfSignature], reader: PdfFileReader,
+                        roots: list[x509.Certificate] | None) -> str | None:
     """Why the document timestamps after the lab's signature are not certgen's own (None: they
     are): each follows the signature, is intact, and the newest covers the whole file."""
     from pyhanko.sign.validation import validate_pdf_timestamp
@@ -663,7 +674,7 @@ def _timestamps_problem(pdf: bytes, sig: Any, stamps: list[Any], reader: Any,
     return None
 
 
-def _later_revisions_problem(status: Any) -> str | None:
+def _later_revisions_problem(status: PdfSignatureStatus) -> str | None:
     """What pyHanko's difference analysis found between the signed revision and the file's end,
     when it is more than validation data and document timestamps (None: nothing more)."""
     from pyhanko.sign.diff_analysis import ModificationLevel
@@ -701,7 +712,7 @@ def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
         before = {f.idnum for f in _fields(signed)}
         added = [f for f in _fields(final) if f.idnum not in before]
         for ref in added:
-            field_ = ref.get_object()
+            field_ = cast("DictionaryObject", ref.get_object())
             value = field_.get("/V")
             rect = field_.get("/Rect")
             if (field_.get("/FT") != "/Sig" or value is None
@@ -725,13 +736,13 @@ def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
     return None
 
 
-def _fields(reader: Any) -> list[Any]:
-    form = reader.trailer["/Root"].get("/AcroForm")
+def _fields(reader: pypdf.PdfReader) -> list[pypdf.generic.IndirectObject]:
+    form = cast("DictionaryObject", reader.trailer["/Root"]).get("/AcroForm")
     fields = None if form is None else form.get_object().get("/Fields")
     return [] if fields is None else list(fields)
 
 
-def _info(reader: Any) -> dict[str, str]:
+def _info(reader: pypdf.PdfReader) -> dict[str, str]:
     return {str(k): str(v) for k, v in (reader.metadata or {}).items() if k != "/ModDate"}
 
 
@@ -739,16 +750,17 @@ _XMP_DATES = re.compile(rb'\s*xmp:(?:ModifyDate|MetadataDate)="[^"]*"'
                         rb'|<xmp:(ModifyDate|MetadataDate)>[^<]*</xmp:\1>')
 
 
-def _xmp(reader: Any) -> bytes | None:
+def _xmp(reader: pypdf.PdfReader) -> bytes | None:
     """The XMP packet without its modification dates (what a later revision may move)."""
-    metadata = reader.trailer["/Root"].get("/Metadata")
+    metadata = cast("DictionaryObject", reader.trailer["/Root"]).get("/Metadata")
     if metadata is None:
         return None
     return _XMP_DATES.sub(b"", bytes(metadata.get_object().get_data()))
 
 
-def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime,
-                       tsa_roots: list[Any]) -> tuple[str | None, str]:
+def _long_term_problem(sig: EmbeddedPdfSignature, roots: list[x509.Certificate],
+                       moment: dt.datetime,
+                       tsa_roots: list[x509.Certificate]) -> tuple[str | None, str]:
     """PAdES B-LTA validation at `moment`, offline, from the validation data in the file alone
     (pyHanko's AdES LTA algorithm): (why it fails or None, when the signature is proven to have
     existed)."""
@@ -764,7 +776,7 @@ def _long_term_problem(sig: Any, roots: list[Any], moment: dt.datetime,
     from pyhanko_certvalidator.policy_decl import REQUIRE_REVINFO, CertRevTrustPolicy
     from pyhanko_certvalidator.registry import SimpleTrustManager
 
-    def policy(trusted: list[Any]) -> CertValidationPolicySpec:
+    def policy(trusted: list[x509.Certificate]) -> CertValidationPolicySpec:
         return CertValidationPolicySpec(trust_manager=SimpleTrustManager.build(
             trust_roots=trusted), revinfo_policy=CertRevTrustPolicy(REQUIRE_REVINFO))
 
@@ -821,11 +833,11 @@ class _Seen:
 _ACTION_KEYS = ("/OpenAction", "/AA")
 
 
-def _seen(reader: Any) -> _Seen:
+def _seen(reader: pypdf.PdfReader) -> _Seen:
     pages = []
     actions: list[str] = []
     annotations = []
-    root = reader.trailer["/Root"]
+    root = cast("DictionaryObject", reader.trailer["/Root"])
     for key in _ACTION_KEYS:
         if key in root:
             actions.append(f"the document's {key}")
@@ -1077,7 +1089,7 @@ def _derivation(record: Record) -> list[str]:
 
 
 def _revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | RevocationList,
-                      roots: list[Any] | None,
+                      roots: list[x509.Certificate] | None,
                       signatory: str | None, pinned: str | None) -> Check:
     """The revocation check: the id's entry, and what vouches for the list (its signature)."""
     listed = revocations if isinstance(revocations, RevocationList) else None
@@ -1206,7 +1218,7 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     text, lang, pages = "", "en", 0
     try:
         reader = pypdf.PdfReader(io.BytesIO(pdf))
-        catalog: Any = reader.trailer["/Root"]
+        catalog = cast("DictionaryObject", reader.trailer["/Root"])
         lang = str(catalog.get("/Lang", "en"))
         blobs = list(dict(reader.attachments).get("record.json") or [])
         pages = len(reader.pages)

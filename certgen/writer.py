@@ -37,10 +37,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from certgen import jsonload
 from certgen.errors import OutputError
+from certgen.jsonload import JSONValue
 
 MANIFEST_NAME = "manifest.json"
 PREVIOUS_NAME = ".manifest.previous.json"
@@ -290,13 +290,13 @@ class Writer:
         if self._removed:
             _fsync_dir(self.root)
 
-    def finish(self, extra: dict[str, Any] | None = None) -> Path:
+    def finish(self, extra: dict[str, JSONValue] | None = None) -> Path:
         """Remove stale outputs, then write the manifest last: sorted files with size and
         SHA-256, then `extra`."""
         if self._finished:
             raise OutputError(f"{self.manifest_name}: already written")
         self._remove_stale()
-        manifest: dict[str, Any] = {
+        manifest: dict[str, JSONValue] = {
             "files": [
                 {"path": path, "size": size, "sha256": digest}
                 for path, (size, digest) in sorted(self._written.items())
@@ -327,12 +327,12 @@ def _listed_paths(manifest: Path) -> tuple[str, ...]:
     if not isinstance(files, list):
         return ()
     return tuple(
-        entry["path"] for entry in files
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and entry["path"]
+        path for entry in files
+        if isinstance(entry, dict) and isinstance(path := entry.get("path"), str) and path
     )
 
 
-def read_manifest(folder: Path) -> dict[str, Any] | None:
+def read_manifest(folder: Path) -> dict[str, JSONValue] | None:
     """The manifest of a finished output folder, or None (absent or unreadable)."""
     path = folder / MANIFEST_NAME
     try:
@@ -342,12 +342,14 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def verify_manifest(folder: Path, manifest: dict[str, Any]) -> bool:
+def verify_manifest(folder: Path, manifest: dict[str, JSONValue]) -> bool:
     """True when every file the manifest lists exists with its recorded size and SHA-256."""
     files = manifest.get("files")
     if not isinstance(files, list):
         return False
     for entry in files:
+        if not isinstance(entry, dict):  # entry["path"] would raise TypeError
+            return False
         try:
             path = folder / str(entry["path"])
             if path.is_symlink() or not path.is_file():

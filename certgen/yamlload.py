@@ -7,9 +7,9 @@ returns every duplicate with its line, so each caller can word the refusal its o
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import yaml
 
@@ -39,7 +39,7 @@ class _Loader(yaml.SafeLoader):
     duplicates: list[DuplicateKey]
     _depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         """Compose one node, refusing nesting deeper than MAX_DEPTH (a RecursionError else)."""
         self._depth += 1
         try:
@@ -53,7 +53,7 @@ class _Loader(yaml.SafeLoader):
             self._depth -= 1
 
 
-def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
     digits = sum(ch.isdigit() for ch in str(node.value))
     if digits > MAX_INT_DIGITS:
         raise yaml.constructor.ConstructorError(
@@ -62,7 +62,7 @@ def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
-def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
+def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> date:
     try:
         return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
     except (ValueError, OverflowError) as exc:
@@ -72,10 +72,11 @@ def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
         ) from None
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode,
+                       deep: bool = False) -> dict[Hashable, object]:
     loader.flatten_mapping(node)
-    mapping: dict[Any, Any] = {}
-    first_line: dict[Any, int] = {}
+    mapping: dict[Hashable, object] = {}
+    first_line: dict[Hashable, int] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=deep)
         try:
@@ -98,7 +99,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 
-def load_yaml(text: str) -> tuple[Any, list[DuplicateKey]]:
+def load_yaml(text: str) -> tuple[object, list[DuplicateKey]]:
     """YAML text -> (data, every duplicate key). A syntax error raises yaml.YAMLError as is."""
     try:
         loader = _Loader(text)  # the reader checks every character here
@@ -124,7 +125,7 @@ class YamlDocumentError(ValueError):
     the caller raises it as its own error class (LabError, RevocationsError, ...)."""
 
 
-def load_yaml_document(data: bytes, source: str) -> tuple[Any, list[DuplicateKey]]:
+def load_yaml_document(data: bytes, source: str) -> tuple[object, list[DuplicateKey]]:
     """UTF-8 bytes (a BOM allowed) -> load_yaml's (data, duplicates); an undecodable text or a
     YAML error is a YamlDocumentError worded "<source>[:<line>]: invalid YAML: <problem>"."""
     try:
@@ -142,7 +143,7 @@ def load_yaml_document(data: bytes, source: str) -> tuple[Any, list[DuplicateKey
         raise YamlDocumentError(f"{source}: invalid YAML: {exc}") from None
 
 
-def key_lines(text: str) -> list[tuple[tuple[Any, ...], int]]:
+def key_lines(text: str) -> list[tuple[tuple[object, ...], int]]:
     """Every mapping key and list item of a YAML text, in document order: (its path, its
     1-based line). A path is the keys and list indexes from the top (`("grade_lines", "gold")`,
     `("grades", 1)`); a duplicate key appears once per occurrence, so a caller can name where a
@@ -150,11 +151,11 @@ def key_lines(text: str) -> list[tuple[tuple[Any, ...], int]]:
     """
     loader = _Loader(text)
     loader.duplicates = []
-    out: list[tuple[tuple[Any, ...], int]] = []
+    out: list[tuple[tuple[object, ...], int]] = []
     try:
         root = loader.get_single_node()
 
-        def walk(node: yaml.Node, path: tuple[Any, ...]) -> None:
+        def walk(node: yaml.Node, path: tuple[object, ...]) -> None:
             if isinstance(node, yaml.MappingNode):
                 for key_node, value_node in node.value:
                     key = loader.construct_object(key_node, deep=True)

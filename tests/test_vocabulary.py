@@ -147,6 +147,64 @@ def test_the_any_check_sees_a_planted_any(tmp_path: Path) -> None:
     assert any_in_signatures(planted) == ["x.py:2 f"]
 
 
+ANY_LIMIT = 60
+"""Fewer `Any` than this in certgen's signatures (issue 22: 172 before the typing work)."""
+ANY_FREE = ("record.py", "report.py", "rules.py", "bundle.py")
+"""Modules whose signatures carry no `Any` at all."""
+
+
+def any_count(path: Path) -> int:
+    """How many `Any` the parameter and return annotations of `path`'s functions hold: the name
+    `Any`, an attribute `typing.Any`, and each `Any` inside a string annotation."""
+    def count(annotation: ast.expr | None) -> int:
+        n = 0
+        for sub in ast.walk(annotation) if annotation is not None else ():
+            if isinstance(sub, ast.Name) and sub.id == "Any":
+                n += 1
+            elif isinstance(sub, ast.Attribute) and sub.attr == "Any":
+                n += 1
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                n += sub.value.count("Any")
+        return n
+
+    total = 0
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            total += sum(count(a.annotation) for a in (*args.posonlyargs, *args.args,
+                                                       *args.kwonlyargs))
+            total += sum(count(a.annotation) for a in (args.vararg, args.kwarg) if a is not None)
+            total += count(node.returns)
+    return total
+
+
+def any_counts(root: Path) -> dict[str, int]:
+    """any_count of every module under `root` that has one, by path relative to `root`."""
+    return {path.relative_to(root).as_posix(): n for path in sorted(root.rglob("*.py"))
+            if (n := any_count(path))}
+
+
+def test_certgen_signatures_hold_few_any_and_the_typed_modules_none() -> None:
+    counts = any_counts(PACKAGE)
+    total = sum(counts.values())
+    shown = ", ".join(f"{name} {n}" for name, n in sorted(counts.items(),
+                                                          key=lambda item: (-item[1], item[0])))
+    assert total < ANY_LIMIT, (f"{total} Any in certgen's signatures, the limit is fewer than "
+                               f"{ANY_LIMIT}: {shown}")
+    typed = {name: counts[name] for name in ANY_FREE if name in counts}
+    assert typed == {}, f"Any in the signatures of {', '.join(typed)} (none allowed): {shown}"
+
+
+def test_the_any_count_sees_names_attributes_and_strings(tmp_path: Path) -> None:
+    planted = tmp_path / "x.py"
+    planted.write_text("import typing\nfrom typing import Any\n"
+                       "def f(a: dict[str, Any], *b: typing.Any, **c: 'list[Any]') -> Any: ...\n"
+                       "class C:\n    async def g(self, /, d: int, *, e: 'Any | Any') -> None: ...\n"
+                       "x: Any = 1\n")
+    assert any_count(planted) == 6
+    assert any_counts(tmp_path) == {"x.py": 6}
+
+
 def test_the_report_record_is_typed_and_carries_no_frames() -> None:
     """The renderer gets the chart series and the CSV the builder computed, never frames."""
     import dataclasses

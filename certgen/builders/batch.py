@@ -14,13 +14,14 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import forkserver
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certgen.builders.certificate import (
+    BuildOptions,
     BuildResult,
     build_bundle,
     build_one,
@@ -45,7 +46,7 @@ def build_many(
     draft: bool,
     verify_base: str | None,
     jobs: int,
-    progress: Any = None,
+    progress: Callable[[int], object] | None = None,
     lab: LabProfile | None = None,
     scheduler: str | None = None,
     sign: SigningKey | None = None,
@@ -63,8 +64,8 @@ def build_many(
     # The lab profile and the verification base are the same for every bundle: refused once.
     resolve_verify_base(verify_base, lab, draft=draft, signed=sign is not None)
     sign = ready_to_sign(sign, lab)  # one signing time for every bundle of the build
-    kwargs = dict(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base, lab=lab,
-                  sign=sign)
+    kwargs = BuildOptions(languages=languages, fleet=fleet, draft=draft, verify_base=verify_base,
+                          lab=lab, sign=sign)
     results: dict[int, BuildResult | Exception] = {}
     if scheduler:
         order = sorted(range(len(bundles)), key=lambda i: (-bundle_cost(bundles[i]), i))
@@ -73,7 +74,7 @@ def build_many(
     elif jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):
             try:
-                results[i] = build_bundle(bundle, out_dir, **kwargs)  # type: ignore[arg-type]
+                results[i] = build_bundle(bundle, out_dir, **kwargs)
             except Exception as exc:
                 results[i] = exc
             if progress is not None:

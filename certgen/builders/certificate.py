@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 from urllib.parse import urlsplit
 
 from certgen import __version__
@@ -70,6 +70,26 @@ def pdf_name(lang: str) -> str:
     return pdf_file_name(lang)
 
 
+class BuildOptions(TypedDict, total=False):
+    """The keyword arguments of build_bundle that a batch passes to every bundle's build (to a
+    pool worker or a cluster task as one picklable dict)."""
+
+    languages: Sequence[str] | None
+    fleet: str | None
+    draft: bool
+    verify_base: str | None
+    use_cache: bool
+    lab: LabProfile | None
+    sign: SigningKey | None
+    home: str | None
+
+
+class _Digest(Protocol):
+    """What _hash_tree feeds: a hashlib hash object."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
 @dataclass(frozen=True)
 class BuildResult:
     """What one bundle produced: its id, languages, folder, and whether it was rebuilt."""
@@ -82,7 +102,7 @@ class BuildResult:
     record_sha256: str
 
 
-def _hash_tree(root: Path, digest: Any, label: str) -> None:
+def _hash_tree(root: Path, digest: _Digest, label: str) -> None:
     """Feed every regular file under root (sorted relative paths, then contents) to digest."""
     files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     for path in files:
@@ -290,7 +310,9 @@ def build_bundle(
             manifest = read_manifest(folder)
             if (manifest is not None and manifest.get("inputs_sha256") == key
                     and verify_manifest(folder, manifest)):
-                return BuildResult(str(bundle), cert_id, tuple(manifest.get("languages", ())),
+                # finish() below wrote "languages" as a list of str.
+                languages = cast("list[str]", manifest.get("languages", []))
+                return BuildResult(str(bundle), cert_id, tuple(languages),
                                    str(folder), False, str(manifest.get("record_sha256", "")))
         record = record_from_bundle(loaded, fleet=store, draft=draft, lab=lab)
     cert_id = record.certificate.id
@@ -344,7 +366,7 @@ MAX_VERIFY_BASE = 200
 """Longest verification base URL (it is printed under the QR code)."""
 
 
-def build_one(bundle: str, out_dir: str, kwargs: dict[str, Any]) -> BuildResult | Exception:
+def build_one(bundle: str, out_dir: str, kwargs: BuildOptions) -> BuildResult | Exception:
     """One bundle as a pool worker or a cluster task builds it: a CertgenError is returned in
     the result's place (the caller reports it with the bundle), anything else propagates."""
     try:

@@ -25,12 +25,15 @@ import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from certgen import __version__
 from certgen.builders.certificate import build_one
 from certgen.errors import ClusterError
 from certgen.fleet import is_server_url
+
+if TYPE_CHECKING:
+    from certgen.builders.certificate import BuildOptions, BuildResult
 
 
 def _absolute(location: str | None) -> str | None:
@@ -44,8 +47,8 @@ def _worker_version() -> str:
     return __version__
 
 
-def _build_task(bundle: str, out_dir: str, kwargs: dict[str, Any],
-                epoch: str | None) -> Any:
+def _build_task(bundle: str, out_dir: str, kwargs: BuildOptions,
+                epoch: str | None) -> BuildResult | Exception:
     """One bundle on a worker, with this client's SOURCE_DATE_EPOCH (one thread per worker)."""
     if epoch is None:
         os.environ.pop("SOURCE_DATE_EPOCH", None)
@@ -57,12 +60,12 @@ def _build_task(bundle: str, out_dir: str, kwargs: dict[str, Any],
 def build_on_cluster(
     bundles: Sequence[str],
     out_dir: str,
-    kwargs: dict[str, Any],
+    kwargs: BuildOptions,
     scheduler: str,
     *,
     order: Sequence[int],
     progress: Callable[[int], object] | None = None,
-) -> dict[int, Any]:
+) -> dict[int, BuildResult | Exception]:
     """Build bundles[i] for i in `order` (submission order) on the cluster; {i: result}."""
     try:
         from distributed import Client, as_completed
@@ -87,7 +90,7 @@ def build_on_cluster(
         if other:
             raise ClusterError(f"workers {', '.join(other)} run another certgen version "
                                f"(this one is {__version__})")
-        remote = {**kwargs, "fleet": _absolute(kwargs.get("fleet"))}
+        remote: BuildOptions = {**kwargs, "fleet": _absolute(kwargs.get("fleet"))}
         epoch = os.environ.get("SOURCE_DATE_EPOCH")
         out_abs = os.path.abspath(out_dir)
         futures = {
@@ -95,7 +98,7 @@ def build_on_cluster(
                           pure=False, key=f"certgen-build-{i}-{os.getpid()}-{id(bundles)}"): i
             for i in order
         }
-        results: dict[int, Any] = {}
+        results: dict[int, BuildResult | Exception] = {}
         for future in as_completed(futures):  # type: ignore[no-untyped-call]
             i = futures[future]
             results[i] = _as_local(future.result(), bundles[i], out_dir)
@@ -104,7 +107,8 @@ def build_on_cluster(
     return results
 
 
-def _as_local(result: Any, bundle: str, out_dir: str) -> Any:
+def _as_local(result: BuildResult | Exception, bundle: str,
+              out_dir: str) -> BuildResult | Exception:
     """A worker's BuildResult with the bundle and folder as a local build names them."""
     if isinstance(result, Exception):
         return result

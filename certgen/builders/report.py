@@ -487,7 +487,7 @@ def write_report(record: ReportRecord, out: Path, langs: list[str],
     writer = Writer(out)
     for name, data in files:
         writer.write(name, data)
-    writer.finish({"kind": "compare", "mode": record.mode, "languages": langs,
+    writer.finish({"kind": "compare", "mode": record.mode, "languages": list(langs),
                    "date": None if date is None else date.isoformat()})
     return [name for name, _ in files]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import numpy as np
 
@@ -18,13 +17,14 @@ from certgen import jsonload
 from certgen.captures.common import decode
 from certgen.captures.model import Capture, Hints
 from certgen.errors import CaptureFormatError
+from certgen.jsonload import JSONValue
 
 INTERVAL = "MsBetweenPresents"
 DISPLAY = "MsBetweenDisplayChange"
 """Optional, one per frame: the display-change interval (a diagnostic, certgen.framegen)."""
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     if value is None:
         return "null"
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
@@ -32,7 +32,7 @@ def _type_name(value: Any) -> str:
     )
 
 
-def _numbers(values: Any, name: str, where: str) -> np.ndarray:
+def _numbers(values: JSONValue, name: str, where: str) -> np.ndarray:
     if not isinstance(values, list):
         raise CaptureFormatError(
             f"expected a list of numbers, got {_type_name(values)}", file=name, field=where
@@ -69,7 +69,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
         raise CaptureFormatError(f"expected a non-empty list of runs, got {got}", file=name,
                                  field="Runs")
     info_value = doc.get("Info")
-    info: dict[str, Any] = info_value if isinstance(info_value, dict) else {}
+    info: dict[str, JSONValue] = info_value if isinstance(info_value, dict) else {}
     hints = Hints(
         gpu=_text(info.get("GPU")),
         cpu=_text(info.get("Processor")),
@@ -119,7 +119,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
     return captures
 
 
-def _display_changes(capture_data: dict[str, Any], frames: int, name: str, where: str
+def _display_changes(capture_data: dict[str, JSONValue], frames: int, name: str, where: str
                      ) -> np.ndarray | None:
     """The run's MsBetweenDisplayChange list (null entries as NaN), or None without one."""
     values = capture_data.get(DISPLAY)
@@ -143,5 +143,5 @@ def _display_changes(capture_data: dict[str, Any], frames: int, name: str, where
     return out
 
 
-def _text(value: Any) -> str | None:
+def _text(value: JSONValue) -> str | None:
     return value.strip() or None if isinstance(value, str) else None

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from certgen import jsonload
 from certgen.captures.common import decode
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.jsonload import JSONValue
 from certgen.model.capture import (
     DroppedLines,
     FrameCountMismatch,
@@ -50,7 +50,7 @@ KINDS = ("full", "partial", "reproject", "idle")
 SETTLE_FACTOR = 2.0
 
 
-def _object(line: str, name: str, number: int) -> dict[str, Any]:
+def _object(line: str, name: str, number: int) -> dict[str, JSONValue]:
     try:
         value = jsonload.loads(line)
     except json.JSONDecodeError:
@@ -68,7 +68,7 @@ def _object(line: str, name: str, number: int) -> dict[str, Any]:
     return value
 
 
-def _integer(obj: dict[str, Any], key: str, name: str, number: int) -> int:
+def _integer(obj: dict[str, JSONValue], key: str, name: str, number: int) -> int:
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise CaptureFormatError(
@@ -79,7 +79,7 @@ def _integer(obj: dict[str, Any], key: str, name: str, number: int) -> int:
 
 
 def _gpu_time(
-    obj: dict[str, Any], tick: int, name: str, number: int
+    obj: dict[str, JSONValue], tick: int, name: str, number: int
 ) -> tuple[int, float] | None:
     """(gpu_tick, gpu_ms) of one frame line, or None when it carries no new GPU time."""
     gpu_ms, gpu_tick = obj.get("gpu_ms"), obj.get("gpu_tick")
@@ -132,7 +132,7 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
     ticks: list[int] = []
     gpu: dict[int, float] = {}
     gpu_line: dict[int, int] = {}
-    end: dict[str, Any] | None = None
+    end: dict[str, int] | None = None
     previous_tick: int | None = None
     gaps = 0
     missing_lines = 0

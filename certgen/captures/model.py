@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,10 @@ class Hints:
     a before/after report, never parsed."""
 
 
-def _frozen(values: Any, dtype: Any) -> Any:
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+
+
+def _frozen(values: npt.ArrayLike, dtype: type[_Scalar]) -> npt.NDArray[_Scalar]:
     """`values` as a read-only array of `dtype` that nothing else can change: an array that
     owns its data is frozen in place (a reader's fresh column: no copy of a million values),
     anything else (a list, a view, another dtype) is copied first."""
@@ -63,7 +66,7 @@ class FrameTypeCodes:
     codes: npt.NDArray[np.int16]
     """Per frame, its type's index in `names`."""
 
-    def __getitem__(self, rows: Any) -> FrameTypeCodes:
+    def __getitem__(self, rows: npt.NDArray[np.bool_] | npt.NDArray[np.intp]) -> FrameTypeCodes:
         """The same table over the frames `rows` selects (a mask or indices)."""
         return FrameTypeCodes(self.names, self.codes[rows])
 
@@ -179,7 +182,7 @@ class Capture:
                 raise ValueError("give frame_types or frame_type_codes, not both")
             object.__setattr__(self, "frame_types", self.frame_type_codes.names_of())
         if self.frame_types is not None:
-            types = _frozen(self.frame_types, object)
+            types = _frozen(self.frame_types, np.object_)
             if types.shape != arr.shape:
                 raise ValueError(f"frame_types has {types.size} values for {arr.size} frame times")
             object.__setattr__(self, "frame_types", types)

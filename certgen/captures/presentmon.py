@@ -42,13 +42,16 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar, cast
 
 import numpy as np
 
 from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
 from certgen.captures.model import Capture, FrameTypeCodes, Group, Hints
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
+
+if TYPE_CHECKING:
+    import polars as pl
 
 KEY_COLUMNS = ("Application", "ProcessID", "SwapChainAddress")
 INTERVAL_COLUMNS = ("MsBetweenPresents", "msBetweenPresents")
@@ -366,13 +369,15 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
             # One integer per row from the three categorical codes (0: an empty cell), grouped
             # by polars on every core in order of first appearance: a single UInt64 column
             # costs far less memory than grouping by the three columns themselves.
-            sizes = [int(frame[k].to_physical().max() or 0) + 2 for k in _KEYS]
+            # A categorical's physical codes are UInt32: their max is an int (None: all null).
+            sizes = [int(cast("int | None", frame[k].to_physical().max()) or 0) + 2
+                     for k in _KEYS]
             if sizes[0] * sizes[1] * sizes[2] >= 1 << 63:
                 raise _Suspect  # cannot happen with real category counts
-            row_key: Any = None
-            for k, size in zip(_KEYS, sizes):
-                code = (pl.col(k).to_physical().cast(pl.UInt64) + 1).fill_null(0)
-                row_key = code if row_key is None else row_key * size + code
+            key_codes = [(pl.col(k).to_physical().cast(pl.UInt64) + 1).fill_null(0) for k in _KEYS]
+            row_key = key_codes[0]
+            for code, size in zip(key_codes[1:], sizes[1:]):
+                row_key = row_key * size + code
             found = (
                 frame.select(row_key.alias("key"))
                 .with_row_index("first")
@@ -425,7 +430,7 @@ class _Quoted(Exception):
     """A block holds a quote: the file is read whole (quoted cells may span lines)."""
 
 
-def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
+def _read_blocks(data: Data, layout: _Layout, skip: int) -> pl.DataFrame:
     """The columns read from every block of whole lines after the header, concatenated.
 
     A mapped file's pages are released behind the reader, so resident memory stays at the
@@ -457,7 +462,7 @@ def _read_blocks(data: Data, layout: _Layout, skip: int) -> Any:
     return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
 
 
-def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
+def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> pl.DataFrame:
     """The read columns of `data` (rows after `skip` lines) as a DataFrame: `interval`,
     `addend` (CPUWait, when summed), `flag` (the Dropped token, or True where the display
     column is NA) and the keys (_KEYS, categorical); _Suspect when polars' reading could differ
@@ -474,7 +479,7 @@ def _read_part(data: bytes, layout: _Layout, skip: int, *, plain: bool) -> Any:
 
 
 def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts] | None
-                  ) -> Any:
+                  ) -> pl.DataFrame:
     """_read_part's work, with its byte checks (`facts`, already started) for a plain read;
     _read_part waits for them whatever happens here."""
     import polars as pl
@@ -499,8 +504,8 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
     wanted = (range(width) if ocat else layout.needed if plain
               else sorted(set(layout.needed) | {width - 1, width}))
 
-    def read(as_float: bool) -> Any:
-        schema: dict[str, Any] = {
+    def read(as_float: bool) -> pl.DataFrame:
+        schema: dict[str, pl.DataType | type[pl.DataType]] = {
             n: pl.Categorical if i in keys else pl.String for i, n in enumerate(names)
         }
         if as_float:
@@ -569,7 +574,7 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
     return pl.DataFrame(columns)
 
 
-def _type_codes(cells: Any) -> FrameTypeCodes:
+def _type_codes(cells: pl.Series) -> FrameTypeCodes:
     """Categorical FrameType cells as the csv module reads them (the name stripped, None for
     `NA` or an empty cell), as codes into a table of names: 2 bytes a frame, counted in C."""
     import polars as pl
@@ -592,14 +597,14 @@ def _type_name(cell: str) -> str | None:
     return None if text in ("", NA) else text
 
 
-def _finite(values: Any) -> Any:
+def _finite(values: pl.Series) -> pl.Series:
     """A Float64 column read with `NA` as its only null: _Suspect when a value is not finite."""
     if values.is_nan().any() or values.is_infinite().any():
         raise _Suspect
     return values
 
 
-def _numbers(cells: Any) -> Any:
+def _numbers(cells: pl.Series) -> pl.Series:
     """Text cells -> Float64 with NA as null; _Suspect for anything float() would not give."""
     import polars as pl
 

@@ -8,7 +8,6 @@ library log lines are kept off the terminal (see certgen.commands.site.library_l
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -42,7 +41,7 @@ REAL_CAPTURES = (
               help="Folder to write the demo site into.")
 @WHEEL_OPTION
 @LOG_OPTION
-def command(out: str, log_file: str | None, wheel: str | None) -> Any:
+def command(out: str, log_file: str | None, wheel: str | None) -> None:
     """Build the examples, reports and explainers into a folder; show metrics of real captures."""
 
     files = run_site(out, log_file=log_file, wheel=wheel)

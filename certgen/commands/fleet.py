@@ -9,10 +9,10 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, TypeVar
 
 import click
 
@@ -23,7 +23,10 @@ from certgen.pipeline import make_record
 from certgen.record import dump_record, load_record
 
 if TYPE_CHECKING:
+    from certgen.fleet import FleetStore
     from certgen.record import Record
+
+_Command = TypeVar("_Command", bound=Callable[..., object])
 
 FLEET_HELP = (
     "Fleet database: an SQLite file, or a postgresql:// URL (the postgres extra). "
@@ -37,7 +40,7 @@ LOCK_HELP = (
 )
 
 
-def _fleet_option(f: Any) -> Any:
+def _fleet_option(f: _Command) -> _Command:
     f = click.option("--lock-timeout", "lock_timeout", type=float, default=None,
                      metavar="SECONDS", help=LOCK_HELP)(f)
     return click.option("--fleet", "fleet", type=click.Path(dir_okay=False), default=None,
@@ -45,7 +48,8 @@ def _fleet_option(f: Any) -> Any:
 
 
 @contextmanager
-def _open(fleet: str | None, lock_timeout: float | None, *, readonly: bool) -> Iterator[Any]:
+def _open(fleet: str | None, lock_timeout: float | None, *,
+          readonly: bool) -> Iterator[FleetStore]:
     """The fleet store; read-only commands never create, migrate or write it."""
 
     timeout = timeout_of(lock_timeout)  # a bad --lock-timeout is refused before opening
@@ -173,7 +177,7 @@ def export(fleet: str | None, lock_timeout: float | None, output: Path | None) -
     click.echo(f"{output}: {_runs(count)} exported", err=True)
 
 
-def _export_atomic(store: Any, path: Path) -> int:
+def _export_atomic(store: FleetStore, path: Path) -> int:
     """Stream the export into a temp file beside `path`, fsync, then os.replace (atomic); a
     failure is a FleetError naming the file and leaves no partial file."""
 

@@ -21,7 +21,7 @@ import json
 import pathlib
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -33,13 +33,17 @@ from certgen.metrics import weights_of
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
 
+if TYPE_CHECKING:
+    from certgen.captures.model import Capture
+    from certgen.errors import CertgenError
+
 
 def display_name(name: str, label: str | None) -> str:
     """How one run of a file is named: the file, plus `#label` for multi-run files."""
     return name if label is None else f"{name}#{label}"
 
 
-def notes(capture: Any) -> list[str]:
+def notes(capture: Capture) -> list[str]:
     """Reader warnings plus what the Capture counts (dropped, missing, skipped) as sentences."""
     out = list(capture.warnings)
     if capture.dropped_frames:
@@ -80,7 +84,7 @@ def keep_freed_memory() -> None:
 
 def read_all(
     paths: list[str], fmt: str | None, process: str | None
-) -> Iterator[tuple[str, Any, str | None]]:
+) -> Iterator[tuple[str, Capture | CertgenError, str | None]]:
     """(argument, Capture or the CertgenError refusing the file, note) per run, in argument
     order, each as soon as it is read.
 
@@ -164,7 +168,7 @@ COLUMNS = (
 """(JSON key, column title, format) of the table; figures keep their SOP precision."""
 
 
-def _cell(value: Any, spec: str) -> str:
+def _cell(value: object, spec: str) -> str:
     return "-" if value is None else spec.format(value)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -44,7 +43,7 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 @click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
-            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> Any:
+            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> None:
     """Publish the verification registry of the certificates built into RECORDS."""
 
     if as_of is not None:

@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -115,7 +114,7 @@ LOG_OPTION = click.option(
 @WHEEL_OPTION
 @LOG_OPTION
 def command(out: str, examples: str | None, log_file: str | None, as_of: str | None,
-            wheel: str | None) -> Any:
+            wheel: str | None) -> None:
     """Build the publishable static site: samples, reports, explainers in EN/RU/PT, an index."""
     files = run_site(out, examples=examples, log_file=log_file, as_of=as_of, wheel=wheel)
     click.echo(f"{len(files)} files written to {out}")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple, TypedDict, TypeGuard, cast
 
 from pydantic_core import PydanticCustomError
 
@@ -25,6 +25,9 @@ from certgen.metrics import round_half_away
 from certgen.model.cohort import Cohort, Rank
 from certgen.record import Record
 from certgen.untrusted import escape_invisible, shorten
+
+if TYPE_CHECKING:
+    from certgen.jsonload import JSONValue
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
 """The fleet file used when neither --fleet nor CERTGEN_FLEET is given (current directory)."""
@@ -195,7 +198,7 @@ def rank_from_sums(
 
 
 def rank_run(
-    metrics: Mapping[str, Any],
+    metrics: Mapping[str, float | None],
     cohort_values: Mapping[str, Sequence[float]],
     *,
     min_cohort: int,
@@ -246,11 +249,11 @@ class FleetRun:
         """Equal in everything but `source` (a re-dumped record of the same certificate)."""
         return self._content() == other._content()
 
-    def _content(self) -> tuple[Any, ...]:
+    def _content(self) -> tuple[object, ...]:
         return (self.certificate_id, self.run_index, self.issued, self.card_model,
                 self.card_serial, self.cohort, *(self.metric(m) for m in METRIC_NAMES))
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, JSONValue]:
         """The export line's object, keys in a fixed order (JSONL_FIELDS)."""
         c = self.cohort
         return {
@@ -271,11 +274,39 @@ JSONL_FIELDS: Final = (
 """Every line of an export holds exactly these keys, in this order."""
 
 
+class RowObject(TypedDict):
+    """A fleet row as an export line holds it (the keys of JSONL_FIELDS), once _plainly_valid
+    or field_errors has found nothing wrong in it."""
+
+    certificate_id: str
+    run_index: int
+    issued: str | None
+    card_model: str
+    card_serial: str
+    title: str
+    resolution: str
+    preset: str
+    ray_tracing: bool
+    upscaler: str
+    upscaler_mode: str | None
+    frame_generation: bool
+    fluidity_score: float | None
+    consistency_gap: float | None
+    stutter: float | None
+    avg_fps: float | None
+    low_1pct_fps: float | None
+    low_0_1pct_fps: float | None
+    source: str
+
+
+assert tuple(RowObject.__annotations__) == JSONL_FIELDS, "RowObject has the export's keys"
+
+
 def _dump_line(run: FleetRun) -> str:
     return json.dumps(run.as_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     # Escaped (bidi controls, zero-width characters) and shortened: a value is shown, never
     # allowed to reorder or fill the message.
     text = escape_invisible(json.dumps(value, ensure_ascii=False))
@@ -343,7 +374,7 @@ def _text_problem(key: str, value: str) -> str | None:
     return None
 
 
-def _fast_text(value: Any, limit: int) -> bool:
+def _fast_text(value: object, limit: int) -> bool:
     """True for a text every rule accepts (printable: no control, bidi or zero-width
     character; something besides spaces; within the limit). False sends it to the full check."""
     return type(value) is str and len(value) <= limit and value.isprintable() and \
@@ -354,7 +385,7 @@ def _bound(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+def field_errors(obj: Mapping[str, object]) -> list[tuple[str, str]]:
     """Every (field, problem) of one fleet row object; empty when it is valid.
 
     Types, then ranges and closed sets (docs/limits.md, "The fleet"): texts as card.yaml's
@@ -434,7 +465,7 @@ def field_errors(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return errors
 
 
-def parse_line(obj: Any, where: str) -> tuple[FleetRun | None, list[str]]:
+def parse_line(obj: object, where: str) -> tuple[FleetRun | None, list[str]]:
     """Validate one decoded JSONL object; return the row or every error (`where: field: …`)."""
     if not isinstance(obj, dict):
         return None, [f"{where}: expected a JSON object, got {_describe(obj)}"]
@@ -443,7 +474,12 @@ def parse_line(obj: Any, where: str) -> tuple[FleetRun | None, list[str]]:
     errors = field_errors(obj)
     if errors:
         return None, [f"{where}: {field}: {problem}" for field, problem in errors]
-    return _row_from_mapping(obj), []
+    return _row_from_mapping(valid_row(obj)), []
+
+
+def valid_row(obj: Mapping[str, object]) -> RowObject:
+    """`obj` as the row object it is, once field_errors has found nothing wrong in it."""
+    return cast("RowObject", obj)  # field_errors checked every key and type
 
 
 _FIELD_SET: Final = frozenset(JSONL_FIELDS)
@@ -451,7 +487,7 @@ _UPSCALER_SET: Final = frozenset(UPSCALERS)
 _RANGES: Final = tuple(METRIC_RANGES.items())
 
 
-def _plainly_valid(obj: dict[str, Any]) -> bool:
+def _plainly_valid(obj: Mapping[str, object]) -> TypeGuard[RowObject]:
     """A fast check that a row has no error (the common case of a large import); False sends it
     to field_errors, which finds and words every error. Never True for a row field_errors
     would refuse."""
@@ -485,7 +521,8 @@ def _plainly_valid(obj: dict[str, Any]) -> bool:
         if (type(v) is not float and type(v) is not int) or not low <= v <= high:
             return False
     for lower, upper in ORDERED_FPS:
-        a, b = obj[lower], obj[upper]
+        # Numbers or None: the loop above returned False for anything else.
+        a, b = cast("tuple[float | None, float | None]", (obj[lower], obj[upper]))
         if a is not None and b is not None and a > b:
             return False
     return True
@@ -498,9 +535,8 @@ def row_errors(row: FleetRun) -> list[tuple[str, str]]:
     return [] if _plainly_valid(obj) else field_errors(obj)
 
 
-def _row_from_mapping(obj: Mapping[str, Any]) -> FleetRun:
-    def num(key: str) -> float | None:
-        v = obj[key]
+def _row_from_mapping(obj: RowObject) -> FleetRun:
+    def num(v: float | None) -> float | None:
         return None if v is None else float(v)
 
     return FleetRun(
@@ -508,9 +544,10 @@ def _row_from_mapping(obj: Mapping[str, Any]) -> FleetRun:
         issued=obj["issued"], card_model=obj["card_model"], card_serial=obj["card_serial"],
         cohort=Cohort(obj["title"], obj["resolution"], obj["preset"], bool(obj["ray_tracing"]),
                       obj["upscaler"], obj["upscaler_mode"], bool(obj["frame_generation"])),
-        avg_fps=num("avg_fps"), low_1pct_fps=num("low_1pct_fps"),
-        low_0_1pct_fps=num("low_0_1pct_fps"), consistency_gap=num("consistency_gap"),
-        stutter=num("stutter"), fluidity_score=num("fluidity_score"), source=obj["source"],
+        avg_fps=num(obj["avg_fps"]), low_1pct_fps=num(obj["low_1pct_fps"]),
+        low_0_1pct_fps=num(obj["low_0_1pct_fps"]), consistency_gap=num(obj["consistency_gap"]),
+        stutter=num(obj["stutter"]), fluidity_score=num(obj["fluidity_score"]),
+        source=obj["source"],
     )
 
 
@@ -549,7 +586,7 @@ def runs_from_record(record: Record, *, source: str, where: str = "record.json")
                            "card_model": "card.model", "card_serial": "card.serial",
                            **{m: f"{path}.metrics.{m}" for m in METRIC_NAMES}}
             raise FleetError(problem, file=where, field=record_path.get(field, f"{path}.{field}"))
-        out.append(_row_from_mapping(obj))
+        out.append(_row_from_mapping(valid_row(obj)))
     return out
 
 

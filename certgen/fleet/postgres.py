@@ -15,13 +15,15 @@ psycopg (version 3) is the optional extra `postgres`; it is imported only when a
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from certgen.errors import FleetError
 from certgen.fleet.model import METRIC_NAMES
 from certgen.fleet.schema import MIGRATIONS as SQLITE_MIGRATIONS
 from certgen.fleet.schema import (
+    Connection,
     _as_cohort,
     _fill_aggregates,
     _not_a_fleet,
@@ -31,12 +33,16 @@ from certgen.fleet.schema import (
     one_line,
 )
 
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
+
 LOCK_ID: Final = 0x63657274_67656E  # "certgen": the advisory lock every writer takes
 
 _TEXT = 'TEXT COLLATE "C"'
 
 
-def _rekey_cohorts(conn: Any) -> None:
+def _rekey_cohorts(conn: Connection) -> None:
     """Fill `cohort_key` from the cohort columns with Cohort.key() (as the SQLite step 2)."""
     rows = conn.execute("SELECT certificate_id, run_index, title, resolution, preset, "
                         "ray_tracing, upscaler, upscaler_mode, frame_generation "
@@ -46,11 +52,11 @@ def _rekey_cohorts(conn: Any) -> None:
                      "AND run_index = %s", (_as_cohort(fields).key(), cert, index))
 
 
-def _fill_aggregates_pg(conn: Any) -> None:
+def _fill_aggregates_pg(conn: Connection) -> None:
     _fill_aggregates(conn, "%s")
 
 
-MIGRATIONS: Final[tuple[tuple[Any, ...], ...]] = (
+MIGRATIONS: Final[tuple[tuple[str | Callable[[Connection], None], ...], ...]] = (
     (f"""
     CREATE TABLE runs (
         certificate_id   {_TEXT} NOT NULL,
@@ -120,7 +126,7 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
-def begin_write(conn: Any, *, where: str, timeout: float) -> None:
+def begin_write(conn: Connection, *, where: str, timeout: float) -> None:
     """Start a write transaction holding the fleet's advisory lock (released at its end).
 
     Tried first without waiting; when another writer holds it, say so once on stderr and wait
@@ -129,8 +135,9 @@ def begin_write(conn: Any, *, where: str, timeout: float) -> None:
 
     conn.execute("BEGIN")
     try:
-        got = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (LOCK_ID,)).fetchone()[0]
-        if got:
+        tried = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (LOCK_ID,)).fetchone()
+        assert tried is not None  # a SELECT without FROM: one row
+        if tried[0]:
             return
         if timeout <= 0:
             raise lock_error(where, timeout)
@@ -168,7 +175,7 @@ def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
 
 
 def connect(url: str, *, target: int | None = None, readonly: bool = False,
-            lock_timeout: float = 60.0) -> tuple[Any, str, int]:
+            lock_timeout: float = 60.0) -> tuple[psycopg.Connection[TupleRow], str, int]:
     """An autocommit connection to the fleet server, migrated; the URL to show; the schema
     version found before migrating.
 
@@ -200,13 +207,15 @@ def connect(url: str, *, target: int | None = None, readonly: bool = False,
     return conn, shown, found
 
 
-def check_readonly(conn: Any, *, where: str) -> int:
+def check_readonly(conn: Connection, *, where: str) -> int:
     """Make the session read-only and check the schema without changing anything."""
 
     conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-    has_schema, has_runs = conn.execute(
+    tables_found = conn.execute(
         "SELECT to_regclass('certgen_schema') IS NOT NULL, to_regclass('runs') IS NOT NULL"
     ).fetchone()
+    assert tables_found is not None  # a SELECT without FROM: one row
+    has_schema, has_runs = tables_found
     found = None
     if has_schema:
         found = conn.execute("SELECT version FROM certgen_schema").fetchone()
@@ -224,13 +233,15 @@ def check_readonly(conn: Any, *, where: str) -> int:
     return version
 
 
-def migrate(conn: Any, *, where: str, target: int = len(MIGRATIONS),
+def migrate(conn: Connection, *, where: str, target: int = len(MIGRATIONS),
             timeout: float = 60.0) -> int:
     """Apply the missing steps up to `target` under the advisory lock; return the version found."""
 
     begin_write(conn, where=where, timeout=timeout)
     try:
-        if conn.execute("SELECT to_regclass('certgen_schema') IS NULL").fetchone()[0]:
+        missing = conn.execute("SELECT to_regclass('certgen_schema') IS NULL").fetchone()
+        assert missing is not None  # a SELECT without FROM: one row
+        if missing[0]:
             tables = [str(name) for (name,) in conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
                 "ORDER BY tablename").fetchall()]

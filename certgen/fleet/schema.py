@@ -11,8 +11,8 @@ import hashlib
 import operator
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Protocol
 
 from certgen.errors import FleetError
 from certgen.fleet.model import (
@@ -25,9 +25,43 @@ from certgen.fleet.model import (
     exact_scaled,
     exact_scaled_square,
     field_errors,
+    valid_row,
 )
 from certgen.model.cohort import Cohort
 from certgen.untrusted import escape_invisible, shorten
+
+
+class Cursor(Protocol):
+    """What the fleet uses of a DB-API cursor (sqlite3.Cursor, psycopg.Cursor).
+
+    A row is a tuple of SQL values, typed `tuple[Any, ...]` as both drivers type it (sqlite3's
+    fetchone returns Any, psycopg's TupleRow is tuple[Any, ...]): what a value is depends on
+    what the file or server holds (str, int, float, bytes, None; PostgreSQL's NUMERIC a
+    Decimal), so each one is converted or checked where it is read (_from_sql, _Delta.flush,
+    the _stored_* helpers of certgen.fleet.store), and a damaged one fails there.
+    """
+
+    def fetchone(self) -> tuple[Any, ...] | None: ...
+
+    def fetchall(self) -> Sequence[tuple[Any, ...]]: ...
+
+    def fetchmany(self, size: int, /) -> Sequence[tuple[Any, ...]]: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[object]], /) -> object: ...
+
+    def close(self) -> None: ...
+
+
+class Connection(Protocol):
+    """What both backends use of a connection (sqlite3.Connection, psycopg.Connection); SQL
+    is written with `?` placeholders and turned into psycopg's `%s` by _marks."""
+
+    def execute(self, sql: str, params: Sequence[object] = ..., /) -> Cursor: ...
+
+    def cursor(self) -> Cursor: ...
+
+    def close(self) -> None: ...
+
 
 BATCH_ROWS: Final = 2000
 """Rows per executemany batch of an import, and per page of an export (bounded memory)."""
@@ -49,7 +83,7 @@ def _fill_aggregates_sqlite(conn: sqlite3.Connection) -> None:
     _fill_aggregates(conn, "?")
 
 
-def _fill_aggregates(conn: Any, mark: str) -> None:
+def _fill_aggregates(conn: Connection, mark: str) -> None:
     """Compute cohort_stats and cohorts from the rows already there (schema step 3).
 
     Streams the rows once; memory holds one aggregate per cohort and metric.
@@ -65,7 +99,7 @@ def _fill_aggregates(conn: Any, mark: str) -> None:
     delta.flush(conn, mark)
 
 
-Migration = str | Callable[[Any], None]
+Migration = str | Callable[[sqlite3.Connection], None]
 
 
 _METRIC_INDEXES: Final = tuple(
@@ -179,7 +213,7 @@ class _Delta:
             acc[1] += sign * exact_scaled(value)
             acc[2] += sign * exact_scaled_square(value)
 
-    def flush(self, conn: Any, mark: str) -> None:
+    def flush(self, conn: Connection, mark: str) -> None:
         """Add the changes to the stored aggregates (inside the caller's write transaction)."""
         q = _marks(mark)
         for key in sorted(self.runs):
@@ -258,7 +292,7 @@ def one_line(text: str) -> str:
     return escape_invisible(shorten(" ".join(text.split()), 160))
 
 
-def _as_cohort(cohort: Sequence[Any]) -> Cohort:
+def _as_cohort(cohort: Sequence[object]) -> Cohort:
     if isinstance(cohort, Cohort):
         return cohort
     if len(cohort) != len(Cohort._fields):
@@ -272,20 +306,22 @@ _NOT_WRITTEN_HERE: Final = ("a value this certgen would not write (an older cert
                              "tool wrote it): correct or delete that row")
 
 
-def _from_sql(r: Sequence[Any], where: str) -> FleetRun:
+def _from_sql(r: Sequence[object], where: str) -> FleetRun:
     """A stored row, checked as an imported line is: a row this certgen would not write is a
     FleetError naming it, never a traceback later."""
-    obj = dict(zip(_COLUMNS, r, strict=True))
+    obj: dict[str, object] = dict(zip(_COLUMNS, r, strict=True))
     obj.pop("cohort_key")
     for key in ("ray_tracing", "frame_generation"):
         if obj[key] in (0, 1):
             obj[key] = bool(obj[key])
-    if isinstance(obj["run_index"], float) and obj["run_index"].is_integer():
-        obj["run_index"] = int(obj["run_index"])  # PostgreSQL or SQLite may hand back 1.0
-    if not _plainly_valid(obj):
-        errors = field_errors(obj)
-        if errors:
-            field, problem = errors[0]
-            who = f"certificate {_shown(str(obj['certificate_id']))} run {obj['run_index']!r}"
-            raise FleetError(f"{who}: {field}: {problem}; {_NOT_WRITTEN_HERE}", file=where)
-    return _row_from_mapping(obj)
+    index = obj["run_index"]
+    if isinstance(index, float) and index.is_integer():
+        obj["run_index"] = int(index)  # PostgreSQL or SQLite may hand back 1.0
+    if _plainly_valid(obj):
+        return _row_from_mapping(obj)
+    errors = field_errors(obj)
+    if errors:
+        field, problem = errors[0]
+        who = f"certificate {_shown(str(obj['certificate_id']))} run {obj['run_index']!r}"
+        raise FleetError(f"{who}: {field}: {problem}; {_NOT_WRITTEN_HERE}", file=where)
+    return _row_from_mapping(valid_row(obj))

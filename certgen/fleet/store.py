@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any, Final, Self
+from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, Self, cast
 
 from certgen.errors import FleetError, FleetImportError
 from certgen.fleet.model import (
@@ -64,6 +64,8 @@ from certgen.fleet.schema import (
     BATCH_ROWS,
     MIGRATIONS,
     SCHEMA_VERSION,
+    Connection,
+    Cursor,
     _as_cohort,
     _Delta,
     _from_sql,
@@ -80,6 +82,10 @@ from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.sop import load_rules
 from certgen.untrusted import escape_invisible, shorten
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
 
 
 def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSION,
@@ -115,7 +121,7 @@ def migrate(conn: sqlite3.Connection, *, where: str, target: int = SCHEMA_VERSIO
     return found
 
 
-def _quiet_rollback(conn: Any) -> None:
+def _quiet_rollback(conn: Connection) -> None:
     """Roll back if a transaction is open, never raising: the error that made us roll back is
     the one to report (SQLite may already have rolled back after a full disk, and "cannot
     rollback - no transaction is active" must not replace "database or disk is full")."""
@@ -193,7 +199,7 @@ class FleetStore:
     location: an SQLite file path, or a `postgresql://…` URL (needs the `postgres` extra).
     """
 
-    def __init__(self, conn: Any, path: Path | str, min_cohort: int, *,
+    def __init__(self, conn: Connection, path: Path | str, min_cohort: int, *,
                  mark: str = "?", backend: str = "sqlite", readonly: bool = False,
                  lock_timeout: float = LOCK_TIMEOUT_S) -> None:
         self._conn = conn
@@ -230,8 +236,8 @@ class FleetStore:
         if min_cohort is None:
             min_cohort = load_rules().ranking_min_cohort
         if is_server_url(path):
-            conn, shown, found = connect(str(path), readonly=readonly, lock_timeout=timeout)
-            server = cls(conn, shown, min_cohort, mark="%s", backend="postgresql",
+            pg_conn, shown, found = connect(str(path), readonly=readonly, lock_timeout=timeout)
+            server = cls(pg_conn, shown, min_cohort, mark="%s", backend="postgresql",
                          readonly=readonly, lock_timeout=timeout)
             server.found_version = found
             return server
@@ -264,20 +270,19 @@ class FleetStore:
         store = cls(conn, p, min_cohort, readonly=readonly, lock_timeout=timeout)
         try:
             with store._errors():
-                store._prepare_sqlite()
+                store._prepare_sqlite(conn)
         except BaseException:
             conn.close()
             raise
         return store
 
-    def _prepare_sqlite(self) -> None:
+    def _prepare_sqlite(self, conn: sqlite3.Connection) -> None:
         """Check that the file is a certgen fleet at this schema version; migrate it if writing.
 
         A certgen fleet has PRAGMA user_version 1..SCHEMA_VERSION and a `runs` table. A new or
         empty file is created as one by a write command; a database holding other tables is
-        refused, never given certgen's tables."""
+        refused, never given certgen's tables. `conn` is the store's own connection."""
         where = str(self.path)
-        conn = self._conn
         self._acquire(lambda: conn.execute("PRAGMA user_version").fetchone())
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = sorted(str(name) for (name,) in conn.execute(
@@ -313,8 +318,11 @@ class FleetStore:
         """How many schema steps the database has applied."""
         with self._errors():
             if self.backend == "sqlite":
-                return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
-            return int(self._conn.execute("SELECT version FROM certgen_schema").fetchone()[0])
+                found = self._conn.execute("PRAGMA user_version").fetchone()
+            else:
+                found = self._conn.execute("SELECT version FROM certgen_schema").fetchone()
+            assert found is not None  # the pragma's one row; the version row open() checked
+            return int(found[0])
 
     # -- the lock, and errors shown as their cause -------------------------------------------
 
@@ -353,10 +361,10 @@ class FleetStore:
                 raise
             raise server_error(exc, str(self.path), self.lock_timeout) from exc
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _execute(self, sql: str, params: Sequence[object] = ()) -> Cursor:
         return self._conn.execute(self._q(sql), tuple(params))
 
-    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def _executemany(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
         cur = self._conn.cursor()
         try:
             cur.executemany(self._q(sql), rows)
@@ -403,11 +411,12 @@ class FleetStore:
                 raise
 
     def _in_transaction(self) -> bool:
-        if self.backend == "sqlite":
+        if isinstance(self._conn, sqlite3.Connection):  # the sqlite backend
             return bool(self._conn.in_transaction)
         from psycopg.pq import TransactionStatus
 
-        return bool(self._conn.info.transaction_status != TransactionStatus.IDLE)
+        server = cast("psycopg.Connection[TupleRow]", self._conn)  # the postgresql backend
+        return bool(server.info.transaction_status != TransactionStatus.IDLE)
 
     def _rollback(self) -> None:
         if self.backend == "sqlite":
@@ -480,7 +489,7 @@ class FleetStore:
     ) -> tuple[int, int, FleetError | None]:
         """Write one batch (inside a write transaction); stop at the first conflict."""
         existing = self._existing(rows)
-        inserts: list[tuple[Any, ...]] = []
+        inserts: list[tuple[object, ...]] = []
         deletes: list[tuple[str, int]] = []
         added = skipped = 0
         for row in rows:
@@ -651,9 +660,10 @@ class FleetStore:
         """How many runs the fleet holds (`fleet.fleet_runs` of a record)."""
         with self._reading():
             found = self._execute("SELECT COALESCE(SUM(runs), 0) FROM cohorts").fetchone()
+        assert found is not None  # an aggregate: one row
         return _stored_count(found[0], str(self.path), "cohorts.runs")
 
-    def cohort_runs(self, cohorts: Iterable[Sequence[Any]]) -> int:
+    def cohort_runs(self, cohorts: Iterable[Sequence[str | bool | None]]) -> int:
         """How many runs the fleet holds in these cohorts, each counted once (a record's
         `fleet.fleet_runs`: what its ranks are measured against)."""
         keys = sorted({_as_cohort(c).key() for c in cohorts})
@@ -676,7 +686,7 @@ class FleetStore:
         out.sort(key=lambda cs: (-cs[1], _cohort_sort_key(cs[0])))
         return out
 
-    def cohort_digest(self, cohorts: Iterable[Sequence[Any]]) -> str:
+    def cohort_digest(self, cohorts: Iterable[Sequence[str | bool | None]]) -> str:
         """A digest of the fleet content of these cohorts (what their ranks can depend on).
 
         Changes when a run of one of them is added, replaced or removed, and only then: the
@@ -692,7 +702,8 @@ class FleetStore:
                 digest.update(f"{key}\0{state}\0".encode())
         return digest.hexdigest()
 
-    def cohort_values(self, cohort: Sequence[Any], certificate_id: str) -> dict[str, list[float]]:
+    def cohort_values(self, cohort: Sequence[str | bool | None],
+                      certificate_id: str) -> dict[str, list[float]]:
         """Per metric, the non-null values of the cohort's runs from other certificates.
 
         Pulls the whole cohort: for audits and tests (the reference for ranks_for), never used
@@ -713,13 +724,13 @@ class FleetStore:
         return values
 
     def _ranks(
-        self, cohort: Sequence[Any], metrics: Mapping[str, Any], certificate_id: str,
-        minimum: int,
+        self, cohort: Sequence[str | bool | None], metrics: Mapping[str, float | None],
+        certificate_id: str, minimum: int,
     ) -> dict[str, Rank]:
         """Rank every metric the run has a value for, in SQL (see the module docstring)."""
         key = _as_cohort(cohort).key()
-        wanted = [(m, float(metrics[m.name])) for m in RANKED_METRICS
-                  if metrics.get(m.name) is not None]
+        wanted = [(m, float(given)) for m in RANKED_METRICS
+                  if (given := metrics.get(m.name)) is not None]
         for m, value in wanted:
             if not _stored_in_range(m.name, value):
                 raise FleetError(f"expected a number from {_range_text(m.name)} to rank, got "
@@ -752,6 +763,7 @@ class FleetStore:
                     found = self._execute(
                         f"SELECT COUNT(*) FROM runs WHERE cohort_key = ? AND {m.name} {op} ?",
                         (key, value)).fetchone()
+                    assert found is not None  # an aggregate: one row
                     mine_beaten = sum(1 for o in mine
                                       if (value < o if m.lower_is_better else value > o))
                     beaten = int(found[0]) - mine_beaten
@@ -771,6 +783,7 @@ class FleetStore:
         sql = ", ".join(f"(SELECT {agg}({name}) FROM runs WHERE cohort_key = ?)"
                         for name in names for agg in ("MIN", "MAX"))
         found = self._execute(f"SELECT {sql}", [key] * (2 * len(names))).fetchone()
+        assert found is not None  # a SELECT of subqueries without FROM: one row
         for pos, name in enumerate(names):
             for value in found[2 * pos: 2 * pos + 2]:
                 if value is None or _stored_in_range(name, value):
@@ -786,8 +799,8 @@ class FleetStore:
 
     def ranks_for(
         self,
-        cohort: Sequence[Any],
-        metrics: Mapping[str, Any],
+        cohort: Sequence[str | bool | None],
+        metrics: Mapping[str, float | None],
         certificate_id: str,
         *,
         min_cohort: int | None = None,
@@ -827,13 +840,13 @@ class FleetStore:
         return count
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
 
 
-def _cohort_sort_key(c: Cohort) -> tuple[Any, ...]:
+def _cohort_sort_key(c: Cohort) -> tuple[str, int, str, str, bool, str, str, bool]:
     return (c.title, _pixels(c.resolution), c.resolution, c.preset, c.ray_tracing, c.upscaler,
             c.upscaler_mode or "", c.frame_generation)
 
@@ -846,7 +859,7 @@ def _pixels(resolution: str) -> int:
         return 0
 
 
-def _to_sql(row: FleetRun) -> tuple[Any, ...]:
+def _to_sql(row: FleetRun) -> tuple[object, ...]:
     c = row.cohort
     return (row.certificate_id, row.run_index, row.issued, row.card_model, row.card_serial,
             c.title, c.resolution, c.preset, int(c.ray_tracing), c.upscaler, c.upscaler_mode,
@@ -857,9 +870,9 @@ def _to_sql(row: FleetRun) -> tuple[Any, ...]:
 
 
 
-def _stored_in_range(name: str, value: Any) -> bool:
+def _stored_in_range(name: str, value: object) -> bool:
     low, high = METRIC_RANGES[name]
-    return type(value) in (int, float) and low <= value <= high
+    return (type(value) is int or type(value) is float) and low <= value <= high
 
 
 def _range_text(name: str) -> str:
@@ -867,7 +880,7 @@ def _range_text(name: str) -> str:
     return f"{_bound(low)} to {_bound(high)}"
 
 
-def _stored_shown(value: Any) -> str:
+def _stored_shown(value: object) -> str:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"a blob of {len(bytes(value))} bytes"
     if isinstance(value, float) and not math.isfinite(value):
@@ -878,7 +891,7 @@ def _stored_shown(value: Any) -> str:
         return escape_invisible(shorten(repr(value), 40))
 
 
-def _stored_count(value: Any, where: str, what: str) -> int:
+def _stored_count(value: object, where: str, what: str) -> int:
     if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
         value = int(value)  # PostgreSQL's SUM of a BIGINT is a NUMERIC
     if type(value) is not int or value < 0:
@@ -887,8 +900,11 @@ def _stored_count(value: Any, where: str, what: str) -> int:
     return value
 
 
-def _stored_cohort(key: Any, where: str) -> Cohort:
+def _stored_cohort(key: object, where: str) -> Cohort:
     try:
+        if not isinstance(key, (str, bytes, bytearray)):  # json.loads's own refusal
+            raise TypeError(f"the JSON object must be str, bytes or bytearray, not "
+                            f"{key.__class__.__name__}")
         cohort = _as_cohort(json.loads(key))
     except (TypeError, ValueError) as exc:
         raise FleetError(f"cohorts: holds the key {_stored_shown(key)}, which is not a cohort; "
@@ -896,8 +912,11 @@ def _stored_cohort(key: Any, where: str) -> Cohort:
     return cohort
 
 
-def _stored_stats(found: Sequence[Sequence[Any]], where: str,
+def _stored_stats(found: Sequence[tuple[Any, ...]], where: str,
                   cohort: Cohort) -> dict[str, tuple[int, int, int]]:
+    """cohort_stats rows (metric, n, sum_x, sum_xx) as the cursor gives them, raw SQL values
+    (Cursor): n must be a count and the sums hex text, and what int() raises for a damaged
+    one is the refusal's detail."""
     stats: dict[str, tuple[int, int, int]] = {}
     try:
         for name, n, sx, sxx in found:

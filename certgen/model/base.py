@@ -115,7 +115,7 @@ class _KeptNames(GenerateJsonSchema):
         return self.NAMES.get(name, name)
 
 
-def schema_keeping_names(model: type[BaseModel], names: Mapping[str, str]) -> dict[str, Any]:
+def schema_keeping_names(model: type[BaseModel], names: Mapping[str, str]) -> dict[str, object]:
     """`model`'s validation JSON Schema with the `$defs` of renamed classes under their old
     names (`names`: class name -> name in the schema). The input files' models carry a prefix
     (CardRun, LabSignatory) so no class name is defined twice in certgen, while the published

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
 
 from certgen.errors import RenderError
@@ -39,6 +39,7 @@ from certgen.software import creator_line
 
 if TYPE_CHECKING:
     from certgen.render.charts import Scale
+    from certgen.render.pdf import ConfinedURLFetcher
 
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
                 | FirstCaptureIdentical | CaptureUsedTwice)
@@ -311,7 +312,8 @@ def certificate_title(record: Record, lang: str) -> str:
 
 
 def render_certificate_pdf(
-    html: str, record: Record, record_bytes: bytes, lang: str, *, fetcher: Any = None
+    html: str, record: Record, record_bytes: bytes, lang: str, *,
+    fetcher: ConfinedURLFetcher | None = None,
 ) -> bytes:
     """The PDF/A-3b of a rendered certificate, with record.json attached (relationship Data)."""
 

@@ -13,16 +13,20 @@ Filters take their language from the environment, so templates write `{{ run.avg
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from certgen.errors import RenderError
 from certgen.paths import templates_dir
 from certgen.render import i18n
 
+if TYPE_CHECKING:
+    import jinja2
+    from markupsafe import Markup
+
 # The filters every template may use: name -> formatting function of (value, lang, *args).
-_FILTERS = {
+_FILTERS: dict[str, Callable[..., str]] = {
     "fps": i18n.fmt_fps,
     "fmt_fps": i18n.fmt_fps,
     "score": i18n.fmt_score,
@@ -43,7 +47,7 @@ _FILTERS = {
 }
 
 
-def keep_together(value: Any) -> Any:
+def keep_together(value: object) -> Markup:
     """Markup with the spaces around " = " made non-breaking ("n = 23" never splits a line)."""
     from markupsafe import Markup, escape
 
@@ -51,7 +55,7 @@ def keep_together(value: Any) -> Any:
     return Markup(str(text).replace(" = ", "\u00a0=\u00a0"))
 
 
-def link_word(text: Any, word: str, href: str) -> Any:
+def link_word(text: object, word: str, href: str) -> Markup:
     """Markup of `text` with the first `word` in it linked to `href` on screen only.
 
     Print shows the plain word: in the PDF "the attached record.json" is the embedded file, not
@@ -68,8 +72,10 @@ def link_word(text: Any, word: str, href: str) -> Any:
     return Markup(str(shown).replace(target, str(linked), 1))
 
 
-def _bind(func: Any, lang: str) -> Any:
-    def bound(value: Any, *args: Any) -> Any:
+def _bind(func: Callable[..., str], lang: str) -> Callable[..., str]:
+    """`func(value, lang, *args)` as a filter of (value, *args) in `lang`."""
+
+    def bound(value: object, *args: object) -> str:
         return func(value, lang, *args)
 
     bound.__name__ = func.__name__
@@ -77,13 +83,13 @@ def _bind(func: Any, lang: str) -> Any:
     return bound
 
 
-def make_env(lang: str, *, strict: bool | None = None) -> Any:
+def make_env(lang: str, *, strict: bool | None = None) -> jinja2.Environment:
     """A fresh Jinja2 Environment for one language (see the module docstring)."""
     return _make_env(i18n.check_language(lang), strict, i18n._fingerprint(lang))
 
 
 @lru_cache(maxsize=16)
-def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> Any:
+def _make_env(lang: str, strict: bool | None, _fingerprint: object) -> jinja2.Environment:
     import jinja2
 
     env = jinja2.Environment(

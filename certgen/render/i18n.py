@@ -17,7 +17,7 @@ import datetime as dt
 import gettext
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -177,12 +177,12 @@ def _compile(
     return result
 
 
-def gettext_for(lang: str) -> Any:
+def gettext_for(lang: str) -> Callable[[str], str]:
     """`_()` for Python code that builds messages outside templates."""
     return translations(lang).gettext
 
 
-def ngettext_for(lang: str) -> Any:
+def ngettext_for(lang: str) -> Callable[[str, str, int], str]:
     """`ngettext()` for Python code (Russian has three forms, Portuguese and English two)."""
     return translations(lang).ngettext
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
@@ -34,6 +34,8 @@ from certgen.paths import templates_dir
 from certgen.software import creator_line, current_software
 
 if TYPE_CHECKING:
+    from weasyprint.document import Document
+    from weasyprint.text.fonts import FontConfiguration
     from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 FONTS_CONF_NAME = "fonts.conf"
@@ -158,10 +160,10 @@ class ConfinedURLFetcher:
 Attachment = tuple[str, bytes, str]
 """(file name, bytes, description) of a PDF attachment."""
 
-_FONT_CONFIG: Any = None
+_FONT_CONFIG: FontConfiguration | None = None
 
 
-def _font_config() -> Any:
+def _font_config() -> FontConfiguration:
     # One FontConfiguration per process: it only knows the project fonts, and building it
     # (a fontconfig scan) costs more than a small certificate's layout.
     global _FONT_CONFIG
@@ -268,7 +270,7 @@ def html_to_pdf(
     return out
 
 
-def _keep_links_relative(document: Any, base: Path) -> None:
+def _keep_links_relative(document: Document, base: Path) -> None:
     """A link the page writes relative (to a sibling page, the site's index) stays relative in
     the PDF, as the page wrote it. WeasyPrint resolves it against the base URL, the templates
     folder: the PDF would then name the building machine's folder (file:///home/…), differ

@@ -35,9 +35,16 @@ import hashlib
 import io
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from certgen.errors import CertgenError
+
+if TYPE_CHECKING:
+    from asn1crypto import cms
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.pdf_utils.writer import BasePdfFileWriter
+    from pyhanko.sign.signers import PdfSigner, Signer, SimpleSigner
+    from pyhanko.sign.signers.pdf_signer import PdfSigningSession
 
 SIGN_EXTRA_MESSAGE = ("signing and verifying need pyHanko: install the `sign` extra "
                       "(pip install 'certgen[sign]')")
@@ -188,11 +195,13 @@ def check_key_outlives(key: SigningKey, *, certificate_id: str, valid_until: dt.
 
 
 @lru_cache(maxsize=2)
-def _signer(p12: bytes, passphrase: bytes) -> Any:
+def _signer(p12: bytes, passphrase: bytes) -> SimpleSigner:
     # Loaded once per process (each build worker loads it on its first document).
     from pyhanko.sign import signers
 
-    return signers.SimpleSigner.load_pkcs12_data(p12, other_certs=(), passphrase=passphrase or None)
+    signer: SimpleSigner = signers.SimpleSigner.load_pkcs12_data(
+        p12, other_certs=(), passphrase=passphrase or None)
+    return signer
 
 
 def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime | None = None) -> bytes:
@@ -220,14 +229,14 @@ def replay_signature(pdf: bytes, cms_der: bytes, *, name: str, when: dt.datetime
     cert = certs[0].chosen if certs else None
 
     class ReplaySigner(signers.Signer):
-        async def async_sign(self, *args: Any, **kwargs: Any) -> Any:
+        async def async_sign(self, *args: object, **kwargs: object) -> cms.ContentInfo:
             return content
 
     signer = ReplaySigner(signing_cert=cert)
     return _sign_with(pdf, signer, name=name, when=when, bytes_reserved=bytes_reserved)
 
 
-def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
+def _sign_with(pdf: bytes, signer: Signer, *, name: str, when: dt.datetime,
                bytes_reserved: int | None = None, tsa_url: str | None = None) -> bytes:
     from pyhanko.pdf_utils import generic
     from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
@@ -238,14 +247,15 @@ def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
 
     class PinnedMetadata(DocumentMetadata):
         # pyHanko sets last_modified to 'now' (the clock) just before writing: pinned here.
-        def __setattr__(self, attr: str, value: Any) -> None:
+        def __setattr__(self, attr: str, value: object) -> None:
             if attr == "last_modified" and value == "now":
                 value = when
             super().__setattr__(attr, value)
 
     class DatedSigner(signers.PdfSigner):
         # The session's system_time is the CMS signingTime and the signature's /M.
-        def init_signing_session(self, pdf_out: Any, existing_fields_only: bool = False) -> Any:
+        def init_signing_session(self, pdf_out: BasePdfFileWriter,
+                                 existing_fields_only: bool = False) -> PdfSigningSession:
             session = super().init_signing_session(pdf_out, existing_fields_only)
             session.system_time = when
             return session
@@ -255,6 +265,7 @@ def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
     # PDF/A wants the Info dictionary and the XMP packet to agree: pyHanko writes its own name
     # as the XMP producer but appends it to the Info one, so the Info one is set to it too
     # (the Creator still names certgen and the renderer stack).
+    # Any: pyHanko leaves IndirectObject.get_object unannotated (an untyped call otherwise).
     info: Any = writer._info
     if info is not None:
         info.get_object()["/Producer"] = generic.TextStringObject(VENDOR)
@@ -275,7 +286,8 @@ def _sign_with(pdf: bytes, signer: Any, *, name: str, when: dt.datetime,
     return out.getvalue()
 
 
-async def _sign_timestamped(writer: Any, out: io.BytesIO, signer_class: Any, signer: Any,
+async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
+                            signer_class: type[PdfSigner], signer: Signer,
                             name: str, tsa_url: str) -> None:
     """PAdES B-LTA: a signature timestamp from `tsa_url`, then the validation data of the
     signer's and the TSA's certificates (fetched now, from the addresses they name) in the
