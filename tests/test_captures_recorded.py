@@ -13,6 +13,7 @@ import pathlib
 
 import pydantic
 import pytest
+from bundlekit import run_cli
 from capturekit import differing_fields
 from realdata import REAL
 
@@ -380,8 +381,20 @@ def test_a_5000_character_value_is_cut_to_the_cap_and_the_capture_reads() -> Non
     assert read_capture(session(info).encode(), name="s.json")[0].recorded.gpu == CUT
 
 
-def test_invisible_characters_are_kept_in_the_value() -> None:
+def test_invisible_characters_are_kept_in_the_value_and_escaped_when_shown(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert both_paths(capframex_csv(INVISIBLE), capframex=True).gpu == INVISIBLE
+    (tmp_path / "c.csv").write_text(capframex_csv(INVISIBLE), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["metrics", "--json", "c.csv"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)[0]["recorded"]["gpu"] == INVISIBLE
+    code, out, err = run_cli(["metrics", "c.csv"], capsys)
+    assert (code, err) == (0, "")
+    assert ("  - recorded by the capture: gpu RTX\\u001b[31m 4090\\u202egnp.exe\\u200b; runtime "
+            "DXGI; tool CapFrameX; game g.exe\n") in out
+    assert "\u202e" not in out and "\x1b" not in out
 
 
 def test_a_quoted_multi_line_cell_is_kept_as_written() -> None:
