@@ -61,7 +61,7 @@ def test_mangohud_ms_log(tmp_path: pathlib.Path, versioned: bool) -> None:
                                               versioned=versioned))
     capture = read_one(path)
     assert (capture.format, capture.interval_column, capture.warnings) == ("mangohud", "frametime", ())
-    assert (capture.hints.gpu, capture.hints.cpu) == ("RX 6800", "Ryzen 7 5800X")
+    assert (capture.recorded.gpu, capture.recorded.cpu) == ("RX 6800", "Ryzen 7 5800X")
     assert figures(capture) == FIGURES_A
 
 
@@ -93,7 +93,7 @@ def test_capframex_json_with_two_runs_gives_two_captures(tmp_path: pathlib.Path)
     assert (first.run_index, first.label, second.run_index, second.label) == (
         0, "run 1", 1, "run 2")
     assert (first.dropped_frames, second.dropped_frames) == (1, 0)
-    assert first.hints.game == "Some Game" and second.hints.gpu == "RTX 4070"
+    assert first.recorded.game == "Some Game" and second.recorded.gpu == "RTX 4070"
     assert figures(first) == FIGURES_A
     assert figures(second) == FIGURES_B
 
@@ -238,7 +238,7 @@ def test_presentmon_1_7_spelling_and_frameview_flavour(tmp_path: pathlib.Path) -
         f"g.exe,RTX 4060 Ti,Ryzen 5 7600,1920x1080,DXGI,1,0x1,0, {v:.14f}\n" for v in A)
     capture = read_one(write(tmp_path, "fv.csv", fv))
     assert capture.format == "frameview"
-    assert (capture.hints.gpu, capture.hints.cpu) == ("RTX 4060 Ti", "Ryzen 5 7600")
+    assert (capture.recorded.gpu, capture.recorded.cpu) == ("RTX 4060 Ti", "Ryzen 5 7600")
     assert figures(capture) == FIGURES_A
 
 

@@ -19,7 +19,7 @@ from certgen.captures import presentmon
 from certgen.captures.detect import read_capture
 from certgen.captures.model import Capture
 from certgen.metrics import compute_sop_metrics
-from certgen.model import Weights
+from certgen.model import RECORDED_MAX, Recorded, Weights
 
 CORES = [f"CPUCoreUtil%[{i:2d}]" for i in range(64)]
 HEADER = [
@@ -86,7 +86,7 @@ def test_error_in_dropped_keeps_the_frame_and_counts_it() -> None:
     data = frameview_log([("Witcher3.exe", 1832, "0x000002900C071B50", FRAMES)])
     [capture] = read_capture(data, name="fv.csv")
     assert capture.format == "frameview"
-    assert (capture.hints.gpu, capture.hints.cpu) == (GPU, CPU)
+    assert (capture.recorded.gpu, capture.recorded.cpu) == (GPU, CPU)
     assert capture.frame_times_ms.size == len(FRAMES) == 44
     assert capture.frame_times_ms.tolist() == [v for _, v in FRAMES]
     assert (capture.dropped_frames, capture.failed_presents) == (1, 2)
@@ -136,3 +136,31 @@ def test_other_tokens_in_dropped_are_still_refused() -> None:
     data = frameview_log([("Witcher3.exe", 1832, "0x1", [("0", 16.6), ("error", 16.6)])])
     with pytest.raises(Exception, match=r"^fv.csv:3: Dropped: expected 0 or 1, got 'error'$"):
         read_capture(data, name="fv.csv")
+
+
+def test_the_gpu_cpu_resolution_and_runtime_columns_are_recorded_from_the_groups_first_row(
+) -> None:
+    """FrameView repeats GPU, CPU, Resolution and Runtime on every row; what is recorded is the
+    read group's first row, on both paths, though another process's row comes first in the
+    file (docs/spec/captures.md, What a capture records)."""
+    data = frameview_log([("Discord.exe", 9120, "0x000001F4A2B3C4D0", [("0", 8.0)] * 3),
+                          ("Witcher3.exe", 1832, "0x000002900C071B50", FRAMES)])
+    data = b"\r\n".join(line.replace(b",2560x1440,DXGI,", b",1280x720,D3D9,")
+                        if line.startswith(b"Discord.exe") else line for line in data.split(b"\r\n"))
+    got = paths(data, "fv.csv")
+    polars, slow = got["polars"], got["csv"]
+    assert polars is not None and slow is not None and same(polars, slow)
+    assert slow.group is not None and slow.group.application == "Witcher3.exe"
+    assert slow.recorded == Recorded(gpu=GPU, cpu=CPU, resolution="2560x1440", runtime="DXGI",
+                                     tool="NVIDIA FrameView")
+    [discord] = read_capture(data, name="fv.csv", process="Discord.exe")
+    assert (discord.recorded.resolution, discord.recorded.runtime) == ("1280x720", "D3D9")
+
+
+def test_a_long_gpu_cell_is_cut_on_both_paths() -> None:
+    data = frameview_log([("Witcher3.exe", 1832, "0x1", FRAMES)]).replace(
+        GPU.encode(), b"G" * 5000)
+    got = paths(data, "fv.csv")
+    polars, slow = got["polars"], got["csv"]
+    assert polars is not None and slow is not None and same(polars, slow)
+    assert slow.recorded.gpu == "G" * (RECORDED_MAX - 1) + "…"

@@ -86,16 +86,16 @@ def test_capframex_csv_counts_4236_dropped_frames_and_keeps_them() -> None:
     assert capture.format == "capframex-csv"
     assert capture.frame_times_ms.size == 7285
     assert capture.dropped_frames == 4236
-    assert capture.hints.gpu == "NVIDIA GeForce RTX 2080 Ti"
-    assert capture.hints.game == "re2.exe"
+    assert capture.recorded.gpu == "NVIDIA GeForce RTX 2080 Ti"
+    assert capture.recorded.game == "re2.exe"
 
 
-def test_ocat_is_told_apart_and_gives_system_hints() -> None:
+def test_ocat_is_told_apart_and_gives_what_it_records() -> None:
     [capture] = read_capture_file(REAL / "OCAT-MetroExodus.exe-2019-02-20T101522.csv")
     assert capture.format == "ocat"
     assert capture.frame_times_ms.size == 2502
-    assert capture.hints.gpu == "GeForce RTX 2080 Ti"
-    assert capture.hints.cpu == "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz"
+    assert capture.recorded.gpu == "GeForce RTX 2080 Ti"
+    assert capture.recorded.cpu == "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz"
 
 
 def test_frame_times_are_read_only() -> None:

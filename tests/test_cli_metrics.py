@@ -26,13 +26,49 @@ def test_json_keys_in_contract_order(
     assert [d["file"] for d in data] == ["test_case_5.csv", "test_case_5_v2.csv"]
     expected = ["file", "format", "group", "groups_left_out", "interval_column",
                 *run_metrics_keys(), "incomplete", "incomplete_reason", "warnings",
-                "frame_diagnostics"]
+                "frame_diagnostics", "recorded"]
     assert all(list(d) == expected for d in data)
     for key in ("file", "format", "frames", "dropped_nonpositive", "avg_fps", "low_1pct_fps",
                 "low_0_1pct_fps", "consistency_gap", "stutter", "fluidity_score", "p99_ms",
                 "p99_9_ms", "stall_count", "stutter_count"):
         assert key in expected
     assert data[1]["interval_column"] == "FrameTime (fallback)"
+
+
+RECORDED_KEYS = ["gpu", "driver", "os", "cpu", "ram", "motherboard", "resolution", "runtime",
+                 "captured_at", "tool", "tool_version", "game"]
+"""The pinned keys of `recorded` (issue 23), in their order."""
+
+
+def test_recorded_carries_exactly_the_pinned_keys_in_order(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every object ends with `recorded`: the pinned keys in order, each the capture's text or
+    null. The OCAT file records its system; PresentMon files record no system field."""
+    monkeypatch.chdir(REAL)
+    ocat = "OCAT-MetroExodus.exe-2019-02-20T101522.csv"
+    code, out, err = run_cli(["metrics", "--json", ocat, "PresentMonTestOutputFilename.csv",
+                              "CapFrameXFileWithHeader.csv"], capsys)
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert all(list(d)[-1] == "recorded" and list(d["recorded"]) == RECORDED_KEYS for d in data)
+    assert all(v is None or (isinstance(v, str) and v == v.strip() and v)
+               for d in data for v in d["recorded"].values())
+    assert data[0]["recorded"] == {
+        "gpu": "GeForce RTX 2080 Ti", "driver": "r418_77",
+        "os": "Windows 10 Pro 1809 (OS Build 17763.1.amd64fre.rs5_release.180914-1434)",
+        "cpu": "Intel(R) Core(TM) i9-9900K CPU @ 3.60GHz", "ram": "32 GB DDR4 3200 MT/s",
+        "motherboard": "Micro-Star International Co. Ltd. MPG Z390 GAMING PRO CARBON (MS-7B17)",
+        "resolution": None, "runtime": "DXGI", "captured_at": None, "tool": "OCAT",
+        "tool_version": None, "game": None}
+    assert data[1]["recorded"] == {**dict.fromkeys(RECORDED_KEYS), "runtime": "DXGI"}
+    assert data[2]["recorded"]["captured_at"] == "2019-03-30 12:01:36"
+    code, table, _ = run_cli(["metrics", ocat], capsys)
+    assert ("  - recorded by the capture: gpu GeForce RTX 2080 Ti; driver r418_77; os Windows 10 "
+            "Pro 1809 (OS Build 17763.1.amd64fre.rs5_release.180914-1434); cpu Intel(R) Core(TM) "
+            "i9-9900K CPU @ 3.60GHz; ram 32 GB DDR4 3200 MT/s; motherboard Micro-Star "
+            "International Co. Ltd. MPG Z390 GAMING PRO CARBON (MS-7B17); runtime DXGI; tool "
+            "OCAT\n") in table
 
 
 def test_multi_run_files_give_one_object_per_run(

@@ -197,10 +197,11 @@ def _shown(value: str | None) -> str | None:
 def subject(capture: Capture) -> dict[str, str | None]:
     """What a capture says it measured: game (its name, else the process read), card and when
     it was made; None where the format records nothing."""
-    hints = capture.hints
+    recorded = capture.recorded
     group = capture.group
-    game = hints.game or (group.application if group is not None else None)
-    return {"game": _shown(game), "card": _shown(hints.gpu), "captured": _shown(hints.captured)}
+    game = recorded.game or (group.application if group is not None else None)
+    return {"game": _shown(game), "card": _shown(recorded.gpu),
+            "captured": _shown(recorded.captured_at)}
 
 
 def _distinct(values: list[str | None]) -> list[str]:

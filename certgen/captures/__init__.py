@@ -6,6 +6,7 @@ Every format (id, tool, detection, reader) is a row of one table: captures/forma
 """
 
 from certgen.captures.detect import FORMATS, detect_format, read_capture_file
-from certgen.captures.model import Capture, Group, Hints
+from certgen.captures.model import Capture, Group
+from certgen.model.capture import Recorded
 
-__all__ = ["FORMATS", "Capture", "Group", "Hints", "detect_format", "read_capture_file"]
+__all__ = ["FORMATS", "Capture", "Group", "Recorded", "detect_format", "read_capture_file"]

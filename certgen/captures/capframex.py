@@ -4,24 +4,50 @@ Shape read: `{"Info": {"GPU", "Processor", "GameName", …}, "Runs": [{"CaptureD
 {"MsBetweenPresents": [...], "Dropped": [...] (optional), "MsBetweenDisplayChange": [...]
 (optional, a diagnostic), …}, …}, …]}`. CapFrameX CSV files are
 PresentMon tables behind //Key=Value lines and go through the PresentMon reader.
+
+The Info block is what the session records (`Capture.recorded`, the same for every run; see
+INFO_KEYS): CapFrameX's SessionInfo (`source/CapFrameX.Data.Session/Classes/SessionInfo.cs`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from certgen import jsonload
-from certgen.captures.common import decode
-from certgen.captures.model import Capture, Hints
+from certgen.captures.common import decode, recorded_text
+from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.jsonload import JSONValue
+from certgen.model.capture import Recorded
 
 INTERVAL = "MsBetweenPresents"
 DISPLAY = "MsBetweenDisplayChange"
 """Optional, one per frame: the display-change interval (a diagnostic, certgen.framegen)."""
+
+TOOL = "CapFrameX"
+"""The tool a CapFrameX session is written by (as the format table names it)."""
+
+INFO_KEYS: dict[str, tuple[str, ...]] = {
+    "gpu": ("GPU",),
+    "driver": ("GPUDriverVersion", "DriverPackage", "BaseDriverVersion"),
+    "os": ("OS",),
+    "cpu": ("Processor",),
+    "ram": ("SystemRam",),
+    "motherboard": ("Motherboard",),
+    "resolution": ("ResolutionInfo",),
+    "runtime": ("ApiInfo",),
+    "captured_at": ("CreationDate",),
+    "tool_version": ("AppVersion",),
+    "game": ("GameName",),
+}
+"""Each recorded field and the Info keys it is read from, the first one with a value: the
+driver is `GPUDriverVersion` (what CapFrameX writes for its own captures), else `DriverPackage`
+then `BaseDriverVersion` (kept from an OCAT or CapFrameX CSV record, in that reader's order).
+A value that is not a JSON string is not recorded."""
 
 
 def _type_name(value: object) -> str:
@@ -70,12 +96,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
                                  field="Runs")
     info_value = doc.get("Info")
     info: dict[str, JSONValue] = info_value if isinstance(info_value, dict) else {}
-    hints = Hints(
-        gpu=_text(info.get("GPU")),
-        cpu=_text(info.get("Processor")),
-        game=_text(info.get("GameName")),
-        captured=_text(info.get("CreationDate")),
-    )
+    recorded = _session_recorded(info)
     captures: list[Capture] = []
     for index, run in enumerate(runs):
         where = f"Runs[{index}].CaptureData"
@@ -109,7 +130,7 @@ def read_capframex_json(data: bytes, name: str) -> list[Capture]:
                 format="capframex-json",
                 interval_column=INTERVAL,
                 dropped_frames=dropped,
-                hints=hints,
+                recorded=recorded,
                 run_index=index,
                 label=f"run {index + 1}" if many else None,
                 display_change_ms=shown,
@@ -143,5 +164,8 @@ def _display_changes(capture_data: dict[str, JSONValue], frames: int, name: str,
     return out
 
 
-def _text(value: JSONValue) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
+def _session_recorded(info: Mapping[str, object]) -> Recorded:
+    """What a session's Info block records (INFO_KEYS); the tool is CapFrameX."""
+    values = {field: next((v for v in (recorded_text(info.get(k)) for k in keys) if v), None)
+              for field, keys in INFO_KEYS.items()}
+    return Recorded(tool=TOOL, **values)

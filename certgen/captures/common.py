@@ -14,6 +14,7 @@ import pathlib
 from collections.abc import Iterator
 
 from certgen.errors import CaptureFormatError
+from certgen.model.capture import RECORDED_MAX
 from certgen.untrusted import open_regular, shorten
 
 HEAD_BYTES = 65536
@@ -174,3 +175,14 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
     return value
 
 
+
+
+def recorded_text(value: object) -> str | None:
+    """A value a capture records about the system (a GPU name, a driver, a date) as `Recorded`
+    holds it: the text trimmed, None when it is empty or not text, and a text longer than
+    RECORDED_MAX characters cut to that many, ending in `…`. Nothing else is changed: invisible
+    characters are kept (escaped only where the value is shown), and nothing is normalised."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return shorten(text, RECORDED_MAX) if text else None

@@ -23,6 +23,10 @@ Rules, as read here:
   the GPU time of that frame's tick, or NaN when none was written for it (never 0). A
   `gpu_tick` ahead of its line's tick, a tick given a GPU time twice, or only one of the two
   keys null is refused. A GPU time of a tick whose line was dropped joins no frame.
+- What the file records (`Capture.recorded`): the first frame line's `size` `[w, h]` (two
+  whole numbers) as the resolution `WxH`; nothing else. `device` names the kind of device the
+  game runs on (`desktop`, `steam-deck-lcd`, `steam-deck-oled`), not a GPU, so it is no
+  recorded field; the file names no GPU, driver, system, date, tool or game.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import math
 import numpy as np
 
 from certgen import jsonload
-from certgen.captures.common import decode
+from certgen.captures.common import decode, recorded_text
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.jsonload import JSONValue
@@ -42,6 +46,7 @@ from certgen.model.capture import (
     FrameCountMismatch,
     IncompleteDetail,
     NoEndLine,
+    Recorded,
     TickGaps,
 )
 from certgen.untrusted import shorten
@@ -122,6 +127,15 @@ def settle_index(intervals: np.ndarray) -> int:
     return int(hits[0]) if hits.size else 0
 
 
+def _size_text(size: object) -> str | None:
+    """A frame line's `size` `[w, h]` as a resolution `WxH`, or None unless it is two whole
+    numbers >= 0 (a size is what the file records, never a reason to refuse it)."""
+    if (not isinstance(size, list) or len(size) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in size)):
+        return None
+    return recorded_text(f"{size[0]}x{size[1]}")
+
+
 def read_frame_stats(data: bytes, name: str) -> Capture:
     """One frame-stats file (one renderer's run) as one Capture (see the module doc)."""
     text = decode(data, name)
@@ -134,6 +148,7 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
     gpu_line: dict[int, int] = {}
     end: dict[str, int] | None = None
     previous_tick: int | None = None
+    resolution: str | None = None
     gaps = 0
     missing_lines = 0
     frame_lines = 0
@@ -183,6 +198,7 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
             )
         interval = obj.get("present_interval_ms")
         if frame_lines == 0:
+            resolution = _size_text(obj.get("size"))
             frame_lines += 1
             continue  # the first frame: no interval, pipeline creation
         frame_lines += 1
@@ -244,4 +260,5 @@ def read_frame_stats(data: bytes, name: str) -> Capture:
         warnings=tuple(warnings),
         idle_frames=idle,
         gpu_ms=join_gpu_times(ticks[start:], gpu),
+        recorded=Recorded(resolution=resolution),
     )

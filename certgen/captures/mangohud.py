@@ -1,8 +1,14 @@
 """MangoHud CSV logs: the `frametime` column, one line per frame.
 
 Layout: optional `v1`, version and `----` separator lines; the system line pair
-`os,cpu,gpu,ram,kernel,driver,cpuscheduler` + values (GPU/CPU hints); then the frame table
-`fps,frametime,…,elapsed`.
+`os,cpu,gpu,ram,kernel,driver,cpuscheduler` + values; then the frame table
+`fps,frametime,…,elapsed` (MangoHud `src/logging.cpp`, writeFileHeaders).
+
+- What the log records (`Capture.recorded`): the system line's os, cpu, gpu, ram and driver
+  cells, as written (`kernel` and `cpuscheduler` have no field); the tool is MangoHud when the
+  log has the system line or the `v1` line, and its version is the line after `v1` (a
+  versioned log only). Nothing in the log records the resolution, the API, the date or the
+  game.
 
 - `frametime` is ms (float) since 0.6.9. Up to 0.6.8 it was integer microseconds: when every
   value is an integer with no decimal point and their median is above 100, the log is read as
@@ -21,11 +27,15 @@ import re
 
 import numpy as np
 
-from certgen.captures.common import decode, parse_number
-from certgen.captures.model import Capture, Hints
+from certgen.captures.common import decode, parse_number, recorded_text
+from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
+from certgen.model.capture import Recorded
 
 SYSTEM_HEADER = "os,cpu,gpu"
+TOOL = "MangoHud"
+SYSTEM_FIELDS = {"os": "os", "cpu": "cpu", "gpu": "gpu", "ram": "ram", "driver": "driver"}
+"""Each recorded field and the system line's cell it is read from."""
 INTEGER = re.compile(r"\s*\d+\s*")
 MICROSECOND_MEDIAN = 100.0
 SAMPLED_SHARE = 0.5
@@ -35,13 +45,12 @@ def read_mangohud(data: bytes, name: str) -> Capture:
     """One MangoHud log as one Capture (see the module doc for units and sampled logs)."""
     text = decode(data, name)
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    hints = Hints()
-    start = None
+    system: int | None = None
+    start: int | None = None
     for i, row in enumerate(rows):
         first = row[0].strip() if row else ""
-        if first == "os" and i + 1 < len(rows):
-            info = dict(zip((c.strip() for c in row), (c.strip() for c in rows[i + 1])))
-            hints = Hints(gpu=info.get("gpu") or None, cpu=info.get("cpu") or None)
+        if first == "os" and system is None:
+            system = i
         if first == "fps" and "frametime" in (c.strip() for c in row):
             start = i
             break
@@ -91,6 +100,26 @@ def read_mangohud(data: bytes, name: str) -> Capture:
         source=name,
         format="mangohud",
         interval_column="frametime",
-        hints=hints,
+        recorded=_recorded(rows[:start], system),
         warnings=tuple(warnings),
     )
+
+
+def _recorded(before: list[list[str]], system: int | None) -> Recorded:
+    """What the lines before the frame table record (`system`: the system line's index, or
+    None): its values line's cells, and the tool when the log names itself MangoHud (by the
+    system line, or a `v1` line, after which comes the version)."""
+    lines = [row for row in before if any(c.strip() for c in row)]
+    versioned = bool(lines) and [c.strip() for c in lines[0]] == ["v1"]
+    if system is None and not versioned:
+        return Recorded()
+    version = None
+    if versioned and len(lines) > 1 and (system is None or lines[1] is not before[system]):
+        written = ",".join(lines[1])
+        version = None if written.strip().startswith("---") else recorded_text(written)
+    cells: dict[str, str] = {}
+    if system is not None and system + 1 < len(before):
+        cells = dict(zip((c.strip() for c in before[system]), before[system + 1]))
+    return Recorded(tool=TOOL, tool_version=version,
+                    **{field: recorded_text(cells.get(cell))
+                       for field, cell in SYSTEM_FIELDS.items()})

@@ -9,7 +9,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from certgen.model.capture import IncompleteDetail
+from certgen.model.capture import IncompleteDetail, Recorded
 from certgen.untrusted import escape_invisible
 
 
@@ -27,18 +27,6 @@ class Group:
         # Escaped: a process name is untrusted text (bidi overrides reorder what is printed).
         shown = escape_invisible(self.application) or "(no name)"
         return f"{shown} (pid {self.process_id}, swap chain {self.swap_chain})"
-
-
-@dataclass(frozen=True)
-class Hints:
-    """Metadata a format carries (never feeds the numbers, only card-metadata hints)."""
-
-    gpu: str | None = None
-    cpu: str | None = None
-    game: str | None = None
-    captured: str | None = None
-    """When the capture was made, as the file states it (CapFrameX CreationDate/Time); shown on
-    a before/after report, never parsed."""
 
 
 _Scalar = TypeVar("_Scalar", bound=np.generic)
@@ -121,7 +109,9 @@ class Capture:
     """Why the capture is incomplete, in English ("; " between reasons), or None."""
     incomplete_detail: tuple[IncompleteDetail, ...] = ()
     """The same reasons as data, in the same order (empty when complete)."""
-    hints: Hints = field(default_factory=Hints)
+    recorded: Recorded = field(default_factory=Recorded)
+    """What the file itself records about the system and the capture (GPU, driver, OS, …, each
+    as written, or None): never a figure, and never read from card.yaml."""
     warnings: tuple[str, ...] = ()
     run_index: int | None = None
     """For files holding several runs (CapFrameX JSON): which run this is, from 0."""

@@ -24,7 +24,10 @@ What is read (docs/spec/captures.md):
 - ragged rows: a row with another field count than the header is refused, except that OCAT
   writes its system information on the first data row only, so OCAT rows may be shorter (never
   longer) as long as they reach every column read;
-- OCAT and CapFrameX system information and FrameView's GPU/CPU columns become Hints;
+- what the file records about the system and the capture (`Capture.recorded`, _recorded):
+  CapFrameX's //Key=Value lines, OCAT's system cells on the first data row, and the columns
+  ROW_COLUMNS names (Runtime, FrameView's GPU/CPU/Resolution, OCAT's Width/Height) at the
+  chosen group's first row, read in the same pass as the frame times;
 - diagnostics only (certgen.framegen), in the same pass: `FrameType` (PresentMon 2.x: the
   name as written, `NA` or empty is None) and `MsBetweenDisplayChange` /
   `msBetweenDisplayChange` (`NA` is NaN, 0 stays 0: 1.x writes it for a frame never
@@ -46,9 +49,10 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar, cast
 
 import numpy as np
 
-from certgen.captures.common import UTF8_BOM, Data, decode, parse_number
-from certgen.captures.model import Capture, FrameTypeCodes, Group, Hints
+from certgen.captures.common import UTF8_BOM, Data, decode, parse_number, recorded_text
+from certgen.captures.model import Capture, FrameTypeCodes, Group
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
+from certgen.model.capture import Recorded
 
 if TYPE_CHECKING:
     import polars as pl
@@ -79,6 +83,32 @@ DROPPED_ERROR = "Error"
 
 INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
 """A header naming one of these (or starting `Application,`: PresentMon 2.0.0) is this family's."""
+
+ROW_COLUMNS = ("Runtime", "PresentRuntime", "GPU", "CPU", "Resolution", "Width", "Height")
+"""Columns whose cell at the chosen group's first row is what the file records (_recorded):
+the present runtime (every PresentMon-family layout), FrameView's GPU, CPU and Resolution
+(on every row), OCAT's Width and Height (1.5 and later). Read in the same pass as the frame
+times, whichever path reads them."""
+
+OCAT_SYSTEM: dict[str, tuple[str, ...]] = {
+    "motherboard": ("Motherboard",), "os": ("OS",), "cpu": ("Processor",), "ram": ("System RAM",),
+    "driver": ("Driver Package", "Base Driver Version"), "gpu": ("GPU",)}
+"""OCAT's system cells, written on the first data row only (OCAT `PresentMon/PresentMon.cpp`):
+each recorded field and its columns, the first one with a value. The driver is `Driver Package`
+(on NVIDIA the driver's build branch, such as r418_77), else `Base Driver Version` (on NVIDIA
+the version without its dot, 41891 for 418.91)."""
+
+CAPFRAMEX_INFO: dict[str, tuple[str, ...]] = {
+    "gpu": ("GPU",), "driver": ("Driver Package", "Base Driver Version"), "os": ("OS",),
+    "cpu": ("Processor",), "ram": ("System RAM",), "motherboard": ("Motherboard",),
+    "game": ("GameName",)}
+"""CapFrameX CSV's //Key=Value lines (CapFrameX `RecordManager.cs`): each recorded field and
+its keys, the first one with a value (the driver as OCAT's, whose keys CapFrameX writes);
+`captured_at` is CreationDate and CreationTime, joined by a space."""
+
+NO_VALUE = {"NA", "-"}
+"""Cells that say the tool had no value (PresentMon and FrameView write NA, OCAT writes - for a
+driver it cannot read): not recorded."""
 
 
 def presentmon_flavour(header: list[str]) -> str:
@@ -124,6 +154,8 @@ class _Layout:
     """FrameType's index (a diagnostic, certgen.framegen), or None."""
     display_index: int | None = None
     """MsBetweenDisplayChange's (or msBetweenDisplayChange's) index (a diagnostic), or None."""
+    row_columns: tuple[int, ...] = ()
+    """Indices of the ROW_COLUMNS the header has (read at the chosen group's first row)."""
 
     @property
     def required(self) -> list[int]:
@@ -207,28 +239,59 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
         info=info,
         frame_type_index=frame_type_index,
         display_index=display_index,
+        row_columns=tuple(header.index(c) for c in ROW_COLUMNS if c in header),
     )
 
 
-def _hints(layout: _Layout, head: bytes) -> Hints:
-    """GPU/CPU/game from CapFrameX info lines or OCAT/FrameView's first data row."""
-    if layout.info:
-        return Hints(
-            gpu=layout.info.get("GPU") or None,
-            cpu=layout.info.get("Processor") or None,
-            game=layout.info.get("GameName") or None,
-            captured=" ".join(v for v in (layout.info.get("CreationDate"),
-                                          layout.info.get("CreationTime")) if v) or None,
-        )
-    if layout.flavour not in ("ocat", "frameview"):
-        return Hints()
-    text = head.removeprefix(UTF8_BOM)
-    rows = list(csv.reader(io.StringIO(text.decode("utf-8", errors="replace"))))
-    if len(rows) < layout.header_line + 1:
-        return Hints()
-    row = dict(zip(layout.header, (c.strip() for c in rows[layout.header_line])))
-    cpu_column = "Processor" if layout.flavour == "ocat" else "CPU"
-    return Hints(gpu=row.get("GPU") or None, cpu=row.get(cpu_column) or None)
+def _recorded(layout: _Layout, first_row: dict[str, str], first: dict[int, str | None]
+              ) -> Recorded:
+    """What the file records (docs/spec/captures.md, What a capture records), from its content
+    alone (a forced --format changes nothing here): CapFrameX's //Key=Value lines, or OCAT's
+    system cells on the file's first data row (`first_row`, by column name), and the
+    ROW_COLUMNS cells at the chosen group's first row (`first`, by column index)."""
+    row = {layout.header[i]: _cell(cell) for i, cell in first.items()}
+    width, height = row.get("Width"), row.get("Height")
+    resolution = row.get("Resolution") or (recorded_text(f"{width}x{height}")
+                                           if width and height else None)
+    runtime = row.get("Runtime") or row.get("PresentRuntime")
+    info = layout.info
+    if info:
+        made = " ".join(v for v in (recorded_text(info.get("CreationDate")),
+                                    recorded_text(info.get("CreationTime"))) if v)
+        return Recorded(resolution=resolution, runtime=runtime, tool="CapFrameX",
+                        captured_at=recorded_text(made), **_first_given(info, CAPFRAMEX_INFO))
+    content = presentmon_flavour(layout.header)
+    if content == "ocat":
+        return Recorded(resolution=resolution, runtime=runtime, tool="OCAT",
+                        **_first_given(first_row, OCAT_SYSTEM))
+    return Recorded(gpu=row.get("GPU"), cpu=row.get("CPU"), resolution=resolution,
+                    runtime=runtime, tool="NVIDIA FrameView" if content == "frameview" else None)
+
+
+def _first_given(cells: dict[str, str], keys: dict[str, tuple[str, ...]]) -> dict[str, str | None]:
+    """Each field of `keys` as the first of its cells (or //Key=Value values) with a value."""
+    return {field: next((v for v in (_cell(cells.get(k)) for k in names) if v), None)
+            for field, names in keys.items()}
+
+
+def _cell(cell: str | None) -> str | None:
+    """A recorded cell as written (trimmed), None for an empty cell or a NO_VALUE token."""
+    text = recorded_text(cell)
+    return None if text in NO_VALUE else text
+
+
+def _first_data_row(layout: _Layout, head: bytes, data: Data) -> dict[str, str]:
+    """An OCAT file's first data row, by column name (its system cells), read from `head`, the
+    file's first bytes; {} for another flavour, or when the head does not hold all of that row
+    (a first row longer than the head is not read, never read cut short)."""
+    if layout.info or presentmon_flavour(layout.header) != "ocat":
+        return {}
+    text = head.removeprefix(UTF8_BOM).decode("utf-8", errors="replace")
+    rows = list(csv.reader(io.StringIO(text, newline="")))[layout.header_line:]
+    rows = [row for row in rows if row and (len(row) > 1 or row[0].strip())]
+    if not rows or (len(rows) == 1 and len(head) < len(data)):
+        return {}
+    return dict(zip(layout.header, rows[0]))
 
 
 class _Selected(NamedTuple):
@@ -245,6 +308,9 @@ class _Selected(NamedTuple):
     None for NA or empty); None without the column."""
     display: np.ndarray | None
     """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
+    first: dict[int, str | None]
+    """The ROW_COLUMNS cells of the group's first row, by column index (None past a short
+    row's end or for an empty cell; as written, untrimmed)."""
 
 
 @dataclass(frozen=True)
@@ -281,7 +347,7 @@ def read_presentmon(
         rows = _fast(data, layout)
     except _Suspect:
         rows = _slow(data, name, layout)
-    return _capture(rows, layout, name, process, _hints(layout, head))
+    return _capture(rows, layout, name, process, _first_data_row(layout, head, data))
 
 
 def fast_path(
@@ -295,7 +361,7 @@ def fast_path(
         rows = _fast(data, layout)
     except _Suspect:
         return None
-    return _capture(rows, layout, name, process, _hints(layout, head))
+    return _capture(rows, layout, name, process, _first_data_row(layout, head, data))
 
 
 def exact_path(
@@ -304,7 +370,8 @@ def exact_path(
     """The capture as the csv module reads it, every row and cell (or its exact error)."""
     head = data[:65536]
     layout = _layout(head, name, capframex=capframex)
-    return _capture(_slow(data, name, layout), layout, name, process, _hints(layout, head))
+    return _capture(_slow(data, name, layout), layout, name, process,
+                    _first_data_row(layout, head, data))
 
 
 def read_each_path(
@@ -411,7 +478,9 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
         elif layout.dropped_index is not None:
             flag = rows["flag"]
             dropped, failed = int((flag == "1").sum()), int((flag == DROPPED_ERROR).sum())
-        return _Selected(values, dropped, failed, types, shown)
+        at = codes[key] if key is not None else 0  # the group's first row
+        cells = {i: frame[f"r{i}"][at] for i in layout.row_columns}
+        return _Selected(values, dropped, failed, types, shown, cells)
 
     return _Rows(groups=groups, select=select)
 
@@ -501,8 +570,10 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
     if layout.frame_type_index is not None:
         keys.add(layout.frame_type_index)  # Application or a generator's name
-    wanted = (range(width) if ocat else layout.needed if plain
-              else sorted(set(layout.needed) | {width - 1, width}))
+    keys.update(layout.row_columns)  # a runtime, a GPU name: few values, one row's wanted
+    read_too = set(layout.row_columns)
+    wanted = (range(width) if ocat else sorted(set(layout.needed) | read_too) if plain
+              else sorted(set(layout.needed) | read_too | {width - 1, width}))
 
     def read(as_float: bool) -> pl.DataFrame:
         schema: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -571,6 +642,7 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         columns["ftype"] = df[names[layout.frame_type_index]]
     if layout.display_index is not None:
         columns["shown"] = number(df[names[layout.display_index]])
+    columns.update({f"r{i}": df[names[i]] for i in layout.row_columns})
     return pl.DataFrame(columns)
 
 
@@ -779,6 +851,8 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
     types: dict[tuple[str, str, str], list[str | None]] = {}
     shown: dict[tuple[str, str, str], list[float]] = {}
     """key -> FrameType / display change per row (diagnostics), when the file has them."""
+    firsts: dict[tuple[str, str, str], dict[int, str | None]] = {}
+    """key -> the ROW_COLUMNS cells of the group's first row (None past a short row's end)."""
 
     def key_of(row: list[str]) -> tuple[str, str, str]:
         if not layout.keys:
@@ -834,6 +908,7 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
+            firsts[key] = {i: row[i] if i < len(row) else None for i in layout.row_columns}
         values, drops = per_group[key]
         values.append(value)
         drops.append(dropped)
@@ -853,6 +928,7 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             intervals, drops.count(1), drops.count(2),
             None if ftype is None else np.array(types[chosen], dtype=object),
             None if display is None else np.asarray(shown[chosen], dtype=np.float64),
+            firsts[chosen],
         )
 
     return _Rows(groups=groups, select=select)
@@ -1008,8 +1084,10 @@ def _choose(
 
 
 def _capture(
-    rows: _Rows, layout: _Layout, name: str, process: str | None, hints: Hints
+    rows: _Rows, layout: _Layout, name: str, process: str | None, first_row: dict[str, str]
 ) -> Capture:
+    """The Capture of the group the rule chooses; `first_row`: the file's first data row
+    (_first_data_row), where OCAT writes its system cells."""
     group = None
     left_out: tuple[Group, ...] = ()
     warnings: list[str] = []
@@ -1022,7 +1100,7 @@ def _capture(
         selected = rows.select((group.application, group.process_id, group.swap_chain))
     else:
         selected = rows.select(None)
-    values, dropped, failed, types, shown = selected
+    values, dropped, failed, types, shown, first = selected
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
     if n_missing:  # the frame columns stay aligned with the frame times
@@ -1053,7 +1131,7 @@ def _capture(
         dropped_frames=dropped,
         failed_presents=failed,
         missing_intervals=n_missing,
-        hints=hints,
+        recorded=_recorded(layout, first_row, first),
         warnings=tuple(warnings),
         frame_types=None if isinstance(types, FrameTypeCodes) else types,
         frame_type_codes=types if isinstance(types, FrameTypeCodes) else None,

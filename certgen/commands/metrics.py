@@ -6,6 +6,8 @@ array with one object per capture (per run, for files holding several). A batch 
 a bad file: every readable capture is reported, and each refused one is named (on stderr as
 `certgen: <the one-line message>`; in the JSON array, in its place in argument order, as
 `{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
+Each object ends with `recorded`: what the capture itself records about the system and the
+capture (docs/spec/captures.md, What a capture records), each value as written or null.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from certgen.sop import load_rules
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
     from certgen.errors import CertgenError
+from certgen.untrusted import escape_invisible
 
 
 def display_name(name: str, label: str | None) -> str:
@@ -147,6 +150,8 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
         entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
+        # What the file itself says about the system and the capture, as written (pinned keys).
+        entry["recorded"] = capture.recorded.model_dump(mode="json")
         results.append(entry)
     return results
 
@@ -188,6 +193,9 @@ def render_table(results: list[dict[str, Any]]) -> str:
             extra.append(f"group used: {r['group']}")
         if r["groups_left_out"]:
             extra.append("groups left out: " + "; ".join(r["groups_left_out"]))
+        recorded = recorded_note(r["recorded"])
+        if recorded:
+            extra.append(recorded)
         if r["dropped_nonpositive"]:
             extra.append(f"{r['dropped_nonpositive']} frames <= 0 ms dropped")
         if r["too_short"]:
@@ -202,6 +210,14 @@ def render_table(results: list[dict[str, Any]]) -> str:
         lines.append(f"{r['file']}:")
         lines.extend(f"  - {e}" for e in extra)
     return "\n".join(lines)
+
+
+def recorded_note(recorded: dict[str, str | None]) -> str | None:
+    """The table's note of what the capture records ("recorded by the capture: gpu …; driver
+    …"), the values escaped as names read from a capture are; None when it records nothing."""
+    shown = [f"{key} {escape_invisible(value)}" for key, value in recorded.items()
+             if value is not None]
+    return "recorded by the capture: " + "; ".join(shown) if shown else None
 
 
 def _figures(f: dict[str, Any]) -> str:

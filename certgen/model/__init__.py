@@ -42,6 +42,9 @@ from certgen.model.capture import (
     INCOMPLETE_CODES as INCOMPLETE_CODES,
 )
 from certgen.model.capture import (
+    RECORDED_MAX as RECORDED_MAX,
+)
+from certgen.model.capture import (
     CaptureInfo as CaptureInfo,
 )
 from certgen.model.capture import (
@@ -58,6 +61,9 @@ from certgen.model.capture import (
 )
 from certgen.model.capture import (
     OtherIncompleteReason as OtherIncompleteReason,
+)
+from certgen.model.capture import (
+    Recorded as Recorded,
 )
 from certgen.model.capture import (
     TickGaps as TickGaps,

@@ -1,12 +1,12 @@
 """What a capture's reader reported about the file: which quantity, which group, what was
-skipped, why it is incomplete.
+skipped, why it is incomplete, and what the capture itself records about the system.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, ClassVar, Final, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, JsonValue, Tag
+from pydantic import ConfigDict, Discriminator, Field, JsonValue, Tag, model_validator
 
 from certgen.model.base import Frozen, WithLaterKeys, code_tag
 
@@ -95,3 +95,42 @@ class CaptureInfo(WithLaterKeys):
 
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
                                              "duration_s")
+
+
+RECORDED_MAX: Final = 200
+"""Longest value a `Recorded` field holds: a longer one is cut to this many characters, the last
+being `…` (docs/spec/captures.md, What a capture records)."""
+
+
+RecordedText = Annotated[str, Field(min_length=1, max_length=RECORDED_MAX)]
+"""A value as a capture wrote it: trimmed, not empty, at most RECORDED_MAX characters."""
+
+
+class Recorded(Frozen):
+    """What a capture itself records about the system and the capture, each value as the file
+    wrote it (trimmed; cut at RECORDED_MAX characters), or None where its format does not
+    record it (docs/spec/captures.md, What a capture records). Never guessed, defaulted or
+    normalised: holding it against card.yaml (normalised for comparison) is another step's."""
+
+    gpu: RecordedText | None = Field(default=None, description="The GPU, or null.")
+    driver: RecordedText | None = Field(default=None, description="The GPU driver, or null.")
+    os: RecordedText | None = Field(default=None, description="The operating system, or null.")
+    cpu: RecordedText | None = Field(default=None, description="The CPU, or null.")
+    ram: RecordedText | None = Field(default=None, description="The system memory, or null.")
+    motherboard: RecordedText | None = Field(default=None, description="The motherboard, or null.")
+    resolution: RecordedText | None = Field(default=None, description="The resolution, or null.")
+    runtime: RecordedText | None = Field(
+        default=None, description="The graphics API or present runtime, or null.")
+    captured_at: RecordedText | None = Field(
+        default=None, description="When the capture was made, as written (never parsed), or null.")
+    tool: RecordedText | None = Field(default=None, description="The capture tool, or null.")
+    tool_version: RecordedText | None = Field(
+        default=None, description="The capture tool's version, or null.")
+    game: RecordedText | None = Field(default=None, description="The game, or null.")
+
+    @model_validator(mode="after")
+    def _trimmed(self) -> Recorded:
+        for name, value in self:
+            if isinstance(value, str) and value != value.strip():
+                raise ValueError(f"{name}: expected a trimmed value, got {value[:40]!r}")
+        return self
