@@ -389,6 +389,11 @@ class CardRun(_CardModel):
     game_version: Text | None = Field(default=None, description="The game build tested.")
     tested_on: date | None = Field(default=None, description="The day the run was captured.")
     technician: Text | None = Field(default=None, description="Who ran it.")
+    provenance_note: Justification | None = Field(
+        default=None,
+        description="Explains a difference between what the capture recorded and what this "
+                    "file declares (Markdown; per language or a string, the rules of a "
+                    "justification).")
 
     @field_validator("resolution", mode="before")
     @classmethod

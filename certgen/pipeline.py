@@ -42,6 +42,8 @@ from certgen.model import (
     Ranks,
     RunConditions,
     RunMetrics,
+    Scope,
+    ScopeGame,
     Signatory,
     TestSystem,
     lab_text,
@@ -166,12 +168,14 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         )
         return RunInput(index=index, config=_config(run),
                         not_run_reason=lab_text(_written(run.not_run)),
-                        conditions=_conditions(run)), facts
+                        conditions=_conditions(run),
+                        provenance_note=lab_text(_written(run.provenance_note))), facts
 
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
     first_metrics = None
+    first_recorded = None
     first_incomplete, first_incomplete_reason = False, None
     if first_file is not None:
         # The archived first capture is scored like a recorded one: its own figures, not the
@@ -179,6 +183,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         [first] = _single_capture(bundle, first_file, run, index, "first_capture")
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
+        first_recorded = first.recorded
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
@@ -213,7 +218,9 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=metrics,
         chart=chart, first_capture_metrics=first_metrics, conditions=_conditions(run),
-        frame_diagnostics=diagnostics,
+        frame_diagnostics=diagnostics, recorded=capture.recorded,
+        first_capture_recorded=first_recorded,
+        provenance_note=lab_text(_written(run.provenance_note)),
     )
     return run_input, facts
 
@@ -267,6 +274,19 @@ def _test_system(bench: CardTestSystem) -> TestSystem:
         os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)))
 
 
+def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | None) -> Scope:
+    """What the grade covers (the record's `certificate.scope`): this unit and driver, every
+    recorded run's game build, and the test system, as card.yaml states them."""
+    return Scope(
+        serial=card.serial,
+        driver=card.driver,
+        game_versions=tuple(
+            ScopeGame(run=index, title=run.title, game_version=run.game_version)
+            for index, run in enumerate(runs) if run.capture is not None),
+        test_system=test_system,
+    )
+
+
 def record_from_bundle(
     bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True,
     lab: LabProfile | None = None,
@@ -289,16 +309,19 @@ def record_from_bundle(
     cap = (None if card.grade_cap is None
            else GradeCap(grade=card.grade_cap.grade, reason=lab_text(_written(card.grade_cap.reason))))
     verdict = decide(facts, cap, rules)
+    card_info = CardInfo(
+        vendor=card.card.vendor, model=card.card.model, gpu=card.card.gpu,
+        vram_gb=card.card.vram_gb, serial=card.card.serial,
+        hardware_ray_tracing=card.card.hardware_ray_tracing, driver=card.card.driver)
+    test_system = None if card.test_system is None else _test_system(card.test_system)
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
         certificate=CertificateInfo(
             id=card.certificate.id, issued=card.certificate.issued.isoformat(),
-            sop=card.certificate.sop, languages=tuple(card.certificate.languages)),
+            sop=card.certificate.sop, languages=tuple(card.certificate.languages),
+            scope=scope_of(card_info, card.runs, test_system)),
         customer=card.customer,
-        card=CardInfo(
-            vendor=card.card.vendor, model=card.card.model, gpu=card.card.gpu,
-            vram_gb=card.card.vram_gb, serial=card.card.serial,
-            hardware_ray_tracing=card.card.hardware_ray_tracing, driver=card.card.driver),
+        card=card_info,
         phase1=Phase1(vrm_rail_resistance=lab_text(_written(card.phase1.vrm_rail_resistance))),
         runs=inputs,
         verdict=verdict,
@@ -309,8 +332,7 @@ def record_from_bundle(
         fleet_runs=None if fleet is None else fleet.cohort_runs(bundle_cohorts(bundle)),
         draft=draft,
         issuer=None if lab is None else issuer_block(lab, card.certificate.issued),
-        test_system=(None if card.test_system is None
-                     else _test_system(card.test_system)),
+        test_system=test_system,
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))

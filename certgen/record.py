@@ -43,6 +43,7 @@ from certgen.model.base import (
 )
 from certgen.model.capture import (
     CaptureInfo,
+    Recorded,
 )
 from certgen.model.card import CardInfo, CertificateInfo, Phase1, RunConditions, TestSystem
 from certgen.model.cohort import Cohort, FleetSection, Ranks
@@ -99,8 +100,12 @@ class FirstCapture(WithLaterKeys):
     rerun_reason: WhyDetail | None = Field(
         default=None, description="Why it was re-run, from its own figures; null when they show "
                                   "no reason (absent in records of an older certgen).")
+    recorded: Recorded | None = Field(
+        default=None, description="What the first capture itself records about the system and "
+                                  "the capture, each value as the file wrote it (absent in "
+                                  "records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason")
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("why_detail", "metrics", "rerun_reason", "recorded")
 
 
 Bucket = tuple[float, float, float]
@@ -153,8 +158,19 @@ class Run(WithLaterKeys):
         default=None, description="Frame generation and display timing of the capture, "
                                   "diagnostic and not graded; null for a not_run run (absent in "
                                   "records of an older certgen).")
+    recorded: Recorded | None = Field(
+        default=None, description="What the capture itself records about the system and the "
+                                  "capture, each value as the file wrote it or null where its "
+                                  "format does not record it (the keys of `metrics --json`'s "
+                                  "`recorded`); null for a not_run run (absent in records of an "
+                                  "older certgen).")
+    provenance_note: LabText | None = Field(
+        default=None, description="card.yaml's explanation of a difference between what the "
+                                  "capture recorded and what card.yaml declares (per language or "
+                                  "a string), or null (absent in records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics")
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics", "recorded",
+                                             "provenance_note")
 
 
 class AuditCapture(Frozen):
@@ -368,6 +384,12 @@ class RunInput:
     """How the run was made, as card.yaml states it."""
     frame_diagnostics: FrameDiagnostics | None = None
     """Frame generation and display timing (None for a not_run run)."""
+    recorded: Recorded | None = None
+    """What the capture itself records (None for a not_run run)."""
+    first_capture_recorded: Recorded | None = None
+    """What the archived first capture itself records (None without one)."""
+    provenance_note: LabText | None = None
+    """card.yaml's explanation of a recorded/declared difference, or None."""
 
 
 def rules_block(rules: Rules) -> RulesBlock:
@@ -394,12 +416,12 @@ def _soft_limit(check: SoftLimitCheck) -> SoftLimit:
     )
 
 
-def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | None
-                   ) -> FirstCapture:
+def _first_capture(check: FirstCaptureCheck, file: str, metrics: RunMetrics | None,
+                   recorded: Recorded | None) -> FirstCapture:
     return FirstCapture(
         file=file, sha256_declared=check.sha256_declared, sha256_actual=check.sha256_actual,
         matches=check.matches, required=check.required, why=check.why, why_detail=check.why_detail,
-        metrics=metrics, rerun_reason=check.rerun_reason,
+        metrics=metrics, rerun_reason=check.rerun_reason, recorded=recorded,
     )
 
 
@@ -487,8 +509,10 @@ def build_record(
             ranks=run.ranks,
             soft_limit=None if soft is None else _soft_limit(soft),
             first_capture=None if first is None or first.file is None
-            else _first_capture(first, first.file, run.first_capture_metrics),
+            else _first_capture(first, first.file, run.first_capture_metrics,
+                                run.first_capture_recorded),
             chart=run.chart, conditions=run.conditions, frame_diagnostics=run.frame_diagnostics,
+            recorded=run.recorded, provenance_note=run.provenance_note,
         ))
     first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(

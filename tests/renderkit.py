@@ -82,6 +82,10 @@ def bundle_words(record: dict[str, Any]) -> set[str]:
         texts += [conditions.get("game_version"), conditions.get("technician")]
         soft = run.get("soft_limit") or {}
         texts += [soft.get("justification"), soft.get("vrm_reexamination")]
+        # What the captures record, and the lab's explanation of a difference.
+        texts += [*(run.get("recorded") or {}).values(),
+                  *((run.get("first_capture") or {}).get("recorded") or {}).values(),
+                  run.get("provenance_note")]
     texts += [f["file"] for f in record["audit"]["first_captures"]]
     texts += [v for v in (record.get("test_system") or {}).values() if isinstance(v, str)]
     grade_cap = (record.get("grade") or {}).get("cap") or {}

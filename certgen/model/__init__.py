@@ -81,6 +81,12 @@ from certgen.model.card import (
     RunConditions as RunConditions,
 )
 from certgen.model.card import (
+    Scope as Scope,
+)
+from certgen.model.card import (
+    ScopeGame as ScopeGame,
+)
+from certgen.model.card import (
     TestSystem as TestSystem,
 )
 from certgen.model.cohort import (

@@ -4,19 +4,11 @@ conditions, as the record holds it.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
-from certgen.model.base import Frozen, LabText, Language
-
-
-class CertificateInfo(Frozen):
-    """`certificate`: which certificate this is, as in card.yaml."""
-
-    id: str = Field(description="Certificate id (also the output folder name).")
-    issued: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
-                        description="Issue date, YYYY-MM-DD (the document date).")
-    sop: str = Field(description='The SOP version, e.g. "SOP-GPU-001 v1.1".')
-    languages: tuple[Language, ...] = Field(description="Languages of the customer documents.")
+from certgen.model.base import Frozen, LabText, Language, WithLaterKeys
 
 
 class CardInfo(Frozen):
@@ -55,3 +47,39 @@ class TestSystem(Frozen):
     motherboard: str | None = Field(description="Motherboard.")
     notes: LabText | None = Field(
         description="Anything else about the bench (per language or a string).")
+
+
+class ScopeGame(Frozen):
+    """`certificate.scope.game_versions[]`: the game build one recorded run was made on."""
+
+    run: int = Field(description="0-based run index.")
+    title: str = Field(description="Game title.")
+    game_version: str | None = Field(description="The game build tested, or null: not stated.")
+
+
+class Scope(Frozen):
+    """`certificate.scope`: what the grade covers, as data (the certificate words it under
+    "Valid until"): this unit, this driver, the recorded runs' game versions and the test
+    system, as card.yaml states them."""
+
+    serial: str = Field(description="The certified unit's serial number.")
+    driver: str = Field(description="The driver version tested.")
+    game_versions: tuple[ScopeGame, ...] = Field(
+        description="Every recorded run's game build, in run order (not_run runs are left out).")
+    test_system: TestSystem | None = Field(
+        description="The test bench, or null when card.yaml does not describe it.")
+
+
+class CertificateInfo(WithLaterKeys):
+    """`certificate`: which certificate this is, as in card.yaml."""
+
+    id: str = Field(description="Certificate id (also the output folder name).")
+    issued: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$",
+                        description="Issue date, YYYY-MM-DD (the document date).")
+    sop: str = Field(description='The SOP version, e.g. "SOP-GPU-001 v1.1".')
+    languages: tuple[Language, ...] = Field(description="Languages of the customer documents.")
+    scope: Scope | None = Field(
+        default=None, description="What the grade covers: unit, driver, game versions, test "
+                                  "system (absent in records of an older certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("scope",)

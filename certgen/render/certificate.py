@@ -12,7 +12,7 @@ Nothing from the bundle becomes a template: record values only ever reach templa
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
@@ -24,6 +24,7 @@ from certgen.model import (
     FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
     LabText,
+    Recorded,
     RerunFirstCaptureMissing,
     SoftLimitMissing,
     Status,
@@ -36,6 +37,7 @@ from certgen.render.html import render_template
 from certgen.render.nav import doc_nav
 from certgen.render.pdf import html_to_pdf
 from certgen.software import creator_line
+from certgen.untrusted import escape_invisible
 
 if TYPE_CHECKING:
     from certgen.render.charts import Scale
@@ -156,6 +158,120 @@ def local_text(value: LabText | None, lang: str) -> Shown:
     return Shown(text, source != lang, source)
 
 
+# --------------------------------------------------------------------------------------------
+# What a capture recorded beside what card.yaml declares (display only)
+# --------------------------------------------------------------------------------------------
+
+RECORDED_SHOWN: Final = ("gpu", "driver", "os", "cpu", "ram", "motherboard", "resolution",
+                         "captured_at", "game")
+"""The `Recorded` keys card.yaml declares a value for, in the order the certificate shows them
+(runtime, tool and tool_version have no declared counterpart and are not compared here)."""
+
+
+def display_key(text: str) -> str:
+    """DISPLAY ONLY: how the certificate decides that a recorded and a declared value read the
+    same: case and runs of whitespace ignored, nothing else. Whether a difference blocks issue
+    is the bundle checks' decision (their own normalisation), never this function's."""
+    return " ".join(text.split()).casefold()
+
+
+def _memory_text(memory_gb: float) -> str:
+    return f"{int(memory_gb) if memory_gb.is_integer() else memory_gb} GB"
+
+
+def declared_values(record: Record, run: Run) -> dict[str, tuple[str, ...]]:
+    """What card.yaml declares for each key of RECORDED_SHOWN, as the record holds it: the
+    value the certificate prints first, then any other form that counts as the same (the GPU
+    may be recorded as the card's chip or its model); an empty tuple where nothing is stated."""
+    ts = record.test_system
+    tested_on = run.conditions.tested_on if run.conditions else None
+
+    def stated(*values: str | None) -> tuple[str, ...]:
+        return tuple(v for v in values if v is not None)
+
+    return {
+        "gpu": stated(record.card.gpu, record.card.model),
+        "driver": stated(record.card.driver),
+        "os": stated(ts.os if ts else None),
+        "cpu": stated(ts.cpu if ts else None),
+        "ram": stated(None if ts is None or ts.memory_gb is None else _memory_text(ts.memory_gb)),
+        "motherboard": stated(ts.motherboard if ts else None),
+        "resolution": stated(run.resolution),
+        "captured_at": stated(tested_on),
+        "game": stated(run.title),
+    }
+
+
+def reads_the_same(key: str, recorded: str, declared: tuple[str, ...]) -> bool:
+    """DISPLAY ONLY: a recorded value reads as one of the declared forms (display_key); a
+    capture moment also agrees with the declared day it begins with ("2026-11-19T10:00"
+    with 2026-11-19). The recorded text itself is never parsed."""
+    got = display_key(recorded)
+    for form in map(display_key, declared):
+        if got == form:
+            return True
+        if key == "captured_at" and got.startswith(form) and not got[len(form):][:1].isdigit():
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One recorded value that does not read as what card.yaml declares."""
+
+    key: str
+    """A key of RECORDED_SHOWN."""
+    recorded: str
+    """As the capture wrote it, invisible and bidi characters escaped (untrusted text)."""
+    declared: str | None
+    """As card.yaml states it (the first declared form), or None: not stated."""
+
+
+@dataclass(frozen=True)
+class RecordedView:
+    """A capture's recorded values held against the declared ones, for the certificate."""
+
+    compared: int
+    """How many values the capture records that card.yaml could declare."""
+    differences: tuple[Difference, ...]
+    """Those that do not read the same, in RECORDED_SHOWN order."""
+
+    @property
+    def agrees(self) -> bool:
+        """Something was recorded and all of it reads as declared (the certificate shows ✓)."""
+        return self.compared > 0 and not self.differences
+
+
+def recorded_view(recorded: Recorded, declared: Mapping[str, tuple[str, ...]]) -> RecordedView:
+    """What `recorded` says beside `declared` (declared_values): only what differs."""
+    differences: list[Difference] = []
+    compared = 0
+    for key in RECORDED_SHOWN:
+        value = getattr(recorded, key)
+        if value is None:
+            continue
+        compared += 1
+        forms = declared.get(key, ())
+        if not reads_the_same(key, value, forms):
+            differences.append(Difference(key=key, recorded=escape_invisible(value),
+                                          declared=forms[0] if forms else None))
+    return RecordedView(compared=compared, differences=tuple(differences))
+
+
+def recorded_views(record: Record) -> tuple[dict[int, RecordedView], dict[int, RecordedView]]:
+    """Per run index: its capture's view, and its archived first capture's (runs of a record
+    without `recorded`, written by an older certgen, have none)."""
+    runs: dict[int, RecordedView] = {}
+    firsts: dict[int, RecordedView] = {}
+    for run in record.runs:
+        declared = declared_values(record, run)
+        if run.recorded is not None:
+            runs[run.index] = recorded_view(run.recorded, declared)
+        if run.first_capture is not None and run.first_capture.recorded is not None:
+            firsts[run.index] = recorded_view(run.first_capture.recorded, declared)
+    return runs, firsts
+
+
 @dataclass(frozen=True)
 class RefusalItem:
     """One refusal for the template: its English message and, when known, its detail."""
@@ -230,6 +346,7 @@ def certificate_context(
     charts: dict[int, Markup] = {}
     chart_texts: dict[int, str] = {}
     justifications: dict[int, tuple[Markup, Shown]] = {}
+    provenance_notes: dict[int, tuple[Markup, Shown]] = {}
     scales = tier_scales(record.runs)
     for run in record.runs:
         if run.chart is not None and run.index in scales:
@@ -239,7 +356,11 @@ def certificate_context(
         if soft is not None and soft.raised:
             shown = local_text(soft.justification, lang)
             justifications[run.index] = (Markup(sanitise_markdown(shown.text)), shown)
+        if run.provenance_note is not None:
+            shown = local_text(run.provenance_note, lang)
+            provenance_notes[run.index] = (Markup(sanitise_markdown(shown.text)), shown)
     runs_by_index = {run.index: run for run in record.runs}
+    run_views, first_views = recorded_views(record)
     siblings = alternates(lang, languages)
     default = "en" if any(a["lang"] == "en" for a in siblings) else (
         siblings[0]["lang"] if siblings else lang)
@@ -268,6 +389,10 @@ def certificate_context(
         "charts": charts,
         "chart_texts": chart_texts,
         "justifications": justifications,
+        "provenance_notes": provenance_notes,
+        "recorded_views": run_views,
+        "first_recorded_views": first_views,
+        "scope": record.certificate.scope,
         "record_sha256": record_sha256,
         "signatory": record.issuer.signatory.name if signed and record.issuer else None,
         "verify_url": url,
