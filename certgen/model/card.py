@@ -4,9 +4,11 @@ conditions, as the record holds it.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
-from certgen.model.base import Frozen, LabText, Language
+from certgen.model.base import Frozen, LabText, Language, WithLaterKeys
 
 
 class CertificateInfo(Frozen):
@@ -38,15 +40,22 @@ class Phase1(Frozen):
         description='Outcome of the VRM rail resistance check ("pass"; per language or a string).')
 
 
-class RunConditions(Frozen):
+class RunConditions(WithLaterKeys):
     """`runs[].conditions`: how the run was made, as card.yaml states it (null: not stated)."""
 
     game_version: str | None = Field(description="The game build tested.")
     tested_on: str | None = Field(description="The day it was captured, YYYY-MM-DD.")
     technician: str | None = Field(description="Who ran it.")
+    provenance_note: LabText | None = Field(
+        default=None,
+        description="The lab's explanation of what its captures record differently from "
+                    "card.yaml (docs/spec/provenance.md; per language or a string); absent when "
+                    "card.yaml gives none, and in records of an older certgen.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("provenance_note",)
 
 
-class TestSystem(Frozen):
+class TestSystem(WithLaterKeys):
     """`test_system`: the test bench, as card.yaml states it (null: not stated)."""
 
     cpu: str | None = Field(description="The CPU.")
@@ -55,3 +64,8 @@ class TestSystem(Frozen):
     motherboard: str | None = Field(description="Motherboard.")
     notes: LabText | None = Field(
         description="Anything else about the bench (per language or a string).")
+    display: str | None = Field(
+        default=None, description="The display the runs were shown on (free text); absent when "
+                                  "card.yaml gives none, and in records of an older certgen.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("display",)
