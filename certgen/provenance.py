@@ -27,7 +27,12 @@ from typing import Literal
 
 from certgen.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
 from certgen.model.capture import Recorded
-from certgen.model.verdict import CapturesGpuDiffer, DateAfterIssue, ProvenanceMismatch, ProvenanceWhat
+from certgen.model.verdict import (
+    CapturesGpuDiffer,
+    DateAfterIssue,
+    ProvenanceMismatch,
+    ProvenanceWhat,
+)
 from certgen.rules import Refusal
 
 CaptureField = Literal["capture", "first_capture"]
