@@ -327,6 +327,10 @@ class CardFirstCapture(_CardModel):
         description="SHA-256 of the archived file, 64 lowercase hex digits.",
         json_schema_extra={"pattern": _SHA256_RE.pattern},
     )
+    tested_on: date | None = Field(
+        default=None, description="The day the first capture was made (required for issue).")
+    technician: Text | None = Field(
+        default=None, description="Who made it (required for issue).")
 
     @field_validator("file")
     @classmethod
@@ -360,6 +364,9 @@ class CardTestSystem(_CardModel):
         default=None, description="System memory in GB.")
     os: Text | None = Field(default=None, description="Operating system and build.")
     motherboard: Text | None = Field(default=None, description="Motherboard.")
+    display: Text | None = Field(
+        default=None, description="The display the runs were shown on, e.g. 27-inch "
+                                  "2560x1440 165 Hz IPS (free text).")
     notes: Note | None = Field(
         default=None, description="Anything else about the bench (per language or a string).")
 
@@ -389,11 +396,14 @@ class CardRun(_CardModel):
     game_version: Text | None = Field(default=None, description="The game build tested.")
     tested_on: date | None = Field(default=None, description="The day the run was captured.")
     technician: Text | None = Field(default=None, description="Who ran it.")
+    tool_version: Text | None = Field(
+        default=None, description="The capture tool's version, where the capture does not "
+                                  "record it (a version the capture records wins).")
     provenance_note: Justification | None = Field(
-        default=None,
-        description="Explains a difference between what the capture recorded and what this "
-                    "file declares (Markdown; per language or a string, the rules of a "
-                    "justification).")
+        default=None, description="Explains a difference between what the run's captures "
+                                  "record and what this file declares (driver, OS, CPU, RAM, "
+                                  "board, date); Markdown, per language or a string, the rules "
+                                  "of a justification (docs/spec/provenance.md).")
 
     @field_validator("resolution", mode="before")
     @classmethod

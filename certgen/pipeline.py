@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Protocol, overload, runtime_checkable
 
@@ -22,6 +23,7 @@ from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_
 from certgen.captures.detect import read_capture
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
+from certgen.conditions import dates_after_issue, required_conditions, sample_refusal
 from certgen.diagnostics import compute_metrics
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
@@ -49,6 +51,7 @@ from certgen.model import (
     lab_text,
 )
 from certgen.pagefigures import checked
+from certgen.provenance import HeldCapture, hold_captures
 from certgen.record import (
     Record,
     RunConfig,
@@ -60,8 +63,8 @@ from certgen.rules import RunFacts, decide, run_facts
 from certgen.rules import Written as RulesText
 from certgen.sop import Rules, load_rules
 
-__all__ = ["RANKED_METRICS", "Fleet", "bundle_cohorts", "check_record", "make_record", "provisional_ranks",
-           "record_from_bundle"]
+__all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
+           "make_record", "provisional_ranks", "record_from_bundle"]
 
 
 @runtime_checkable
@@ -155,8 +158,9 @@ def _conditions(run: CardRun) -> RunConditions:
     )
 
 
-def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> tuple[RunInput, RunFacts]:
-    """Read, measure and describe one run of the bundle."""
+def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules
+              ) -> tuple[RunInput, RunFacts, tuple[HeldCapture, ...]]:
+    """Read, measure and describe one run of the bundle; with what its captures record."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
     first_actual = bundle.file(first_file).sha256 if first_file else None
@@ -169,10 +173,11 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         return RunInput(index=index, config=_config(run),
                         not_run_reason=lab_text(_written(run.not_run)),
                         conditions=_conditions(run),
-                        provenance_note=lab_text(_written(run.provenance_note))), facts
+                        provenance_note=lab_text(_written(run.provenance_note))), facts, ()
 
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
+    held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded)]
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
     first_metrics = None
     first_recorded = None
@@ -184,6 +189,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
         first_recorded = first.recorded
+        held.append(HeldCapture(run=index, field="first_capture", file=first_file,
+                                recorded=first.recorded))
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
@@ -202,7 +209,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         incomplete_detail=capture.incomplete_detail if capture.incomplete else None,
         warnings=tuple(capture.warnings),
         tool=CAPTURE_TOOLS.get(capture.format, capture.format),
-        tool_version=None,  # none of the formats read today states the tool's version
+        # The version the capture records wins; else the one card.yaml gives, else null.
+        tool_version=capture.recorded.tool_version or run.tool_version,
         duration_s=(None if chart.duration_ms <= 0
                     else round_half_away(chart.duration_ms / 1000.0, 1)),
     )
@@ -222,7 +230,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules) -> t
         first_capture_recorded=first_recorded,
         provenance_note=lab_text(_written(run.provenance_note)),
     )
-    return run_input, facts
+    return run_input, facts, tuple(held)
 
 
 def _rank(
@@ -269,9 +277,11 @@ def _lab_written(value: str | LocalizedText) -> LabText:
 
 def _test_system(bench: CardTestSystem) -> TestSystem:
     """card.yaml's test bench as the record holds it (memory in GB as a number, 32 -> 32.0)."""
+    display = {} if bench.display is None else {"display": bench.display}  # a later key
     return TestSystem(
         cpu=bench.cpu, memory_gb=None if bench.memory_gb is None else float(bench.memory_gb),
-        os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)))
+        os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)),
+        **display)
 
 
 def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | None) -> Scope:
@@ -287,25 +297,30 @@ def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | 
     )
 
 
-def record_from_bundle(
-    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True,
-    lab: LabProfile | None = None,
-) -> Record:
-    """The record of an opened bundle (see make_record).
 
-    `lab` is the issuing laboratory's profile (the record's `issuer`); None leaves it null.
+@dataclass(frozen=True)
+class Checked:
+    """A bundle's record as `certgen check` reports it, and the notes on what the captures
+    record that could not be compared with card.yaml (certgen.provenance)."""
 
-    refuse=False returns a refused certificate's record (status.issuable false) even when it is
-    not a draft: `certgen check` reports on it without building anything.
-    """
+    record: Record
+    notes: tuple[str, ...]
+
+
+def _checked(
+    bundle: LoadedBundle, *, fleet: Fleet | None, draft: bool, refuse: bool,
+    lab: LabProfile | None,
+) -> Checked:
     card = bundle.card
     rules = load_rules(card.certificate.sop)
     inputs: list[RunInput] = []
     facts: list[RunFacts] = []
+    held: list[HeldCapture] = []
     for index, run in enumerate(card.runs):
-        run_input, run_facts = _read_run(bundle, index, run, rules)
+        run_input, run_facts, run_held = _read_run(bundle, index, run, rules)
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
         facts.append(run_facts)
+        held.extend(run_held)
     cap = (None if card.grade_cap is None
            else GradeCap(grade=card.grade_cap.grade, reason=lab_text(_written(card.grade_cap.reason))))
     verdict = decide(facts, cap, rules)
@@ -314,6 +329,14 @@ def record_from_bundle(
         vram_gb=card.card.vram_gb, serial=card.card.serial,
         hardware_ray_tracing=card.card.hardware_ray_tracing, driver=card.card.driver)
     test_system = None if card.test_system is None else _test_system(card.test_system)
+    # What the rules of the SOP refuse, then what the card must state and what its captures
+    # record (a sample id under a real lab, each capture held against the card, dates after
+    # the issue date, the conditions not stated): every reason, one line each.
+    provenance = hold_captures(card, held)
+    sample = sample_refusal(card, specimen=None if lab is None else lab.lab.specimen)
+    verdict = dataclasses.replace(verdict, refusal_details=(
+        *verdict.refusal_details, *([] if sample is None else [sample]),
+        *provenance.refusals, *dates_after_issue(card), *required_conditions(card)))
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
         certificate=CertificateInfo(
@@ -336,7 +359,21 @@ def record_from_bundle(
     )
     if verdict.refusals and refuse and not draft:
         raise RefusalError(list(verdict.refusals))
-    return record
+    return Checked(record, provenance.notes)
+
+
+def record_from_bundle(
+    bundle: LoadedBundle, *, fleet: Fleet | None = None, draft: bool = False, refuse: bool = True,
+    lab: LabProfile | None = None,
+) -> Record:
+    """The record of an opened bundle (see make_record).
+
+    `lab` is the issuing laboratory's profile (the record's `issuer`); None leaves it null.
+
+    refuse=False returns a refused certificate's record (status.issuable false) even when it is
+    not a draft: `certgen check` reports on it without building anything.
+    """
+    return _checked(bundle, fleet=fleet, draft=draft, refuse=refuse, lab=lab).record
 
 
 def make_record(
@@ -355,4 +392,10 @@ def make_record(
 def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Record:
     """The record of a bundle as `certgen check` sees it: never raises for a refusal (the
     reasons are in status.refusals), and is not marked as a draft."""
-    return record_from_bundle(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False)
+    return check_bundle(bundle_path, fleet=fleet).record
+
+
+def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Checked:
+    """check_record's record, with the notes on what could not be compared (`certgen check`
+    prints them)."""
+    return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=None)

@@ -131,8 +131,22 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
     path.write_bytes(data.encode("utf-8"))
 
 
-def write_capframex_json(path: Path, runs: list[np.ndarray], info: dict[str, str]) -> None:
-    """A CapFrameX JSON session (one file, one or more runs)."""
+COMPARE_SYSTEM = {
+    "CreationDate": "2026-11-20T10:00:00",
+    "Motherboard": "Illustrative",
+    "OS": "Microsoft Windows 11 Pro",
+    "Processor": "Illustrative 8-core CPU",
+    "SystemRam": "32 GB",
+}
+"""The system the before/after samples' CapFrameX sessions record (no card.yaml to agree with)."""
+
+
+def write_capframex_json(path: Path, runs: list[np.ndarray], info: dict[str, str],
+                         system: dict[str, str] | None = None) -> None:
+    """A CapFrameX JSON session (one file, one or more runs). `system` is what its Info block
+    records about the bench and the day (CreationDate, Motherboard, OS, Processor, SystemRam,
+    AppVersion), as the sample's card.yaml declares it."""
+    system = COMPARE_SYSTEM if system is None else system
     run_objs = []
     for times in runs:
         elapsed = np.concatenate([[0.0], np.cumsum(times)[:-1]]) / 1000.0
@@ -154,11 +168,12 @@ def write_capframex_json(path: Path, runs: list[np.ndarray], info: dict[str, str
             "Id": "00000000-0000-4000-8000-000000000000",
             "ProcessName": info["process"],
             "GameName": info["game"],
-            "CreationDate": "2026-11-20T10:00:00",
-            "Motherboard": "Illustrative",
-            "OS": "Microsoft Windows 11 Pro",
-            "Processor": "Illustrative 8-core CPU",
-            "SystemRam": "32 GB",
+            "CreationDate": system["CreationDate"],
+            "Motherboard": system["Motherboard"],
+            "OS": system["OS"],
+            "Processor": system["Processor"],
+            "SystemRam": system["SystemRam"],
+            **({"AppVersion": system["AppVersion"]} if "AppVersion" in system else {}),
             "BaseDriverVersion": info.get("driver", ""),
             "GPU": info["gpu"],
             "Comment": ILLUSTRATIVE,
@@ -170,12 +185,25 @@ def write_capframex_json(path: Path, runs: list[np.ndarray], info: dict[str, str
     path.write_text(json.dumps(session, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
+GOLD_BENCH = {
+    "os": "Illustrative Linux",
+    "cpu": "Illustrative 8-core CPU",
+    # MangoHud writes /proc/meminfo's MemTotal, in kB: a 32 GB bench shows a little less.
+    "ram": "32803468",
+    "kernel": "6.6.0",
+    "driver": "Mesa 24.2.0",
+}
+"""What the GOLD sample's MangoHud logs record (its card.yaml declares the same bench)."""
+
+
 def write_mangohud(path: Path, times: np.ndarray, gpu: str, seed: int) -> None:
     """A MangoHud log (0.7 layout: info lines, separator, per-frame rows, elapsed in ns)."""
     rng = np.random.default_rng(seed)
+    bench = GOLD_BENCH
     lines = [
         "os,cpu,gpu,ram,kernel,driver,cpuscheduler",
-        f"Illustrative Linux,Illustrative 8-core CPU,{gpu},32768,6.6.0,Mesa 24.2.0,",
+        f"{bench['os']},{bench['cpu']},{gpu},{bench['ram']},{bench['kernel']},"
+        f"{bench['driver']},",
         "--------------------FRAME METRICS--------------------",
         "fps,frametime,cpu_load,cpu_power,gpu_load,cpu_temp,gpu_temp,gpu_core_clock,"
         "gpu_mem_clock,gpu_vram_used,gpu_power,ram_used,swap_used,process_rss,elapsed",
@@ -283,33 +311,70 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+TECHNICIAN = "A. Sample (illustrative)"
+
+GAME_VERSIONS = {
+    "Cyberpunk 2077": "2.12 (illustrative)",
+    "Red Dead Redemption 2": "1491.50 (illustrative)",
+    "DOOM Eternal": "6.66 rev 3 (illustrative)",
+    "Horizon Zero Dawn": "1.11.2 (illustrative)",
+}
+"""The game builds the samples state (illustrative)."""
+
+
+def conditions(day: str, title: str) -> dict[str, object]:
+    """How a sample run was made: the day, the game build and who ran it."""
+    return {"tested_on": day, "technician": TECHNICIAN, "game_version": GAME_VERSIONS[title]}
+
+
+def windows_bench(cpu: str, board: str, display: str) -> dict[str, object]:
+    """The Windows test bench a sample's card.yaml declares (CapFrameX records the same)."""
+    return {"cpu": cpu, "memory_gb": 32, "os": "Windows 11 Pro 23H2 (illustrative)",
+            "motherboard": board, "display": display, "notes": None}
+
+
+def capframex_system(bench: dict[str, object], day: str) -> dict[str, str]:
+    """What a sample's CapFrameX session records of its bench and its day."""
+    return {"CreationDate": f"{day}T10:00:00", "Motherboard": str(bench["motherboard"]),
+            "OS": "Microsoft Windows 11 Pro", "Processor": str(bench["cpu"]),
+            "SystemRam": "32 GB", "AppVersion": "1.7.2"}
+
+
 def make_platinum(root: Path) -> None:
     """A card whose 1080p tier clears 95 and whose every tier clears 88."""
     b = root / "platinum-rtx4070s"
     (b / "captures").mkdir(parents=True, exist_ok=True)
+    bench = windows_bench("Illustrative 8-core CPU", "Illustrative X670E board",
+                          "Illustrative 27-inch 2560x1440 165 Hz monitor")
     runs = []
     # 1920x1080: two titles, both very even (tier mean above 95).
     t = frame_times(Shape(fps=148.0, gap=0.030, stutter=0.060, seconds=60, seed=101))
     write_capframex_json(b / "captures/cp2077-1080p.json", [t],
                          {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
-                          "gpu": "Illustrative RTX 4070 SUPER", "driver": "566.14"})
+                          "gpu": "NVIDIA GeForce RTX 4070 SUPER", "driver": "566.14"},
+                         capframex_system(bench, "2026-11-16"))
     runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
-                          capture="captures/cp2077-1080p.json"))
+                          capture="captures/cp2077-1080p.json",
+                          **conditions("2026-11-16", "Cyberpunk 2077")))
     t = frame_times(Shape(fps=132.0, gap=0.028, stutter=0.070, seconds=60, seed=102))
     write_capframex_json(b / "captures/rdr2-1080p.json", [t],
                          {"process": "RDR2.exe", "game": "Red Dead Redemption 2",
-                          "gpu": "Illustrative RTX 4070 SUPER", "driver": "566.14"})
+                          "gpu": "NVIDIA GeForce RTX 4070 SUPER", "driver": "566.14"},
+                         capframex_system(bench, "2026-11-16"))
     runs.append(run_entry("Red Dead Redemption 2", "1920x1080", "Ultra",
-                          capture="captures/rdr2-1080p.json"))
+                          capture="captures/rdr2-1080p.json",
+                          **conditions("2026-11-16", "Red Dead Redemption 2")))
     # 2560x1440: a little less even, still well above 88.
     t = frame_times(Shape(fps=96.0, gap=0.060, stutter=0.110, seconds=40, seed=103))
     write_presentmon2(b / "captures/cp2077-1440p.csv", t, "Cyberpunk2077.exe", 1103)
     runs.append(run_entry("Cyberpunk 2077", "2560x1440", "Ultra",
-                          capture="captures/cp2077-1440p.csv"))
+                          capture="captures/cp2077-1440p.csv",
+                          **conditions("2026-11-17", "Cyberpunk 2077")))
     t = frame_times(Shape(fps=88.0, gap=0.070, stutter=0.120, seconds=40, seed=104))
     write_frame_stats(b / "captures/rdr2-1440p.jsonl", t, (2560, 1440), end=True)
     runs.append(run_entry("Red Dead Redemption 2", "2560x1440", "Ultra",
-                          capture="captures/rdr2-1440p.jsonl"))
+                          capture="captures/rdr2-1440p.jsonl",
+                          **conditions("2026-11-17", "Red Dead Redemption 2")))
     card = {
         "certificate": {"id": "SAMPLE-PLATINUM-0001", "issued": "2026-11-29",
                         "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},
@@ -319,28 +384,32 @@ def make_platinum(root: Path) -> None:
                  "hardware_ray_tracing": True, "driver": "566.14"},
         "phase1": {"vrm_rail_resistance": "pass"},
         "grade_cap": None,
+        "test_system": bench,
         "runs": runs,
     }
     write_card(b, card)
 
 
 def make_gold(root: Path) -> None:
-    """A GOLD card whose 1440p tier mean (above 88) hides one run past the Soft Limit."""
+    """A GOLD card whose 1440p tier mean (above 88) hides one run past the Soft Limit.
+
+    Its bench is a Linux one (MangoHud logs, the Mesa driver), declared as its logs record it."""
     b = root / "gold-rx7800xt"
     (b / "captures").mkdir(parents=True, exist_ok=True)
     (b / "archive").mkdir(parents=True, exist_ok=True)
+    gpu = "AMD Radeon RX 7800 XT"
     runs = []
     # 1920x1080: comfortably GOLD, not PLATINUM (tier mean between 88 and 95).
     t = frame_times(Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=40, seed=201))
-    write_mangohud(b / "captures/cp2077-1080p.csv", t, "AMD Radeon RX 7800 XT", 1201)
+    write_mangohud(b / "captures/cp2077-1080p.csv", t, gpu, 1201)
     runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
-                          capture="captures/cp2077-1080p.csv"))
+                          capture="captures/cp2077-1080p.csv",
+                          **conditions("2026-11-18", "Cyberpunk 2077")))
     t = frame_times(Shape(fps=155.0, gap=0.085, stutter=0.140, seconds=60, seed=202))
-    write_capframex_json(b / "captures/doom-1080p.json", [t],
-                         {"process": "DOOMEternalx64vk.exe", "game": "DOOM Eternal",
-                          "gpu": "Illustrative RX 7800 XT", "driver": "24.10.1"})
+    write_mangohud(b / "captures/doom-1080p.csv", t, gpu, 1202)
     runs.append(run_entry("DOOM Eternal", "1920x1080", "Ultra Nightmare",
-                          capture="captures/doom-1080p.json"))
+                          capture="captures/doom-1080p.csv",
+                          **conditions("2026-11-19", "DOOM Eternal")))
     # 2560x1440: three very even runs and one with isolated spikes (stutter above 0.60).
     for i, (title, preset, fps, seed) in enumerate((
         ("Cyberpunk 2077", "Ultra", 102.0, 203),
@@ -349,18 +418,20 @@ def make_gold(root: Path) -> None:
     )):
         t = frame_times(Shape(fps=fps, gap=0.008, stutter=0.012, seconds=40, seed=seed))
         name = f"captures/run{i + 1}-1440p.csv"
-        write_mangohud(b / name, t, "AMD Radeon RX 7800 XT", 1200 + seed)
-        runs.append(run_entry(title, "2560x1440", preset, capture=name))
+        write_mangohud(b / name, t, gpu, 1200 + seed)
+        runs.append(run_entry(title, "2560x1440", preset, capture=name,
+                              **conditions(f"2026-11-{20 + i:02d}", title)))
     # The Soft Limit run: F 100 / F1% 82 / F0.1% 31.9 (g 0.18, s about 0.61), re-run once.
     first = frame_times(Shape(fps=99.0, gap=0.185, stutter=0.640, seconds=40, seed=206))
-    write_presentmon2(b / "archive/hzd-1440p-first.csv", first, "HorizonZeroDawn.exe", 1206)
+    write_mangohud(b / "archive/hzd-1440p-first.csv", first, gpu, 1206)
     rerun = frame_times(Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=40, seed=207))
-    write_presentmon2(b / "captures/hzd-1440p.csv", rerun, "HorizonZeroDawn.exe", 1207)
+    write_mangohud(b / "captures/hzd-1440p.csv", rerun, gpu, 1207)
     runs.append(run_entry(
         "Horizon Zero Dawn", "2560x1440", "Ultimate Quality",
         capture="captures/hzd-1440p.csv",
         first_capture={"file": "archive/hzd-1440p-first.csv",
-                       "sha256": sha256_of(b / "archive/hzd-1440p-first.csv")},
+                       "sha256": sha256_of(b / "archive/hzd-1440p-first.csv"),
+                       "tested_on": "2026-11-23", "technician": TECHNICIAN},
         # Lab-written text per language: the justification in all three languages; the VRM
         # outcome in English and Russian only, so the Portuguese certificate shows the English
         # and says so ("original em inglês").
@@ -383,6 +454,7 @@ def make_gold(root: Path) -> None:
                 "ru": "норма: все цепи питания в пределах 5 % от номинала (иллюстративно)",
             },
         },
+        **conditions("2026-11-23", "Horizon Zero Dawn"),
     ))
     card = {
         "certificate": {"id": "SAMPLE-GOLD-0002", "issued": "2026-11-29",
@@ -390,20 +462,17 @@ def make_gold(root: Path) -> None:
         "customer": "Sample only — illustrative numbers",
         "card": {"vendor": "Illustrative", "model": "Illustrative RX 7800 XT 16G",
                  "gpu": "Navi 32", "vram_gb": 16, "serial": "SAMPLE-7800XT-0002",
-                 "hardware_ray_tracing": True, "driver": "24.10.1"},
+                 "hardware_ray_tracing": True, "driver": GOLD_BENCH["driver"]},
         "phase1": {"vrm_rail_resistance": "pass"},
         "grade_cap": None,
-        # The test bench and who ran what, as a lab states them (illustrative). The last run
-        # states nothing, so the certificate shows "not stated" rather than a guess.
-        "test_system": {"cpu": "Illustrative 8-core desktop CPU", "memory_gb": 32,
-                        "os": "Windows 11 Pro 23H2 (illustrative)", "motherboard": None,
+        # The test bench as a lab states it (illustrative), and as its MangoHud logs record it:
+        # a Linux system with the Mesa driver (the card's driver above).
+        "test_system": {"cpu": GOLD_BENCH["cpu"], "memory_gb": 32,
+                        "os": f"{GOLD_BENCH['os']} (kernel {GOLD_BENCH['kernel']})",
+                        "motherboard": "Illustrative B650 board",
+                        "display": "Illustrative 27-inch 2560x1440 144 Hz monitor",
                         "notes": None},
-        "runs": [
-            {**run, "tested_on": f"2026-11-{18 + i:02d}", "technician": "A. Sample (illustrative)",
-             "game_version": None}
-            if i < len(runs) - 1 else run
-            for i, run in enumerate(runs)
-        ],
+        "runs": runs,
     }
     write_card(b, card)
 
@@ -412,21 +481,28 @@ def make_silver(root: Path) -> None:
     """A card without hardware ray tracing: one title not run, 1440p tier below 88."""
     b = root / "silver-gtx1660s"
     (b / "captures").mkdir(parents=True, exist_ok=True)
+    bench = windows_bench("Illustrative 6-core CPU", "Illustrative B550 board",
+                          "Illustrative 24-inch 1920x1080 144 Hz monitor")
     runs = []
     t = frame_times(Shape(fps=78.0, gap=0.080, stutter=0.160, seconds=80, seed=301))
     t2 = frame_times(Shape(fps=84.0, gap=0.075, stutter=0.150, seconds=40, seed=302))
     write_capframex_json(b / "captures/cp2077-1080p.json", [t, t2][:1],
                          {"process": "Cyberpunk2077.exe", "game": "Cyberpunk 2077",
-                          "gpu": "Illustrative GTX 1660 SUPER", "driver": "566.14"})
+                          "gpu": "NVIDIA GeForce GTX 1660 SUPER", "driver": "566.14"},
+                         capframex_system(bench, "2026-11-24"))
     runs.append(run_entry("Cyberpunk 2077", "1920x1080", "High",
-                          capture="captures/cp2077-1080p.json"))
+                          capture="captures/cp2077-1080p.json",
+                          **conditions("2026-11-24", "Cyberpunk 2077")))
     write_frame_stats(b / "captures/rdr2-1080p.jsonl", t2, (1920, 1080), end=True)
     runs.append(run_entry("Red Dead Redemption 2", "1920x1080", "High",
-                          capture="captures/rdr2-1080p.jsonl"))
+                          capture="captures/rdr2-1080p.jsonl",
+                          **conditions("2026-11-24", "Red Dead Redemption 2")))
     t = frame_times(Shape(fps=52.0, gap=0.160, stutter=0.240, seconds=90, seed=303))
-    write_mangohud(b / "captures/cp2077-1440p.csv", t, "NVIDIA GeForce GTX 1660 SUPER", 1303)
+    # A PresentMon 2.x capture on the Windows bench (the NVIDIA driver card.yaml names).
+    write_presentmon2(b / "captures/cp2077-1440p.csv", t, "Cyberpunk2077.exe", 1303)
     runs.append(run_entry("Cyberpunk 2077", "2560x1440", "High",
-                          capture="captures/cp2077-1440p.csv"))
+                          capture="captures/cp2077-1440p.csv",
+                          **conditions("2026-11-25", "Cyberpunk 2077")))
     runs.append(run_entry("Alan Wake 2", "2560x1440", "High", rt=True,
                           not_run={"en": "no hardware ray tracing on this GPU",
                                    "ru": "у этого GPU нет аппаратной трассировки лучей",
@@ -440,6 +516,7 @@ def make_silver(root: Path) -> None:
                  "hardware_ray_tracing": False, "driver": "566.14"},
         "phase1": {"vrm_rail_resistance": "pass"},
         "grade_cap": None,
+        "test_system": bench,
         "runs": runs,
     }
     write_card(b, card)

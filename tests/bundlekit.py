@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import hashlib
 import zlib
 from pathlib import Path
@@ -132,17 +133,53 @@ BASE_CARD: dict[str, Any] = {
 }
 
 
+TEST_SYSTEM: dict[str, Any] = {
+    "cpu": "Example 8-core CPU",
+    "memory_gb": 32,
+    "os": "Windows 11 Pro",
+    "motherboard": "Example Z790 board",
+    "display": "Example 27-inch 2560x1440 monitor",
+}
+"""The bench a fixture card states (a certificate must state one: certgen.conditions)."""
+
+TESTED_ON = dt.date(2026, 11, 28)
+TECHNICIAN = "T. Tester"
+
+
+def with_conditions(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with the conditions a certificate must state, where it does not give them:
+    the bench, and tested_on and technician on every recorded run and first capture. A key
+    given (even as null) is kept: a test of a missing condition writes it as null or drops it
+    after this."""
+    data = copy.deepcopy(data)
+    data.setdefault("test_system", copy.deepcopy(TEST_SYSTEM))
+    for run in data.get("runs") or []:
+        if not isinstance(run, dict) or "capture" not in run:
+            continue
+        run.setdefault("tested_on", TESTED_ON)
+        run.setdefault("technician", TECHNICIAN)
+        first = run.get("first_capture")
+        if isinstance(first, dict):
+            first.setdefault("tested_on", TESTED_ON)
+            first.setdefault("technician", TECHNICIAN)
+    return data
+
+
 def card(runs: list[dict[str, Any]], **overrides: Any) -> dict[str, Any]:
-    """A complete card.yaml mapping with these runs."""
+    """A complete card.yaml mapping with these runs (conditions stated: with_conditions when
+    written)."""
     data = copy.deepcopy(BASE_CARD)
     data["runs"] = runs
     data.update(overrides)
     return data
 
 
-def write_card(root: Path, data: dict[str, Any] | str) -> Path:
-    """Write card.yaml (a mapping is dumped; a string is written as is)."""
+def write_card(root: Path, data: dict[str, Any] | str, *, conditions: bool = True) -> Path:
+    """Write card.yaml (a mapping is dumped, with the conditions a certificate must state
+    added where it gives none unless `conditions` is false; a string is written as is)."""
     root.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, dict) and conditions and isinstance(data.get("runs"), list):
+        data = with_conditions(data)
     text = data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     (root / "card.yaml").write_text(text, encoding="utf-8")
     return root

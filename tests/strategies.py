@@ -241,10 +241,11 @@ def run_entries(draw: st.DrawFn, index: int) -> dict[str, Any]:
 def cards(draw: st.DrawFn) -> dict[str, Any]:
     """A card.yaml mapping (as yaml.safe_load gives it) that validate_card accepts."""
     n = draw(st.integers(1, 6))
-    return {
+    issued = draw(st.dates())
+    card = {
         "certificate": {
             "id": draw(_cert_id),
-            "issued": draw(st.dates().map(lambda d: d.isoformat())),
+            "issued": issued.isoformat(),
             "sop": "SOP-GPU-001 v1.1",
             "languages": draw(st.lists(st.sampled_from(["en", "ru", "pt"]), min_size=1,
                                        max_size=3, unique=True)),
@@ -262,8 +263,20 @@ def cards(draw: st.DrawFn) -> dict[str, Any]:
         "phase1": {"vrm_rail_resistance": draw(st.sampled_from(["pass", "fail", "pass: 2% of nominal"]))},
         "grade_cap": draw(st.one_of(st.none(), st.fixed_dictionaries(
             {"grade": st.sampled_from(["PLATINUM", "GOLD", "SILVER"]), "reason": _words}))),
+        # The conditions a certificate must state (certgen.conditions), so that a drawn card
+        # is refused only for what the draw makes wrong.
+        "test_system": {"cpu": draw(_words), "memory_gb": draw(st.sampled_from([16, 32, 64])),
+                        "os": draw(_words), "motherboard": draw(_words),
+                        "display": draw(_words)},
         "runs": [draw(run_entries(i)) for i in range(n)],
     }
+    technician = draw(_words)
+    for run in card["runs"]:
+        if "capture" in run:
+            run.update(tested_on=issued, technician=technician)
+        if "first_capture" in run:
+            run["first_capture"].update(tested_on=issued, technician=technician)
+    return card
 
 
 def card_files(card: dict[str, Any]) -> list[str]:

@@ -286,12 +286,12 @@ def test_a_value_that_is_not_text_is_not_recorded() -> None:
 
 
 def test_the_example_sessions_record_their_info() -> None:
-    [capture] = read_capture_file(EXAMPLES / "gold-rx7800xt" / "captures" / "doom-1080p.json")
+    [capture] = read_capture_file(EXAMPLES / "silver-gtx1660s" / "captures" / "cp2077-1080p.json")
     assert capture.recorded == Recorded(
-        gpu="Illustrative RX 7800 XT", driver="24.10.1", os="Microsoft Windows 11 Pro",
-        cpu="Illustrative 8-core CPU", ram="32 GB", motherboard="Illustrative",
-        runtime="DirectX 12", captured_at="2026-11-20T10:00:00", tool="CapFrameX",
-        game="DOOM Eternal")
+        gpu="NVIDIA GeForce GTX 1660 SUPER", driver="566.14", os="Microsoft Windows 11 Pro",
+        cpu="Illustrative 6-core CPU", ram="32 GB", motherboard="Illustrative B550 board",
+        runtime="DirectX 12", captured_at="2026-11-24T10:00:00", tool="CapFrameX",
+        tool_version="1.7.2", game="Cyberpunk 2077")
 
 
 # --- MangoHud ---------------------------------------------------------------------------------
@@ -321,11 +321,12 @@ def test_a_mangohud_frame_table_alone_records_nothing() -> None:
 
 
 def test_the_example_mangohud_logs_record_what_they_say() -> None:
-    """The samples' logs say Linux and Mesa, whatever their card.yaml says (issue 23, step 5)."""
+    """The GOLD sample's logs say Linux and Mesa, as its card.yaml now declares (issue 23,
+    step 5; tests/test_provenance.py holds them against it)."""
     [capture] = read_capture_file(EXAMPLES / "gold-rx7800xt" / "captures" / "run1-1440p.csv")
     assert capture.recorded == Recorded(gpu="AMD Radeon RX 7800 XT", driver="Mesa 24.2.0",
                                         os="Illustrative Linux", cpu="Illustrative 8-core CPU",
-                                        ram="32768", tool="MangoHud")
+                                        ram="32803468", tool="MangoHud")
 
 
 # --- Engine frame stats, benchmark-page CSV -----------------------------------------------------
@@ -406,7 +407,7 @@ def test_a_quoted_multi_line_cell_is_kept_as_written() -> None:
 
 @pytest.mark.parametrize("path", [
     REAL / "OCAT-MetroExodus.exe-2019-02-20T101522.csv", REAL / "CapFrameXFileWithHeader.csv",
-    EXAMPLES / "gold-rx7800xt" / "captures" / "doom-1080p.json",
+    EXAMPLES / "silver-gtx1660s" / "captures" / "cp2077-1080p.json",
     EXAMPLES / "gold-rx7800xt" / "captures" / "run1-1440p.csv",
 ], ids=lambda p: p.name)
 def test_a_recorded_tool_is_named_as_the_format_table_names_it(path: pathlib.Path) -> None:

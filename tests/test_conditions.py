@@ -36,13 +36,15 @@ def test_the_record_carries_the_bench_and_each_runs_conditions(built: Path) -> N
     card = yaml.safe_load((GOLD / "card.yaml").read_text(encoding="utf-8"))
     assert record.test_system is not None
     assert record.test_system.cpu == card["test_system"]["cpu"]
-    assert record.test_system.memory_gb == 32.0 and record.test_system.motherboard is None
+    assert record.test_system.memory_gb == 32.0
+    assert record.test_system.motherboard == card["test_system"]["motherboard"]
+    assert record.test_system.display == card["test_system"]["display"]
     for run, entry in zip(record.runs, card["runs"], strict=True):
         assert run.conditions is not None
         stated = entry.get("tested_on")
         assert run.conditions.tested_on == (None if stated is None else stated.isoformat())
         assert run.conditions.technician == entry.get("technician")
-        assert run.conditions.game_version is None  # the sample states none: never invented
+        assert run.conditions.game_version == entry.get("game_version")
         assert run.capture is not None and run.capture.tool in ("MangoHud", "CapFrameX",
                                                                   "PresentMon")
         # The capture length is the sum of its frame times (the chart's duration), 1 dp.
@@ -56,8 +58,8 @@ def test_each_language_prints_the_block_and_what_is_not_stated(built: Path, lang
     reader = pypdf.PdfReader(io.BytesIO((built / f"certificate.{lang}.pdf").read_bytes()))
     text = "\n".join(page.extract_text() for page in reader.pages)
     assert HEADING[lang] in text
-    assert "Illustrative 8-core desktop CPU" in text and "A. Sample" in text
-    assert NOT_STATED[lang] in text  # motherboard, game versions, the last run's fields
+    assert "Illustrative 8-core CPU" in text and "A. Sample" in text
+    assert "2.12 (illustrative)" in text  # the sample states every condition, game builds too
 
 
 def test_a_card_without_conditions_says_not_stated_everywhere(tmp_path: Path,
@@ -71,8 +73,12 @@ def test_a_card_without_conditions_says_not_stated_everywhere(tmp_path: Path,
             run.pop(key, None)
     (bundle / "card.yaml").write_text(yaml.safe_dump(card, allow_unicode=True, sort_keys=False),
                                       encoding="utf-8")
-    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "o"), "--jobs", "1",
-                            "--lab", str(LAB), "--lang", "en"], capsys)
+    args = ["build", str(bundle), "--out", str(tmp_path / "o"), "--jobs", "1", "--lab", str(LAB),
+            "--lang", "en"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 1  # a certificate must state them (certgen.conditions)
+    assert "card.yaml: test_system: required for a certificate" in err
+    code, _, err = run_cli([*args, "--draft"], capsys)
     assert code == 0, err
     record = load_record((tmp_path / "o" / "SAMPLE-GOLD-0002" / "record.json").read_bytes())
     assert record.test_system is None

@@ -41,7 +41,7 @@ from strategies import (
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
 from certgen.diagnostics import compute_metrics
-from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError
+from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError, RefusalError
 from certgen.model import Weights
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
@@ -83,6 +83,11 @@ def expect_clean(action: Callable[[], Any], name: str, *also: str) -> None:
             assert line.strip(), str(exc)
             assert len(line) < 2000, line[:200]
             assert any(n in line for n in (name, *also)), line
+    except RefusalError as exc:
+        # Every reason the certificate cannot be issued, each one line naming its field.
+        for reason in exc.reasons:
+            assert "\n" not in reason and len(reason) < 2000, reason[:200]
+            assert CARD_FILE in reason or any(n in reason for n in (name, *also)), reason
     except CertgenError as exc:
         text = str(exc)
         assert "\n" not in text, text[:500]

@@ -14,7 +14,16 @@ from typing import Any
 import pypdf
 import pytest
 import yaml
-from bundlekit import card, frames_for, run_cli, run_entry, sha256_of, write_card, write_presentmon
+from bundlekit import (
+    TEST_SYSTEM,
+    card,
+    frames_for,
+    run_cli,
+    run_entry,
+    sha256_of,
+    write_card,
+    write_presentmon,
+)
 
 from certgen.bundle import parse_card
 from certgen.errors import BundleErrors, RefusalError
@@ -52,7 +61,7 @@ def _bundle(root: Path) -> Path:
     ]
     data = card(runs, phase1={"vrm_rail_resistance": PHASE1},
                 grade_cap={"grade": "SILVER", "reason": CAP_REASON},
-                test_system={"cpu": "Test CPU", "notes": NOTES})
+                test_system={**TEST_SYSTEM, "cpu": "Test CPU", "notes": NOTES})
     data["certificate"]["languages"] = ["en", "ru", "pt"]
     return write_card(root, data)
 

@@ -8,13 +8,14 @@ With --json the record (a draft record when refused) goes to stdout instead of t
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
 
 from certgen.fleet import FleetStore
 from certgen.model import GradeCapGate, MeasuredTierGate, text_for
-from certgen.pipeline import check_record
+from certgen.pipeline import check_bundle
 from certgen.record import dump_record
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ def _gate_line(gate: GateReason) -> str:
             + (f" [{compared}]" if compared else ""))
 
 
-def report_lines(record: Record) -> list[str]:
-    """The readable grade report of a record: grade, tiers, each gate with its numbers, runs."""
+def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
+    """The readable grade report of a record: grade, tiers, each gate with its numbers, runs;
+    then `notes` (what the captures record that could not be compared with card.yaml)."""
 
     grade = record.grade
     cap = grade.cap
@@ -90,6 +92,7 @@ def report_lines(record: Record) -> list[str]:
             f"g {_num(m.consistency_gap, 4)}, s {_num(m.stutter, 4)})"
             + (f" — {'; '.join(extra)}" if extra else "")
         )
+    lines.extend(f"note: {note}" for note in notes)
     refusals = record.status.refusals
     lines.append("issuable" if not refusals else f"refused ({len(refusals)} reasons, on stderr)")
     return lines
@@ -107,16 +110,17 @@ def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     if fleet_db:
         store = FleetStore.open(fleet_db, readonly=True)
     try:
-        record = check_record(bundle, fleet=store)
+        checked = check_bundle(bundle, fleet=store)
     finally:
         if store is not None:
             store.close()
+    record = checked.record
     refusals = record.status.refusals
     if as_json:
         sys.stdout.buffer.write(dump_record(record))
         sys.stdout.flush()
     else:
-        click.echo("\n".join(report_lines(record)))
+        click.echo("\n".join(report_lines(record, checked.notes)))
     for reason in refusals:
         click.echo(f"certgen: {reason}", err=True)
     if refusals:

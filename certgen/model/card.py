@@ -38,7 +38,7 @@ class RunConditions(Frozen):
     technician: str | None = Field(description="Who ran it.")
 
 
-class TestSystem(Frozen):
+class TestSystem(WithLaterKeys):
     """`test_system`: the test bench, as card.yaml states it (null: not stated)."""
 
     cpu: str | None = Field(description="The CPU.")
@@ -47,6 +47,11 @@ class TestSystem(Frozen):
     motherboard: str | None = Field(description="Motherboard.")
     notes: LabText | None = Field(
         description="Anything else about the bench (per language or a string).")
+    display: str | None = Field(
+        default=None, description="The display the runs were shown on (free text); absent when "
+                                  "card.yaml gives none, and in records of an older certgen.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("display",)
 
 
 class ScopeGame(Frozen):

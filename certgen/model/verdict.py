@@ -82,6 +82,68 @@ class CaptureUsedTwice(Frozen):
     sha256: str = Field(description="The SHA-256 both have.")
 
 
+ProvenanceWhat = Literal["gpu", "resolution", "driver", "os", "cpu", "ram", "motherboard",
+                         "captured_at"]
+"""What a capture records that card.yaml is held against (certgen.provenance)."""
+
+
+class ProvenanceMismatch(Frozen):
+    """Refusal: what a capture records disagrees with what card.yaml states
+    (docs/spec/provenance.md). `excusable`: a run's provenance_note would excuse it (driver,
+    OS, CPU, RAM, board, capture date against tested_on); a GPU or a resolution never is."""
+
+    code: Literal["provenance_mismatch"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    field: Literal["capture", "first_capture"] = Field(description="Which of the run's files.")
+    file: str = Field(description="That file, as named in card.yaml.")
+    what: ProvenanceWhat = Field(description="What disagrees.")
+    recorded: str = Field(description="The value as the capture wrote it.")
+    declared: str = Field(description="The value as card.yaml states it.")
+    declared_field: str = Field(description='Where card.yaml states it, e.g. "card.driver".')
+    excusable: bool = Field(description="Whether a provenance_note may explain it.")
+
+
+class DateAfterIssue(Frozen):
+    """Refusal: a run's tested_on, or a date a capture records, is after the issue date."""
+
+    code: Literal["date_after_issue"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    field: str = Field(description='"tested_on", "first_capture.tested_on", "capture" or '
+                                   '"first_capture" (a date the file records).')
+    date: str = Field(description="The date, YYYY-MM-DD.")
+    issued: str = Field(description="The certificate's issue date, YYYY-MM-DD.")
+
+
+class CapturesGpuDiffer(Frozen):
+    """Refusal: two captures of one bundle record different GPUs."""
+
+    code: Literal["captures_gpu_differ"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based index of the later run.")
+    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    file: str = Field(description="That file, as named in card.yaml.")
+    gpu: str = Field(description="The GPU it records.")
+    other_run: int = Field(description="0-based index of the first run that records a GPU.")
+    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    other_file: str = Field(description="That file, as named in card.yaml.")
+    other_gpu: str = Field(description="The GPU that one records.")
+
+
+class ConditionMissing(Frozen):
+    """Refusal: a condition a certificate must state is not in card.yaml (a draft may leave it
+    out)."""
+
+    code: Literal["condition_missing"] = Field(description="The refusal's code.")
+    field: str = Field(description='The card.yaml field path, e.g. "runs[2].technician".')
+
+
+class SampleCertificate(Frozen):
+    """Refusal: a sample certificate (an id beginning SAMPLE-) under a laboratory profile that
+    is not a specimen."""
+
+    code: Literal["sample_certificate"] = Field(description="The refusal's code.")
+    id: str = Field(description="The certificate id.")
+
+
 class OtherRefusal(Frozen):
     """Refusal with a code this certgen does not know (a record from a newer certgen): kept
     as it is, and a certificate shows its English message."""
@@ -93,7 +155,9 @@ class OtherRefusal(Frozen):
 
 
 REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
-                        "soft_limit_missing", "first_capture_identical", "capture_used_twice")
+                        "soft_limit_missing", "first_capture_identical", "capture_used_twice",
+                        "provenance_mismatch", "date_after_issue", "captures_gpu_differ",
+                        "condition_missing", "sample_certificate")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -103,6 +167,11 @@ RefusalDetail = Annotated[
     | Annotated[SoftLimitMissing, Tag("soft_limit_missing")]
     | Annotated[FirstCaptureIdentical, Tag("first_capture_identical")]
     | Annotated[CaptureUsedTwice, Tag("capture_used_twice")]
+    | Annotated[ProvenanceMismatch, Tag("provenance_mismatch")]
+    | Annotated[DateAfterIssue, Tag("date_after_issue")]
+    | Annotated[CapturesGpuDiffer, Tag("captures_gpu_differ")]
+    | Annotated[ConditionMissing, Tag("condition_missing")]
+    | Annotated[SampleCertificate, Tag("sample_certificate")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(code_tag(REFUSAL_CODES)),
 ]
