@@ -88,24 +88,47 @@ def _listing(folder: Path) -> list[tuple[str, int, int]]:
                   for p in folder.rglob("*"))
 
 
+def _opens_log(site: Path) -> Path:
+    """Beside the shared site (never in it): what `certgen site` opened while building it."""
+    return site.with_name(f"{site.name}.opened.json")
+
+
 @pytest.fixture(scope="session")
 def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The sample site (`certgen site`: index, explainers, sample certificates, reports,
     registry), undated (no SOURCE_DATE_EPOCH), built once per session for every worker.
     Read-only: a test that changes a file works on a copy; at the end of each worker's session
-    the folder is checked to be as it was built (same files, sizes and modification times)."""
+    the folder is checked to be as it was built (same files, sizes and modification times).
+
+    Built by `certgen site --out` in a fresh interpreter with an audit hook
+    (bundlekit.opened_during_cli), so the read-once test reads what this one build opened
+    (`sample_site_opens`) instead of building the site a second time."""
 
     def build(out: Path) -> None:
-        from certgen.builders.site import build_site
+        import json
+
+        from bundlekit import opened_during_cli
 
         with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
             mp.delenv("SOURCE_DATE_EPOCH", raising=False)
-            build_site(out)
+            log = _opens_log(out)
+            opened = opened_during_cli(["site", "--out", str(out)], log)
+        log.write_text(json.dumps(opened), encoding="utf-8")
 
     site = made_once(tmp_path_factory, "sample-site", build)
     built = _listing(site)
     yield site
     assert _listing(site) == built, "a test changed the shared sample site (copy it first)"
+
+
+@pytest.fixture(scope="session")
+def sample_site_opens(sample_site: Path) -> list[str]:
+    """Every path `open()`ed while `certgen site` built `sample_site`, in order (as
+    bundlekit.opened_during_cli returns them)."""
+    import json
+
+    opened: list[str] = json.loads(_opens_log(sample_site).read_text(encoding="utf-8"))
+    return opened
 
 
 # --- the fleet on both backends ---------------------------------------------------------------
