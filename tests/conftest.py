@@ -1,9 +1,10 @@
 """Shared test settings.
 
-Once per session, whatever the number of xdist workers: the sample site (`sample_site`) and the
-PostgreSQL server (`postgres_admin`). The first worker to ask builds or starts it under a file
-lock in the session's base temporary folder, which the workers share; the others wait and reuse
-it; the controller stops the server when the session ends (pytest_sessionfinish).
+Once per session, whatever the number of xdist workers: the sample site (`sample_site`), GOLD's
+own build (`gold_build`) and the PostgreSQL server (`postgres_admin`). The first worker to ask
+builds or starts it under a file lock in the session's base temporary folder, which the workers
+share; the others wait and reuse it; the controller stops the server when the session ends
+(pytest_sessionfinish).
 
 `-m "not slow"` (`make test-fast`) leaves out the tests listed in tests/slow_tests.txt, which
 are marked `slow` here; `make test` and CI run them all.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,53 @@ def sample_site_opens(sample_site: Path) -> list[str]:
 
     opened: list[str] = json.loads(_opens_log(sample_site).read_text(encoding="utf-8"))
     return opened
+
+
+@dataclass(frozen=True)
+class CliBuild:
+    """One `certgen build` run: the certificate's output folder, the exit code, stderr."""
+
+    folder: Path
+    code: int
+    stderr: str
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="session")
+def gold_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliBuild]:
+    """`certgen build examples/gold-rx7800xt --out DIR --lab examples/lab.yaml --jobs 1`, run
+    in-process as the console script runs it (every language, undated, no fleet), once per
+    session for every worker; its exit code and stderr are kept beside DIR. Shared by the
+    tests that read GOLD's own certificates (a build renders three PDFs); read-only, checked
+    at the end of each worker's session as `sample_site` is."""
+    import contextlib
+    import io
+    import json
+
+    def build(out: Path) -> None:
+        from certgen.cli import main
+
+        err = io.StringIO()
+        with pytest.MonkeyPatch.context() as mp:
+            for name in ("SOURCE_DATE_EPOCH", "CERTGEN_FLEET", "CERTGEN_SCHEDULER"):
+                mp.delenv(name, raising=False)  # undated, no fleet, here: whatever ran before
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                try:  # as bundlekit.run_cli reads the outcome
+                    result = main(["build", str(EXAMPLES / "gold-rx7800xt"), "--out", str(out),
+                                   "--lab", str(EXAMPLES / "lab.yaml"), "--jobs", "1"])
+                    code = result if isinstance(result, int) else 0
+                except SystemExit as exc:
+                    code = int(exc.code or 0)
+        outcome = {"code": code, "stderr": err.getvalue()}
+        out.with_name(f"{out.name}.cli.json").write_text(json.dumps(outcome), encoding="utf-8")
+
+    out = made_once(tmp_path_factory, "gold-build", build)
+    result = json.loads(out.with_name(f"{out.name}.cli.json").read_text(encoding="utf-8"))
+    built = _listing(out)
+    yield CliBuild(out / "SAMPLE-GOLD-0002", result["code"], result["stderr"])
+    assert _listing(out) == built, "a test changed the shared GOLD build (copy it first)"
 
 
 # --- the fleet on both backends ---------------------------------------------------------------
