@@ -17,6 +17,7 @@ gives tests/test_fuzz.py 3000 examples per target.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -178,6 +179,31 @@ def gold_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliBuild]:
     built = _listing(out)
     yield CliBuild(out / "SAMPLE-GOLD-0002", result["code"], result["stderr"])
     assert _listing(out) == built, "a test changed the shared GOLD build (copy it first)"
+
+
+SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
+"""When `signed_gold` was signed (a given signing time: rebuilds are byte-identical)."""
+
+
+@pytest.fixture(scope="session")
+def signed_gold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """GOLD built in English with the sample lab, signed at SIGNED_AT by this process's test
+    PKI (pkikit.make_pki(), whose keys each process makes for itself: so once per xdist
+    worker, not per session): its output folder, alone in its parent. The signing and the
+    attack tests share it; read-only, checked at the end as `sample_site` is."""
+    from pkikit import PASSPHRASE, make_pki
+
+    from certgen.builders.certificate import build_bundle
+    from certgen.lab import load_lab
+    from certgen.render.sign import signing_key
+
+    key = signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)
+    out = tmp_path_factory.mktemp("signed-gold")
+    folder = Path(build_bundle(EXAMPLES / "gold-rx7800xt", out, languages=["en"],
+                               lab=load_lab(EXAMPLES / "lab.yaml"), sign=key).folder)
+    built = _listing(out)
+    yield folder
+    assert _listing(out) == built, "a test changed the shared signed GOLD build (copy it first)"
 
 
 # --- the fleet on both backends ---------------------------------------------------------------

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import SIGNED_AT
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from forgekit import (
     add_open_action,
@@ -43,7 +44,6 @@ from certgen.verify import Verification, parse_revocation_list, verify_pdf
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
-SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, 0, tzinfo=dt.UTC)
 
 
 def _key(p12: bytes | None = None, at: dt.datetime = SIGNED_AT) -> SigningKey:
@@ -51,9 +51,10 @@ def _key(p12: bytes | None = None, at: dt.datetime = SIGNED_AT) -> SigningKey:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("signed")
-    return Path(build_bundle(BUNDLE, out, languages=["en"], lab=LAB, sign=_key()).folder)
+def built(signed_gold: Path) -> Path:
+    """GOLD built in English, signed with `_key()`: the worker's `signed_gold`
+    (tests/conftest.py), which the signing tests read too. Read-only."""
+    return signed_gold
 
 
 @pytest.fixture(scope="module")
