@@ -244,6 +244,9 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
             with open({str(log)!r}, "w") as fh:
                 json.dump(opened, fh)
     """)
-    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                   env={**os.environ, **(env or {})})
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          env={**os.environ, **(env or {})})
+    # The child's own error, not just its exit status (a shared fixture builds through here).
+    assert done.returncode == 0, (f"certgen {' '.join(args)} exited {done.returncode}:\n"
+                                  + done.stderr.decode(errors="replace")[-4000:])
     return [p for p in json.loads(log.read_text()) if p != str(log)]

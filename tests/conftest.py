@@ -1,9 +1,10 @@
 """Shared test settings.
 
-Once per session, whatever the number of xdist workers: the sample site (`sample_site`) and the
-PostgreSQL server (`postgres_admin`). The first worker to ask builds or starts it under a file
-lock in the session's base temporary folder, which the workers share; the others wait and reuse
-it; the controller stops the server when the session ends (pytest_sessionfinish).
+Once per session, whatever the number of xdist workers: the sample site (`sample_site`), GOLD's
+own build (`gold_build`) and the PostgreSQL server (`postgres_admin`). The first worker to ask
+builds or starts it under a file lock in the session's base temporary folder, which the workers
+share; the others wait and reuse it; the controller stops the server when the session ends
+(pytest_sessionfinish).
 
 `-m "not slow"` (`make test-fast`) leaves out the tests listed in tests/slow_tests.txt, which
 are marked `slow` here; `make test` and CI run them all.
@@ -16,9 +17,11 @@ gives tests/test_fuzz.py 3000 examples per target.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -88,24 +91,119 @@ def _listing(folder: Path) -> list[tuple[str, int, int]]:
                   for p in folder.rglob("*"))
 
 
+def _opens_log(site: Path) -> Path:
+    """Beside the shared site (never in it): what `certgen site` opened while building it."""
+    return site.with_name(f"{site.name}.opened.json")
+
+
 @pytest.fixture(scope="session")
 def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The sample site (`certgen site`: index, explainers, sample certificates, reports,
     registry), undated (no SOURCE_DATE_EPOCH), built once per session for every worker.
     Read-only: a test that changes a file works on a copy; at the end of each worker's session
-    the folder is checked to be as it was built (same files, sizes and modification times)."""
+    the folder is checked to be as it was built (same files, sizes and modification times).
+
+    Built by `certgen site --out` in a fresh interpreter with an audit hook
+    (bundlekit.opened_during_cli), so the read-once test reads what this one build opened
+    (`sample_site_opens`) instead of building the site a second time."""
 
     def build(out: Path) -> None:
-        from certgen.builders.site import build_site
+        import json
+
+        from bundlekit import opened_during_cli
 
         with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
             mp.delenv("SOURCE_DATE_EPOCH", raising=False)
-            build_site(out)
+            log = _opens_log(out)
+            opened = opened_during_cli(["site", "--out", str(out)], log)
+        log.write_text(json.dumps(opened), encoding="utf-8")
 
     site = made_once(tmp_path_factory, "sample-site", build)
     built = _listing(site)
     yield site
     assert _listing(site) == built, "a test changed the shared sample site (copy it first)"
+
+
+@pytest.fixture(scope="session")
+def sample_site_opens(sample_site: Path) -> list[str]:
+    """Every path `open()`ed while `certgen site` built `sample_site`, in order (as
+    bundlekit.opened_during_cli returns them)."""
+    import json
+
+    opened: list[str] = json.loads(_opens_log(sample_site).read_text(encoding="utf-8"))
+    return opened
+
+
+@dataclass(frozen=True)
+class CliBuild:
+    """One `certgen build` run: the certificate's output folder, the exit code, stderr."""
+
+    folder: Path
+    code: int
+    stderr: str
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="session")
+def gold_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliBuild]:
+    """`certgen build examples/gold-rx7800xt --out DIR --lab examples/lab.yaml --jobs 1`, run
+    in-process as the console script runs it (every language, undated, no fleet), once per
+    session for every worker; its exit code and stderr are kept beside DIR. Shared by the
+    tests that read GOLD's own certificates (a build renders three PDFs); read-only, checked
+    at the end of each worker's session as `sample_site` is."""
+    import contextlib
+    import io
+    import json
+
+    def build(out: Path) -> None:
+        from certgen.cli import main
+
+        err = io.StringIO()
+        with pytest.MonkeyPatch.context() as mp:
+            for name in ("SOURCE_DATE_EPOCH", "CERTGEN_FLEET", "CERTGEN_SCHEDULER"):
+                mp.delenv(name, raising=False)  # undated, no fleet, here: whatever ran before
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                try:  # as bundlekit.run_cli reads the outcome
+                    result = main(["build", str(EXAMPLES / "gold-rx7800xt"), "--out", str(out),
+                                   "--lab", str(EXAMPLES / "lab.yaml"), "--jobs", "1"])
+                    code = result if isinstance(result, int) else 0
+                except SystemExit as exc:
+                    code = int(exc.code or 0)
+        outcome = {"code": code, "stderr": err.getvalue()}
+        out.with_name(f"{out.name}.cli.json").write_text(json.dumps(outcome), encoding="utf-8")
+
+    out = made_once(tmp_path_factory, "gold-build", build)
+    result = json.loads(out.with_name(f"{out.name}.cli.json").read_text(encoding="utf-8"))
+    built = _listing(out)
+    yield CliBuild(out / "SAMPLE-GOLD-0002", result["code"], result["stderr"])
+    assert _listing(out) == built, "a test changed the shared GOLD build (copy it first)"
+
+
+SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
+"""When `signed_gold` was signed (a given signing time: rebuilds are byte-identical)."""
+
+
+@pytest.fixture(scope="session")
+def signed_gold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """GOLD built in English with the sample lab, signed at SIGNED_AT by this process's test
+    PKI (pkikit.make_pki(), whose keys each process makes for itself: so once per xdist
+    worker, not per session): its output folder, alone in its parent. The signing and the
+    attack tests share it; read-only, checked at the end as `sample_site` is."""
+    from pkikit import PASSPHRASE, make_pki
+
+    from certgen.builders.certificate import build_bundle
+    from certgen.lab import load_lab
+    from certgen.render.sign import signing_key
+
+    key = signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)
+    out = tmp_path_factory.mktemp("signed-gold")
+    folder = Path(build_bundle(EXAMPLES / "gold-rx7800xt", out, languages=["en"],
+                               lab=load_lab(EXAMPLES / "lab.yaml"), sign=key).folder)
+    built = _listing(out)
+    yield folder
+    assert _listing(out) == built, "a test changed the shared signed GOLD build (copy it first)"
 
 
 # --- the fleet on both backends ---------------------------------------------------------------

@@ -11,6 +11,7 @@ import pypdf
 import pytest
 import yaml
 from bundlekit import run_cli
+from conftest import CliBuild
 
 from certgen.record import load_record
 
@@ -23,12 +24,11 @@ HEADING = {"en": "Test conditions", "ru": "Условия испытаний", "
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("conditions")
-    from certgen import api
-
-    api.build_certificates([GOLD], out, lab=LAB)
-    return out / "SAMPLE-GOLD-0002"
+def built(gold_build: CliBuild) -> Path:
+    """GOLD built with the sample lab in every language: the session's `gold_build`
+    (tests/conftest.py), which other tests read too. Read-only."""
+    assert gold_build.code == 0, gold_build.stderr
+    return gold_build.folder
 
 
 def test_the_record_carries_the_bench_and_each_runs_conditions(built: Path) -> None:

@@ -11,7 +11,9 @@ import shutil
 import zipfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from bundlekit import opened_during_cli
 
@@ -37,26 +39,38 @@ def _named_files(bundle: Path) -> list[str]:
     return names
 
 
-def test_a_build_of_the_gold_sample_opens_the_card_and_each_capture_once(tmp_path: Path) -> None:
-    bundle = tmp_path / "gold"
-    shutil.copytree(GOLD, bundle)
-    names = _named_files(bundle)
-    assert len(names) >= 4  # captures and an archived first capture
-    opened = _opens_during_build(bundle, tmp_path / "out", tmp_path / "opened.json")
-    inside = {p: n for p, n in opened.items() if p.startswith(str(bundle.resolve()) + os.sep)}
-    expected = {str((bundle / name).resolve()): 1 for name in ["card.yaml", *names]}
-    assert inside == expected
-    assert (tmp_path / "out" / "SAMPLE-GOLD-0002" / "manifest.json").is_file()
-
-
-def test_a_stray_file_in_the_bundle_is_never_opened(tmp_path: Path) -> None:
-    """Files card.yaml does not name are not read (a 2 GB junk file must cost nothing)."""
-    bundle = tmp_path / "gold"
+@pytest.fixture(scope="module")
+def gold_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One audit-hooked build of a copy of GOLD with a stray file planted among its captures,
+    shared by the two tests below (a build renders three PDFs): the GOLD test looks only at
+    the files inside the bundle, which must be exactly the named ones, so the planted file
+    changes nothing it proves. Read-only."""
+    root = tmp_path_factory.mktemp("gold-build")
+    bundle = root / "gold"
     shutil.copytree(GOLD, bundle)
     junk = bundle / "captures" / "junk.bin"
     junk.write_bytes(b"x" * 4096)
-    opened = _opens_during_build(bundle, tmp_path / "out", tmp_path / "opened.json")
-    assert str(junk.resolve()) not in opened
+    opened = _opens_during_build(bundle, root / "out", root / "opened.json")
+    return {"bundle": bundle, "junk": junk, "opened": opened, "out": root / "out"}
+
+
+def test_a_build_of_the_gold_sample_opens_the_card_and_each_capture_once(
+        gold_build: dict[str, Any]) -> None:
+    bundle = gold_build["bundle"]
+    names = _named_files(bundle)
+    assert len(names) >= 4  # captures and an archived first capture
+    opened = gold_build["opened"]
+    inside = {p: n for p, n in opened.items() if p.startswith(str(bundle.resolve()) + os.sep)}
+    expected = {str((bundle / name).resolve()): 1 for name in ["card.yaml", *names]}
+    assert inside == expected
+    assert (gold_build["out"] / "SAMPLE-GOLD-0002" / "manifest.json").is_file()
+
+
+def test_a_stray_file_in_the_bundle_is_never_opened(gold_build: dict[str, Any]) -> None:
+    """Files card.yaml does not name are not read (a 2 GB junk file must cost nothing)."""
+    junk = gold_build["junk"]
+    assert junk.is_file()
+    assert str(junk.resolve()) not in gold_build["opened"]
 
 
 def test_a_zipped_bundle_is_opened_once_and_never_extracted(tmp_path: Path) -> None:
@@ -72,19 +86,20 @@ def test_a_zipped_bundle_is_opened_once_and_never_extracted(tmp_path: Path) -> N
     assert extracted == []
 
 
-def test_the_site_opens_each_sample_capture_and_the_sample_fleet_once(tmp_path: Path) -> None:
+def test_the_site_opens_each_sample_capture_and_the_sample_fleet_once(
+        sample_site: Path, sample_site_opens: list[str]) -> None:
     """`certgen site` builds the samples and the explainers: the certificate tour quotes the
     GOLD sample from the record the site builder made, so no capture or fleet is read again
     (issue 22: docs.py ran the pipeline a second time, opening GOLD's captures and the fleet
-    twice)."""
+    twice). The opens are those of the session's sample site, which the `sample_site` fixture
+    builds with `certgen site` under the same audit hook (tests/conftest.py), undated: a date
+    changes what the pages print, not which inputs are read."""
     bundles = sorted(p for p in EXAMPLES.iterdir() if (p / "card.yaml").is_file())
     assert [b.name for b in bundles] == ["gold-rx7800xt", "platinum-rtx4070s", "silver-gtx1660s"]
-    opened = Counter(os.path.realpath(p) for p in opened_during_cli(
-        ["site", "--out", str(tmp_path / "site")], tmp_path / "opened.json",
-        env={"SOURCE_DATE_EPOCH": "1795910400"}))  # 2026-11-29, the samples' issue date
+    opened = Counter(os.path.realpath(p) for p in sample_site_opens)
     expected = {str((bundle / name).resolve()): 1
                 for bundle in bundles for name in ["card.yaml", *_named_files(bundle)]}
     expected[str((EXAMPLES / "fleet.jsonl").resolve())] = 1
     assert len(expected) >= 12  # three cards, their captures and first captures, the fleet
     assert {p: n for p, n in opened.items() if p in expected} == expected
-    assert (tmp_path / "site" / "manifest.json").is_file()
+    assert (sample_site / "manifest.json").is_file()

@@ -9,7 +9,6 @@ keeps the PDF/A metadata, attachment and fonts; two signed builds are byte-ident
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import io
 import json
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pypdf
 import pytest
+from conftest import SIGNED_AT, CliBuild
 from pkikit import PASSPHRASE, make_pki
 
 from certgen.builders.certificate import NO_LAB_TO_SIGN_MESSAGE, build_bundle
@@ -37,7 +37,6 @@ from certgen.verify import RevokedCertificate, Verification, verify_pdf
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
-SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +45,10 @@ def key() -> SigningKey:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, key: SigningKey) -> Path:
-    """The gold sample built in English, signed: its output folder."""
-    out = tmp_path_factory.mktemp("signed")
-    result = build_bundle(BUNDLE, out, languages=["en"], lab=LAB, sign=key)
-    return Path(result.folder)
+def built(signed_gold: Path) -> Path:
+    """The gold sample built in English, signed with `key`: its output folder (the worker's
+    `signed_gold`, tests/conftest.py, which the attack tests read too). Read-only."""
+    return signed_gold
 
 
 def _verify(pdf: bytes, **kwargs: object) -> Verification:
@@ -201,8 +199,11 @@ def test_a_revoked_certificate_fails(built: Path) -> None:
         "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: card returned for repair")
 
 
-def test_an_unsigned_certificate_says_so_and_does_not_verify(tmp_path: Path) -> None:
-    folder = Path(build_bundle(BUNDLE, tmp_path, lab=LAB).folder)
+def test_an_unsigned_certificate_says_so_and_does_not_verify(gold_build: CliBuild) -> None:
+    """GOLD built unsigned with its lab in every language: the session's `gold_build`
+    (tests/conftest.py)."""
+    assert gold_build.code == 0, gold_build.stderr
+    folder = gold_build.folder
     for lang, words in (("en", "This certificate is not digitally signed."),
                         ("ru", "Сертификат не подписан электронной подписью."),
                         ("pt", "Este certificado não tem assinatura digital.")):

@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import SIGNED_AT
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from forgekit import (
     add_open_action,
@@ -43,7 +44,6 @@ from certgen.verify import Verification, parse_revocation_list, verify_pdf
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
-SIGNED_AT = dt.datetime(2026, 12, 1, 10, 0, 0, tzinfo=dt.UTC)
 
 
 def _key(p12: bytes | None = None, at: dt.datetime = SIGNED_AT) -> SigningKey:
@@ -51,9 +51,10 @@ def _key(p12: bytes | None = None, at: dt.datetime = SIGNED_AT) -> SigningKey:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("signed")
-    return Path(build_bundle(BUNDLE, out, languages=["en"], lab=LAB, sign=_key()).folder)
+def built(signed_gold: Path) -> Path:
+    """GOLD built in English, signed with `_key()`: the worker's `signed_gold`
+    (tests/conftest.py), which the signing tests read too. Read-only."""
+    return signed_gold
 
 
 @pytest.fixture(scope="module")
@@ -149,11 +150,11 @@ def test_a_fixed_point_without_any_visible_change_is_not_verified(signed: bytes)
     assert _detail(_verify(forged), "intact").startswith("fail the signed range does not cover")
 
 
-@pytest.mark.parametrize("fixed", [False, True], ids=["plain", "fixed point"])
-def test_a_forged_certificate_grafted_over_a_signed_one_is_not_verified(
-        built: Path, signed: bytes, tmp_path: Path, fixed: bool) -> None:
+@pytest.fixture(scope="module")
+def grafted(built: Path, signed: bytes) -> bytes:
     """Every page and the record of a certificate the forger rendered himself (another customer,
-    unsigned) grafted over the signed file, which keeps its signature."""
+    unsigned) grafted over the signed file, which keeps its signature. Made once for both
+    variants below: the render and pyHanko's import of every object cost seconds each."""
     from certgen.record import dump_record
 
     record = load_record((built / "record.json").read_bytes())
@@ -162,9 +163,14 @@ def test_a_forged_certificate_grafted_over_a_signed_one_is_not_verified(
     html = render_certificate_html(forged_record, "en",
                                    record_sha256=hashlib.sha256(forged_bytes).hexdigest(),
                                    verify_base=LAB.lab.verification_base, signed=True)
-    forged = graft(signed, render_certificate_pdf(html, forged_record, forged_bytes, "en"))
-    if fixed:
-        forged = fixed_point(signed, forged)
+    return graft(signed, render_certificate_pdf(html, forged_record, forged_bytes, "en"))
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["plain", "fixed point"])
+def test_a_forged_certificate_grafted_over_a_signed_one_is_not_verified(
+        grafted: bytes, signed: bytes, tmp_path: Path, fixed: bool) -> None:
+    """The grafted forgery (the `grafted` fixture), as it is or with a fixed point after it."""
+    forged = fixed_point(signed, grafted) if fixed else grafted
     import pypdf
 
     shown = pypdf.PdfReader(io.BytesIO(forged))
@@ -439,16 +445,13 @@ def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
 
 
 def test_an_unsigned_pdf_is_not_read_for_text_or_rendered(
-        built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        unsigned: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing vouches for an unsigned file, so verify neither extracts its text (a hostile page
-    costs seconds of pypdf) nor renders its record (found by an attack pass)."""
+    costs seconds of pypdf) nor renders its record (found by an attack pass). The file is the
+    certificate as rendered before signing, never signed (the `unsigned` fixture)."""
     import pypdf
 
-    from certgen.builders.certificate import build_bundle as build
-
-    folder = Path(build(BUNDLE, built.parent.parent / "unsigned-copy", languages=["en"],
-                        lab=LAB).folder)
-    pdf = (folder / "certificate.en.pdf").read_bytes()
+    pdf = unsigned
 
     def refuse(*args: object, **kwargs: object) -> str:
         raise AssertionError("the text of an unsigned PDF was read")
