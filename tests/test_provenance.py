@@ -395,3 +395,24 @@ def test_every_sample_states_full_conditions_and_its_captures_agree_with_its_car
         if run.first_capture is not None:
             assert run.first_capture.tested_on and run.first_capture.technician
     assert bundle.card.certificate.id.startswith("SAMPLE-")
+
+
+@pytest.mark.parametrize(("lang", "words", "english"), [
+    ("ru", "записано значение «Графический процессор» GeForce RTX 2080 Ti", "records GPU"),
+    ("pt", "registra GPU GeForce RTX 2080 Ti", "records GPU"),
+    ("en", "records GPU GeForce RTX 2080 Ti, but card.yaml states", None),
+])
+def test_a_draft_words_each_provenance_refusal_in_its_language(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str, words: str,
+        english: str | None) -> None:
+    """The new refusals are worded by the certificate in the reader's language, from their
+    details, not printed in English (an English message is only for a code it does not know)."""
+    bundle = _real_bundle(tmp_path / "b", WRONG_CARD)
+    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "o"), "--jobs", "1",
+                            "--draft", "--lang", lang], capsys)
+    assert code == 0, err
+    text = (tmp_path / "o" / "TEST-0001" / f"certificate.{lang}.html").read_text("utf-8")
+    plain = " ".join(text.replace("\u00a0", " ").split())
+    assert words in plain
+    if english is not None:
+        assert english not in plain

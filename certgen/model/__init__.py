@@ -150,7 +150,16 @@ from certgen.model.verdict import (
     REFUSAL_CODES as REFUSAL_CODES,
 )
 from certgen.model.verdict import (
+    CapturesGpuDiffer as CapturesGpuDiffer,
+)
+from certgen.model.verdict import (
     CaptureUsedTwice as CaptureUsedTwice,
+)
+from certgen.model.verdict import (
+    ConditionMissing as ConditionMissing,
+)
+from certgen.model.verdict import (
+    DateAfterIssue as DateAfterIssue,
 )
 from certgen.model.verdict import (
     FirstCaptureIdentical as FirstCaptureIdentical,
@@ -183,10 +192,16 @@ from certgen.model.verdict import (
     OtherRefusal as OtherRefusal,
 )
 from certgen.model.verdict import (
+    ProvenanceMismatch as ProvenanceMismatch,
+)
+from certgen.model.verdict import (
     RefusalDetail as RefusalDetail,
 )
 from certgen.model.verdict import (
     RerunFirstCaptureMissing as RerunFirstCaptureMissing,
+)
+from certgen.model.verdict import (
+    SampleCertificate as SampleCertificate,
 )
 from certgen.model.verdict import (
     SoftLimit as SoftLimit,

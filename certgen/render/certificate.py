@@ -20,12 +20,17 @@ from urllib.parse import quote
 from certgen.errors import RenderError
 from certgen.markup import sanitise_markdown
 from certgen.model import (
+    CapturesGpuDiffer,
     CaptureUsedTwice,
+    ConditionMissing,
+    DateAfterIssue,
     FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
     LabText,
+    ProvenanceMismatch,
     Recorded,
     RerunFirstCaptureMissing,
+    SampleCertificate,
     SoftLimitMissing,
     Status,
     text_for,
@@ -44,10 +49,12 @@ if TYPE_CHECKING:
     from certgen.render.pdf import ConfinedURLFetcher
 
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
-                | FirstCaptureIdentical | CaptureUsedTwice)
+                | FirstCaptureIdentical | CaptureUsedTwice | ProvenanceMismatch | DateAfterIssue
+                | CapturesGpuDiffer | ConditionMissing | SampleCertificate)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
 KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
-                         FirstCaptureIdentical, CaptureUsedTwice)
+                         FirstCaptureIdentical, CaptureUsedTwice, ProvenanceMismatch,
+                         DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>/?sha256=<hash>."""
