@@ -86,7 +86,7 @@ def test_a_card_without_conditions_says_not_stated_everywhere(tmp_path: Path,
     html = (tmp_path / "o" / "SAMPLE-GOLD-0002" / "certificate.en.html").read_text("utf-8")
     section = html[html.index("<h2>Test conditions</h2>"):html.index("</section>", html.index(
         "<h2>Test conditions</h2>"))]
-    assert section.count('<span class="muted">not stated</span>') == 4 + 3 * len(record.runs)
+    assert section.count('<span class="muted">not stated</span>') == 5 + 3 * len(record.runs)  # CPU, memory, OS, board, display
 
 
 def test_a_negative_memory_size_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]

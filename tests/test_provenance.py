@@ -353,7 +353,8 @@ def test_a_missing_technician_refuses_a_build_and_a_draft_says_not_stated(
     assert code == 0, err
     html = (tmp_path / "o" / "SAMPLE-GOLD-0002" / "certificate.en.html").read_text("utf-8")
     assert "not stated" in html
-    assert "runs[2].technician: required for a certificate" in html
+    assert ("The test conditions do not state runs[2].technician; a certificate can be issued "
+            "only when they do.") in html
 
 
 def test_a_sample_id_under_a_real_lab_is_refused_in_one_line(
