@@ -15,9 +15,7 @@ import yaml
 from bundlekit import card, run_cli, run_entry, write_card
 from realdata import REAL
 
-from certgen.bundle import load_bundle
-from certgen.pipeline import check_bundle
-from certgen.provenance import (
+from certgen.agreement import (
     board_agrees,
     captured_date,
     cpu_agrees,
@@ -27,6 +25,8 @@ from certgen.provenance import (
     ram_agrees,
     resolution_agrees,
 )
+from certgen.bundle import load_bundle
+from certgen.pipeline import check_bundle
 from certgen.record import load_record
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote
 
+from certgen import agreement
 from certgen.errors import RenderError
 from certgen.markup import sanitise_markdown
 from certgen.model import (
@@ -166,7 +167,7 @@ def local_text(value: LabText | None, lang: str) -> Shown:
 
 
 # --------------------------------------------------------------------------------------------
-# What a capture recorded beside what card.yaml declares (display only)
+# What a capture recorded beside what card.yaml declares (certgen.agreement's rules)
 # --------------------------------------------------------------------------------------------
 
 RECORDED_SHOWN: Final = ("gpu", "driver", "os", "cpu", "ram", "motherboard", "resolution",
@@ -176,9 +177,8 @@ RECORDED_SHOWN: Final = ("gpu", "driver", "os", "cpu", "ram", "motherboard", "re
 
 
 def display_key(text: str) -> str:
-    """DISPLAY ONLY: how the certificate decides that a recorded and a declared value read the
-    same: case and runs of whitespace ignored, nothing else. Whether a difference blocks issue
-    is the bundle checks' decision (their own normalisation), never this function's."""
+    """How the certificate compares values for which certgen.agreement has no rule (the game
+    name against the run's title): case and runs of whitespace ignored, nothing else."""
     return " ".join(text.split()).casefold()
 
 
@@ -210,16 +210,39 @@ def declared_values(record: Record, run: Run) -> dict[str, tuple[str, ...]]:
 
 
 def reads_the_same(key: str, recorded: str, declared: tuple[str, ...]) -> bool:
-    """DISPLAY ONLY: a recorded value reads as one of the declared forms (display_key); a
-    capture moment also agrees with the declared day it begins with ("2026-11-19T10:00"
-    with 2026-11-19). The recorded text itself is never parsed."""
-    got = display_key(recorded)
-    for form in map(display_key, declared):
-        if got == form:
-            return True
-        if key == "captured_at" and got.startswith(form) and not got[len(form):][:1].isdigit():
-            return True
-    return False
+    """Whether a recorded value agrees with what card.yaml declares, by the same rule that
+    decides whether a certificate can be issued (certgen.agreement): RTX 2080 Ti is not RTX
+    2080, 32,803,468 kB of MemTotal is 32 GB, r418_77 is a 418 driver. Where a rule cannot read
+    a value (it says None), or for the game name, the values must read the same apart from
+    case and spacing. Nothing declared never agrees."""
+    if not declared:
+        return False
+    first = declared[0]
+    verdict: bool | None
+    if key == "gpu":
+        verdict = agreement.gpu_agrees(recorded, declared)
+    elif key == "resolution":
+        verdict = agreement.resolution_agrees(recorded, first)
+    elif key == "driver":
+        verdict = agreement.driver_agrees(recorded, first)
+    elif key == "os":
+        verdict = agreement.os_agrees(recorded, first)
+    elif key == "cpu":
+        verdict = agreement.cpu_agrees(recorded, first)
+    elif key == "ram":
+        gb = agreement.ram_gb(first)
+        verdict = None if gb is None else agreement.ram_agrees(recorded, gb)
+    elif key == "motherboard":
+        verdict = agreement.board_agrees(recorded, first)
+    elif key == "captured_at":
+        day, tested_on = agreement.captured_date(recorded), agreement.captured_date(first)
+        verdict = (None if day is None or tested_on is None
+                   else agreement.dates_agree(day, tested_on))
+    else:
+        verdict = None
+    if verdict is not None:
+        return verdict
+    return any(display_key(recorded) == display_key(form) for form in declared)
 
 
 @dataclass(frozen=True)
