@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test test-fast fuzz bench venv clean lint chromium lock dist postgresql axe poppler
+.PHONY: demo test test-fast fuzz bench coverage venv clean lint chromium lock dist postgresql axe poppler
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -93,6 +93,11 @@ postgresql:
 poppler:
 	@command -v pdfsig >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
+
+# The measurement interval's coverage study (docs/spec/uncertainty.md): 500 simulated captures
+# per length, 10,000 resamples each, a few minutes on 2 cores; the suite runs a smaller one.
+coverage: $(STAMP)
+	$(BIN)/python bench/coverage.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -1,0 +1,414 @@
+"""How sure is a figure: the measurement interval of one capture's SOP figures (docs/spec/uncertainty.md).
+
+The SOP grades one capture per configuration and says nothing of how much a second capture of
+the same configuration could move it. This module answers that as a note beside the figures,
+never entering a gate: a circular block bootstrap of the capture's frame times.
+
+- **Blocks.** Frame times are correlated (a heavy scene lasts seconds, a shader-compile hitch
+  comes in bursts), so resampling single frames would understate the spread. A resample is
+  `ceil(N / b)` blocks of `b` consecutive frames, each starting at a uniformly drawn frame and
+  wrapping round the end (circular), the last block cut so that a resample has exactly N
+  frames, hence the same k for its lows.
+- **Block length** `b` (`block_length`): Politis and White's (2004) automatic rule for the
+  circular bootstrap, with Patton, Politis and White's (2009) correction, on the frame times,
+  rounded up; never below the frames of one second of the capture (the time a hitch's
+  after-effects last) and never above N/3.
+- **Seed**: the first 8 bytes of SHA-256("certgen-interval-v1" + the capture's SHA-256 + its
+  group label), for numpy's PCG64: the same capture gives the same interval, byte for byte.
+- **Interval**: the 2.5th and 97.5th percentiles (numpy's linear rule) of each figure over the
+  resamples, rounded as the SOP rounds the figure itself (FPS to 1 decimal, g and s to 4, S_F to
+  2, half away from zero). Each resample's figures are computed unrounded, as the SOP computes
+  before it rounds.
+- **Not estimated**: where the method is not shown to work (too short a capture, or a figure
+  whose interval the coverage study finds too narrow at that length) a figure gets a reason
+  instead of an interval; the minimums below come from the coverage study (bench/coverage.py,
+  docs/spec/uncertainty.md), not from taste.
+
+**Fast** (`resample_totals`): every SOP figure of a resample is a function of four numbers: N,
+the total time, and the sums of its k₁ and k₀.₁ longest frames. The total is a sum over blocks
+of prefix-sum differences. The slow tails come from the capture's T longest frames only (T a
+little above k₁): for each resample the count of each of those frames it holds is tallied, and
+the k longest are read off the cumulative counts. A resample holding fewer than k of them (its
+tail reaches below the T longest) is built frame by frame instead, so the result is exact for
+every resample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from certgen.metrics import (
+    LOW_0_1PCT_DENOMINATOR,
+    LOW_1PCT_DENOMINATOR,
+    k_slowest,
+    positive_frames,
+    round_half_away,
+)
+from certgen.model.thresholds import Weights
+from certgen.model.uncertainty import FIGURES, FigureIntervals
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+LEVEL = 0.95
+RESAMPLES = 10_000
+METHOD = "circular block bootstrap, percentile"
+SEED_PREFIX = b"certgen-interval-v1"
+
+# Where an interval is printed (docs/spec/uncertainty.md, measured by bench/coverage.py: 500
+# simulated captures per length, 10,000 resamples each). A figure is given an interval only
+# from the length at which the study finds it covering the truth in 92-98 % of captures.
+MIN_FRAMES = 900
+"""Fewer frames than this: no interval at all (the diagnostics call such a capture too short)."""
+COVERED_FROM: Final[dict[str, int]] = {"low_1pct_fps": 20_000}
+"""Figure → the fewest frames at which the coverage study finds its interval honest. A figure
+not listed covered the truth in fewer than 92 % of captures at every length studied (2,000,
+7,000 and 20,000 frames): the average (87 % at 20,000: slow scene drift that one capture
+cannot see), the 0.1% low (78 %: an extreme tail a resample cannot reproduce), and the ratios
+and score built on them."""
+STUDIED_UP_TO = 20_000
+
+_CHUNK = 1_000
+"""Resamples handled together: the tally matrix is _CHUNK × the band's width."""
+_TALLY_ALL = 256
+"""A tail whose floor would sit below this rank is tallied from rank 0 (cheaper than two more
+block tables)."""
+
+
+def _delta(k: int) -> int:
+    """Half the band's width around rank k: four standard deviations of a Poisson count of k,
+    and a little; a resample outside it is redone with a wider band."""
+    return 4 * math.isqrt(k) + 16
+
+
+def interval_seed(capture_sha256: str, group: str | None) -> int:
+    """The bootstrap seed of one capture (and one process group of it)."""
+    digest = hashlib.sha256(
+        SEED_PREFIX + capture_sha256.encode("ascii") + b"\0" + (group or "").encode("utf-8")
+    ).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+# --------------------------------------------------------------------------- block length
+
+
+def politis_white_circular(frames: FloatArray) -> float:
+    """Politis–White (2004) optimal block length for the circular bootstrap, as corrected by
+    Patton, Politis and White (2009): the flat-top lag window's bandwidth is twice the first lag
+    after which k_n autocorrelations all lie inside ±2·sqrt(log10(n)/n). The same arithmetic as
+    arch's `optimal_block_length` (tests/test_uncertainty.py compares the two)."""
+    n = int(frames.size)
+    eps = frames - frames.mean()
+    kn = max(5, int(np.log10(n)))
+    m_max = int(np.ceil(np.sqrt(n))) + kn
+    band = 2.0 * np.sqrt(np.log10(n) / n)
+    acv = np.zeros(m_max + 1)
+    abs_acorr = np.zeros(m_max + 1)
+    first: int | None = None
+    for lag in range(m_max + 1):
+        head = eps[lag + 1 :]
+        tail = eps[: -(lag + 1)]
+        cross = float(eps[lag:] @ eps[: n - lag])
+        acv[lag] = cross / n
+        spread = float(head @ head) * float(tail @ tail)
+        # Frames all alike (a synthetic capture): no correlation to find.
+        abs_acorr[lag] = abs(cross) / math.sqrt(spread) if spread > 0.0 else 0.0
+        if lag >= kn and first is None and bool(np.all(abs_acorr[lag - kn : lag] < band)):
+            first = lag - kn
+    m = min(2 * max(first, 1) if first is not None else m_max, m_max)
+    g = 0.0
+    long_run = float(acv[0])
+    for k in range(1, m + 1):
+        weight = 1.0 if k / m <= 0.5 else 2.0 * (1.0 - k / m)
+        g += 2.0 * weight * k * float(acv[k])
+        long_run += 2.0 * weight * float(acv[k])
+    d_cb = 4.0 / 3.0 * long_run**2
+    b_max = math.ceil(min(3.0 * math.sqrt(n), n / 3.0))
+    if d_cb == 0.0:
+        return 1.0
+    return min(math.cbrt(2.0 * g**2 / d_cb * n), float(b_max))
+
+
+def block_length(frames: FloatArray) -> int:
+    """Frames per block: Politis–White rounded up, at least one second of frames (the capture's
+    own frame rate), at most N/3 (a resample of fewer than three blocks resamples nothing)."""
+    n = int(frames.size)
+    per_second = math.ceil(1000.0 * n / float(np.sum(frames)))
+    chosen = max(math.ceil(politis_white_circular(frames)), per_second, 1)
+    return max(1, min(chosen, n // 3))
+
+
+# --------------------------------------------------------------------------- resampling
+
+
+@dataclass(frozen=True)
+class ResampleTotals:
+    """Per resample: the total time and the sums of the k₁ and k₀.₁ longest frames (ms)."""
+
+    frames: int
+    k1: int
+    k01: int
+    total_ms: FloatArray
+    tail1_ms: FloatArray
+    tail01_ms: FloatArray
+
+
+def block_starts(rng: np.random.Generator, n: int, block: int, resamples: int) -> IntArray:
+    """The start frame of every block of every resample (resamples × ceil(n / block))."""
+    return rng.integers(0, n, size=(resamples, -(-n // block)), dtype=np.int64)
+
+
+def resample_totals(frames: FloatArray, starts: IntArray, block: int) -> ResampleTotals:
+    """The four numbers of each resample given its block starts (see the module docstring)."""
+    n = int(frames.size)
+    blocks = starts.shape[1]
+    last = n - (blocks - 1) * block  # the last block is cut so a resample has n frames
+    k1 = k_slowest(n, LOW_1PCT_DENOMINATOR)
+    k01 = k_slowest(n, LOW_0_1PCT_DENOMINATOR)
+    order = np.argsort(-frames, kind="stable")  # rank 0 = the longest frame; ties by position
+    rank_of = np.empty(n, dtype=np.int64)
+    rank_of[order] = np.arange(n)
+    blocks_of = _BlockSums(starts, block, last)
+    # A low's floor: the frames ranked below it are counted and timed per block (see
+    # _slowest_sums); a short tail (k - δ under _TALLY_ALL ranks) is tallied whole instead.
+    floors = [k - _delta(k) if k - _delta(k) >= _TALLY_ALL else 0 for k in (k1, k01)]
+    columns = [frames]
+    for floor in floors:
+        if floor:
+            below = rank_of < floor
+            columns += [below.astype(np.float64), np.where(below, frames, 0.0)]
+    sums = blocks_of.sums(np.stack(columns, axis=1))
+    total = sums[:, 0]
+    tails = []
+    column = 1
+    for k, floor in zip((k1, k01), floors, strict=True):
+        if floor:
+            count_below, time_below = sums[:, column], sums[:, column + 1]
+            column += 2
+        else:
+            count_below = time_below = np.zeros(total.size)
+        tails.append(_slowest_sums(frames, order, blocks_of, k, floor, count_below, time_below))
+    return ResampleTotals(n, k1, k01, total, tails[0], tails[1])
+
+
+@dataclass(frozen=True)
+class _BlockSums:
+    """Sums over the blocks of every resample of per-frame quantities, from per-start tables:
+    a block [s, s + b) wraps past the end (circular); the last block of a resample is cut to
+    `last` frames."""
+
+    starts: IntArray
+    block: int
+    last: int
+
+    @cached_property
+    def full_starts(self) -> IntArray:
+        """The starts of every block but the last, contiguous (a strided view gathers slower)."""
+        return np.ascontiguousarray(self.starts[:, :-1])
+
+    def sums(self, per_frame: FloatArray) -> FloatArray:
+        """resamples × columns: each column of `per_frame` (frames × columns) summed over
+        each resample's blocks."""
+        n = per_frame.shape[0]
+        doubled = np.concatenate((per_frame, per_frame[: self.block]))
+        prefix = np.concatenate((np.zeros((1, per_frame.shape[1])), np.cumsum(doubled, axis=0)))
+        every = np.arange(n)
+        full = prefix[every + self.block] - prefix[every]
+        cut = prefix[every + self.last] - prefix[every]
+        out = np.empty((self.starts.shape[0], per_frame.shape[1]))
+        # A column at a time, a chunk of resamples at a time: a one-column gather stays in
+        # cache (a five-column one was twenty times slower).
+        for column in range(per_frame.shape[1]):
+            full_c = np.ascontiguousarray(full[:, column])
+            cut_c = np.ascontiguousarray(cut[:, column])
+            for chunk in range(0, self.starts.shape[0], _CHUNK):
+                these = slice(chunk, chunk + _CHUNK)
+                out[these, column] = (np.take(full_c, self.full_starts[these]).sum(axis=1)
+                                      + cut_c[self.starts[these, -1]])
+        return out
+
+    def subset(self, rows: IntArray) -> _BlockSums:
+        if rows.size == self.starts.shape[0]:  # rows is every row, in order
+            return self
+        return _BlockSums(self.starts[rows], self.block, self.last)
+
+
+def _slowest_sums(frames: FloatArray, order: IntArray, blocks_of: _BlockSums, k: int,
+                  floor: int, count_below: FloatArray, time_below: FloatArray) -> FloatArray:
+    """Each resample's sum of its k longest frames, exactly.
+
+    When a resample holds fewer than k of the frames ranked below `floor` (longer than the
+    floor-th longest), all of those are among its k longest: their count and time come from
+    the block tables, and only the band of ranks [floor, ceiling) is tallied frame by frame.
+    A resample the band does not settle (it holds k or more below the floor, or fewer than k
+    below the ceiling) is done again with a band twice as wide, down to every frame.
+    """
+    n = frames.size
+    out = np.full(blocks_of.starts.shape[0], np.nan)
+    rows = np.arange(out.size)
+    delta = k - floor if floor > 0 else _delta(k)
+    held_below = np.rint(count_below).astype(np.int64)
+    while rows.size:
+        ceiling = min(n, k + delta)
+        need = k - held_below
+        part = blocks_of.subset(rows)
+        got = _band_top_sums(frames, order[floor:ceiling], part, np.maximum(need, 0))
+        done = (need >= 0) & ~np.isnan(got)
+        out[rows[done]] = time_below[done] + got[done]
+        rows = rows[~done]
+        if (floor == 0 and ceiling == n) or not rows.size:
+            break
+        delta *= 2
+        floor = max(0, k - delta)
+        below = np.zeros(n)
+        below[order[:floor]] = 1.0
+        sums = blocks_of.subset(rows).sums(np.stack((below, below * frames), axis=1))
+        held_below = np.rint(sums[:, 0]).astype(np.int64)
+        time_below = sums[:, 1]
+    return out
+
+
+def _band_top_sums(frames: FloatArray, band: IntArray, part: _BlockSums,
+                   need: IntArray) -> FloatArray:
+    """Per resample, the sum of its need[r] longest frames among the `band` frames (given in
+    rank order); NaN where it holds fewer than need[r] of them."""
+    n = frames.size
+    size = band.size
+    resamples = part.starts.shape[0]
+    if size == 0:
+        return np.where(need == 0, 0.0, np.nan)
+    values = frames[band]
+    by_position = np.argsort(band, kind="stable")
+    positions = np.concatenate((band[by_position], band[by_position] + n))
+    ranks = np.concatenate((by_position, by_position)).astype(np.int64)
+    first_at = np.searchsorted(positions, np.arange(n + part.block + 1), side="left")
+    every = np.arange(n)
+    full_first = first_at[every]
+    full_count = first_at[every + part.block] - full_first
+    cut_count = first_at[every + part.last] - full_first
+    out = np.empty(resamples)
+    for chunk in range(0, resamples, _CHUNK):
+        these = slice(chunk, chunk + _CHUNK)
+        chunk_starts = part.starts[these]
+        lo = np.take(full_first, chunk_starts)
+        counts = np.take(full_count, chunk_starts)
+        counts[:, -1] = cut_count[chunk_starts[:, -1]]
+        tally = _tally(lo, counts, ranks, size)
+        held = np.cumsum(tally, axis=1)
+        weighted = np.cumsum(tally * values, axis=1)
+        out[these] = _top_sum(held, weighted, values, need[these])
+    return out
+
+
+def _tally(lo: IntArray, counts: IntArray, ranks: IntArray, size: int) -> IntArray:
+    """rows × size: how many times each band frame is in each resample."""
+    rows = lo.shape[0]
+    lengths = counts.ravel()
+    held = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    index = np.repeat(lo.ravel() - offsets, lengths) + np.arange(held)
+    row_of = np.repeat(np.arange(rows, dtype=np.int64) * size, counts.sum(axis=1))
+    return np.bincount(row_of + ranks[index], minlength=rows * size).reshape(rows, size)
+
+
+def _top_sum(held: IntArray, weighted: FloatArray, values: FloatArray,
+             k: IntArray) -> FloatArray:
+    """Sum of the k[r] longest frames of each row r from its cumulative counts; NaN where a
+    row holds fewer than k[r] of them."""
+    rows, size = held.shape
+    every = np.arange(rows)
+    # The first rank at which each row holds k frames: one searchsorted over the rows laid end
+    # to end, each row lifted above the one before it.
+    stride = int(held[:, -1].max()) + 1
+    lifted = (held + (every * stride)[:, None]).ravel()
+    cut = np.searchsorted(lifted, every * stride + k, side="left") - every * size
+    cut = np.clip(cut, 0, size - 1)
+    previous = np.maximum(cut - 1, 0)
+    before = np.where(cut > 0, held[every, previous], 0)
+    weighted_before = np.where(cut > 0, weighted[every, previous], 0.0)
+    out = np.where(k == 0, 0.0, weighted_before + (k - before) * values[cut])
+    return np.where(held[:, -1] >= k, out, np.nan)
+
+
+# --------------------------------------------------------------------------- the interval
+
+
+def _percentiles(values: FloatArray) -> tuple[float, float]:
+    lo, hi = np.quantile(values, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return float(lo), float(hi)
+
+
+def _rounded(pair: tuple[float, float], ndigits: int) -> tuple[float, float]:
+    return (round_half_away(pair[0], ndigits), round_half_away(pair[1], ndigits))
+
+
+def not_estimated_reasons(frames: int) -> dict[str, str]:
+    """The figures with no interval for a capture of this many frames, each with why."""
+    if frames < MIN_FRAMES:
+        why = f"the capture has {frames} frames; an interval needs at least {MIN_FRAMES}"
+        return dict.fromkeys(FIGURES, why)
+    reasons: dict[str, str] = {}
+    for figure in FIGURES:
+        fewest = COVERED_FROM.get(figure)
+        if fewest is None:
+            reasons[figure] = ("not shown to cover the true value in 92-98 % of simulated "
+                               f"captures at any length studied (up to {STUDIED_UP_TO:,} "
+                               "frames)")
+        elif frames < fewest:
+            reasons[figure] = (f"the capture has {frames:,} frames; this interval is shown to "
+                               f"cover the true value from {fewest:,} frames")
+    return reasons
+
+
+def figure_intervals(
+    frame_times_ms: FloatArray,
+    weights: Weights,
+    *,
+    seed: int,
+    resamples: int = RESAMPLES,
+) -> FigureIntervals:
+    """The 95 % measurement interval of each SOP figure of one capture's frame times, each
+    figure the coverage study cannot vouch for at this length marked not estimated."""
+    frames, _ = positive_frames(frame_times_ms)
+    n = int(frames.size)
+    missing = not_estimated_reasons(n)
+    if len(missing) == len(FIGURES):
+        return FigureIntervals(level=LEVEL, method=METHOD, resamples=resamples,
+                               block_frames=None, not_estimated=missing)
+    block, pairs = bootstrap_pairs(frames, weights, seed=seed, resamples=resamples)
+    kept = {figure: (None if figure in missing else pair) for figure, pair in pairs.items()}
+    return FigureIntervals(level=LEVEL, method=METHOD, resamples=resamples, block_frames=block,
+                           not_estimated=missing, **kept)
+
+
+def bootstrap_pairs(
+    frames: FloatArray, weights: Weights, *, seed: int, resamples: int = RESAMPLES
+) -> tuple[int, dict[str, tuple[float, float]]]:
+    """(block length, every figure's rounded percentile pair) of positive frame times, with no
+    minimum applied: the engine beneath figure_intervals, for the coverage study and tests."""
+    n = int(frames.size)
+    block = block_length(frames)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    totals = resample_totals(frames, block_starts(rng, n, block, resamples), block)
+    avg = 1000.0 * n / totals.total_ms
+    low1 = 1000.0 * totals.k1 / totals.tail1_ms
+    low01 = 1000.0 * totals.k01 / totals.tail01_ms
+    gap = 1.0 - low1 / avg
+    stutter = 1.0 - low01 / low1
+    score = 100.0 * (1.0 - (weights.consistency_gap * gap + weights.stutter * stutter))
+    pairs = {
+        "avg_fps": _rounded(_percentiles(avg), 1),
+        "low_1pct_fps": _rounded(_percentiles(low1), 1),
+        "low_0_1pct_fps": _rounded(_percentiles(low01), 1),
+        "consistency_gap": _rounded(_percentiles(gap), 4),
+        "stutter": _rounded(_percentiles(stutter), 4),
+        "fluidity_score": _rounded(_percentiles(score), 2),
+    }
+    return block, pairs

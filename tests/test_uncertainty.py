@@ -1,0 +1,195 @@
+"""The measurement-interval engine (certgen.uncertainty): its block length is Politis–White's,
+its fast resample arithmetic equals building every resample frame by frame, it is
+deterministic, and on the real captures it gives the intervals the issue measured."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from realdata import REAL
+from scipy.signal import lfilter
+
+from certgen import uncertainty
+from certgen.captures import read_capture_file
+from certgen.metrics import positive_frames
+from certgen.model.thresholds import Weights
+from certgen.model.uncertainty import FIGURES, FigureIntervals
+from certgen.uncertainty import (
+    block_length,
+    block_starts,
+    bootstrap_pairs,
+    figure_intervals,
+    interval_seed,
+    politis_white_circular,
+    resample_totals,
+)
+
+WEIGHTS = Weights(consistency_gap=0.7, stutter=0.3)
+
+
+def real_frames(name: str) -> np.ndarray:
+    [capture] = read_capture_file(REAL / name, name=name)
+    frames, _ = positive_frames(capture.frame_times_ms)
+    return frames
+
+
+def ar1(seed: int, n: int, phi: float = 0.9) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.asarray(8.0 + lfilter([1.0], [1.0, -phi], rng.normal(0.0, 0.5, n)))
+
+
+# Values printed by arch 8.0.0's `optimal_block_length(x)["circular"]` (numpy 2.4.6) for the
+# same series: an independent implementation of the same rule, run once outside the suite
+# (arch needs pandas and statsmodels, which certgen does not otherwise use).
+ARCH_CIRCULAR = {
+    "CapFrameXFileWithHeader.csv": 161.6386002250289,
+    "OCAT-MetroExodus.exe-2019-02-20T101522.csv": 117.87529947715399,
+    "PresentMon-1.5_trivflip.csv": 2.996628221685741,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARCH_CIRCULAR))
+def test_the_block_length_rule_is_arch_s_politis_white(name: str) -> None:
+    assert politis_white_circular(real_frames(name)) == pytest.approx(ARCH_CIRCULAR[name],
+                                                                      rel=1e-12)
+
+
+def test_the_block_length_rule_on_an_ar1_series_is_arch_s() -> None:
+    assert politis_white_circular(ar1(7, 5000)) == pytest.approx(106.09544261264219, rel=1e-12)
+
+
+def test_a_block_is_at_least_a_second_and_at_most_a_third_of_the_capture() -> None:
+    even = np.full(6000, 10.0)  # 100 fps, no correlation at all: one second is 100 frames
+    assert politis_white_circular(even) <= 1.0
+    assert block_length(even) == 100
+    assert block_length(np.full(240, 10.0)) == 80  # a third of 240 frames
+
+
+def _brute_force(frames: np.ndarray, starts: np.ndarray, block: int) -> np.ndarray:
+    """Each resample built frame by frame: (total, k1 longest, k01 longest) per row."""
+    n = frames.size
+    blocks = starts.shape[1]
+    lengths = [block] * (blocks - 1) + [n - (blocks - 1) * block]
+    k1, k01 = max(1, -(-n // 100)), max(1, -(-n // 1000))
+    rows = []
+    for row in starts:
+        resample = np.concatenate([np.take(frames, np.arange(s, s + length), mode="wrap")
+                                   for s, length in zip(row, lengths, strict=True)])
+        assert resample.size == n
+        longest = np.sort(resample)[::-1]
+        rows.append((resample.sum(), longest[:k1].sum(), longest[:k01].sum()))
+    return np.array(rows)
+
+
+def _hitchy(seed: int, n: int) -> np.ndarray:
+    """Frames with ties (times quantised to 0.5 ms) and hitches packed into a few bursts, so
+    that resamples differ a lot in how many of the longest frames they hold."""
+    rng = np.random.default_rng(seed)
+    frames = np.round(ar1(seed, n, 0.7) * 2) / 2
+    for at in rng.integers(0, n - 40, 4):
+        frames[at : at + 30] += rng.uniform(20, 60, 30)
+    return np.abs(frames) + 0.5
+
+
+CASES = {
+    "CapFrameX": lambda: real_frames("CapFrameXFileWithHeader.csv"),
+    "PresentMon": lambda: real_frames("PresentMonTestOutputFilename.csv"),
+    "hitch bursts and ties": lambda: _hitchy(3, 12_000),
+}
+
+
+@pytest.mark.parametrize("narrow", [False, True], ids=["band", "band widened"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_fast_sums_equal_every_resample_built_frame_by_frame(
+    case: str, narrow: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same block starts, two ways: the tables and band tally, and the plain resample. With a
+    band of one rank every resample has to widen it, down to the whole capture."""
+    if narrow:
+        monkeypatch.setattr(uncertainty, "_delta", lambda k: 1)
+        monkeypatch.setattr(uncertainty, "_TALLY_ALL", 1)
+    frames = CASES[case]()
+    block = block_length(frames)
+    starts = block_starts(np.random.default_rng(11), frames.size, block, 300)
+    fast = resample_totals(frames, starts, block)
+    slow = _brute_force(frames, starts, block)
+    assert np.allclose(fast.total_ms, slow[:, 0], rtol=1e-12, atol=0)
+    assert np.allclose(fast.tail1_ms, slow[:, 1], rtol=1e-12, atol=0)
+    assert np.allclose(fast.tail01_ms, slow[:, 2], rtol=1e-12, atol=0)
+
+
+def test_the_seed_comes_from_the_capture_and_its_group() -> None:
+    sha = hashlib.sha256(b"capture").hexdigest()
+    assert interval_seed(sha, None) == interval_seed(sha, None)
+    assert interval_seed(sha, "game.exe") != interval_seed(sha, None)
+    assert interval_seed(hashlib.sha256(b"other").hexdigest(), None) != interval_seed(sha, None)
+
+
+def test_same_capture_same_interval_and_another_seed_moves_it() -> None:
+    frames = real_frames("OCAT-MetroExodus.exe-2019-02-20T101522.csv")
+    once = bootstrap_pairs(frames, WEIGHTS, seed=5, resamples=2000)
+    again = bootstrap_pairs(frames.copy(), WEIGHTS, seed=5, resamples=2000)
+    assert once == again
+    assert bootstrap_pairs(frames, WEIGHTS, seed=6, resamples=2000) != once
+
+
+# The issue's own measurement (circular block bootstrap, 2,000 resamples, blocks of about a
+# second): S_F's 95 % interval per real capture.
+ISSUE_TABLE = {
+    "CapFrameXFileWithHeader.csv": (79.9, 90.4),
+    "OCAT-MetroExodus.exe-2019-02-20T101522.csv": (74.0, 82.1),
+    "PresentMonTestOutputFilename.csv": (37.1, 85.7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_TABLE))
+def test_the_real_captures_get_the_intervals_the_issue_measured(name: str) -> None:
+    frames = real_frames(name)
+    sha = hashlib.sha256((REAL / name).read_bytes()).hexdigest()
+    _, pairs = bootstrap_pairs(frames, WEIGHTS, seed=interval_seed(sha, None))
+    low, high = pairs["fluidity_score"]
+    want_low, want_high = ISSUE_TABLE[name]
+    assert abs(low - want_low) <= 0.4 and abs(high - want_high) <= 0.4, (low, high)
+
+
+def test_the_ends_are_rounded_as_the_figures_are() -> None:
+    _, pairs = bootstrap_pairs(_hitchy(4, 9000), WEIGHTS, seed=1, resamples=500)
+    digits = {"avg_fps": 1, "low_1pct_fps": 1, "low_0_1pct_fps": 1, "consistency_gap": 4,
+              "stutter": 4, "fluidity_score": 2}
+    for figure, pair in pairs.items():
+        for end in pair:
+            assert round(end, digits[figure]) == end, (figure, end)
+        assert pair[0] <= pair[1]
+
+
+def test_a_short_capture_gets_no_interval_and_says_why() -> None:
+    result = figure_intervals(np.full(500, 10.0), WEIGHTS, seed=1)
+    assert result.block_frames is None
+    assert set(result.not_estimated) == set(FIGURES)
+    assert "500 frames" in result.not_estimated["avg_fps"]
+    assert all(getattr(result, figure) is None for figure in FIGURES)
+
+
+def test_a_figure_is_null_exactly_when_it_is_not_estimated() -> None:
+    fields = {"level": 0.95, "method": "m", "resamples": 10, "block_frames": 5,
+              "not_estimated": {}}
+    with pytest.raises(ValidationError, match="exactly when"):
+        FigureIntervals(**fields, avg_fps=(1.0, 2.0))  # the other five null, none named
+    with pytest.raises(ValidationError, match="unknown figures"):
+        FigureIntervals(**{**fields, "not_estimated": dict.fromkeys(FIGURES, "why") | {"x": "y"}})
+
+
+def test_every_interval_printed_is_one_the_rule_allows() -> None:
+    """figure_intervals gives exactly the pairs of the engine for the figures the minimums
+    allow at this length, and names the others."""
+    frames = _hitchy(5, 25_000)
+    result = figure_intervals(frames, WEIGHTS, seed=2, resamples=500)
+    _, pairs = bootstrap_pairs(frames, WEIGHTS, seed=2, resamples=500)
+    for figure in FIGURES:
+        if figure in result.not_estimated:
+            assert getattr(result, figure) is None
+        else:
+            assert getattr(result, figure) == pairs[figure]
