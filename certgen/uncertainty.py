@@ -38,8 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +54,7 @@ from certgen.model.thresholds import Weights
 from certgen.model.uncertainty import FIGURES, FigureIntervals
 
 FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
+IntArray = npt.NDArray[np.signedinteger[Any]]  # int64 or int32 (the block starts)
 
 LEVEL = 0.95
 RESAMPLES = 10_000
@@ -75,7 +74,7 @@ cannot see), the 0.1% low (78 %: an extreme tail a resample cannot reproduce), a
 and score built on them."""
 STUDIED_UP_TO = 20_000
 
-_CHUNK = 1_000
+_CHUNK = 100
 """Resamples handled together: the tally matrix is _CHUNK × the band's width."""
 _TALLY_ALL = 256
 """A tail whose floor would sit below this rank is tallied from rank 0 (cheaper than two more
@@ -162,7 +161,7 @@ class ResampleTotals:
 
 def block_starts(rng: np.random.Generator, n: int, block: int, resamples: int) -> IntArray:
     """The start frame of every block of every resample (resamples × ceil(n / block))."""
-    return rng.integers(0, n, size=(resamples, -(-n // block)), dtype=np.int64)
+    return rng.integers(0, n, size=(resamples, -(-n // block)), dtype=np.int32)
 
 
 def resample_totals(frames: FloatArray, starts: IntArray, block: int) -> ResampleTotals:
@@ -173,29 +172,62 @@ def resample_totals(frames: FloatArray, starts: IntArray, block: int) -> Resampl
     k1 = k_slowest(n, LOW_1PCT_DENOMINATOR)
     k01 = k_slowest(n, LOW_0_1PCT_DENOMINATOR)
     order = np.argsort(-frames, kind="stable")  # rank 0 = the longest frame; ties by position
-    rank_of = np.empty(n, dtype=np.int64)
-    rank_of[order] = np.arange(n)
     blocks_of = _BlockSums(starts, block, last)
-    # A low's floor: the frames ranked below it are counted and timed per block (see
-    # _slowest_sums); a short tail (k - δ under _TALLY_ALL ranks) is tallied whole instead.
-    floors = [k - _delta(k) if k - _delta(k) >= _TALLY_ALL else 0 for k in (k1, k01)]
+    bands = _bands(n, (k1, k01))
+    # One pass over the blocks for the total time and, per band that does not start at rank
+    # 0, the count and time of the frames ranked above it (all of them among a resample's k
+    # longest while it holds fewer than k of them).
     columns = [frames]
-    for floor in floors:
+    for floor, _ in bands:
         if floor:
-            below = rank_of < floor
-            columns += [below.astype(np.float64), np.where(below, frames, 0.0)]
+            below = np.zeros(n)
+            below[order[:floor]] = 1.0
+            columns += [below, below * frames]
     sums = blocks_of.sums(np.stack(columns, axis=1))
     total = sums[:, 0]
-    tails = []
+    held_below: list[IntArray] = []
+    time_below: list[FloatArray] = []
     column = 1
-    for k, floor in zip((k1, k01), floors, strict=True):
+    for floor, _ in bands:
         if floor:
-            count_below, time_below = sums[:, column], sums[:, column + 1]
+            held_below.append(np.rint(sums[:, column]).astype(np.int64))
+            time_below.append(sums[:, column + 1])
             column += 2
         else:
-            count_below = time_below = np.zeros(total.size)
-        tails.append(_slowest_sums(frames, order, blocks_of, k, floor, count_below, time_below))
+            held_below.append(np.zeros(total.size, dtype=np.int64))
+            time_below.append(np.zeros(total.size))
+    needs = [k - held_below[_band_of(bands, k)] for k in (k1, k01)]
+    got = _band_top_sums(frames, order, bands, blocks_of,
+                         [(_band_of(bands, k), np.maximum(need, 0)) for k, need in
+                          zip((k1, k01), needs, strict=True)])
+    tails = []
+    for i, k in enumerate((k1, k01)):
+        band = _band_of(bands, k)
+        out = time_below[band] + got[i]
+        unsettled = np.flatnonzero((needs[i] < 0) | np.isnan(got[i]))
+        if unsettled.size:  # rare: redo those resamples with ever wider bands
+            out[unsettled] = _slowest_sums(frames, order, blocks_of.subset(unsettled), k,
+                                           2 * max(k - bands[band][0], _delta(k)))
+        tails.append(out)
     return ResampleTotals(n, k1, k01, total, tails[0], tails[1])
+
+
+def _bands(n: int, ks: tuple[int, ...]) -> list[tuple[int, int]]:
+    """The rank bands [floor, ceiling) tallied frame by frame: k ± δ for each low (from rank 0
+    when k - δ is under _TALLY_ALL), bands that touch merged into one."""
+    wanted = sorted((k - _delta(k) if k - _delta(k) >= _TALLY_ALL else 0, min(n, k + _delta(k)))
+                    for k in ks)
+    merged: list[tuple[int, int]] = []
+    for floor, ceiling in wanted:
+        if merged and floor <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], ceiling))
+        else:
+            merged.append((floor, ceiling))
+    return merged
+
+
+def _band_of(bands: list[tuple[int, int]], k: int) -> int:
+    return next(i for i, (floor, ceiling) in enumerate(bands) if floor <= k <= ceiling)
 
 
 @dataclass(frozen=True)
@@ -208,30 +240,26 @@ class _BlockSums:
     block: int
     last: int
 
-    @cached_property
-    def full_starts(self) -> IntArray:
-        """The starts of every block but the last, contiguous (a strided view gathers slower)."""
-        return np.ascontiguousarray(self.starts[:, :-1])
-
     def sums(self, per_frame: FloatArray) -> FloatArray:
         """resamples × columns: each column of `per_frame` (frames × columns) summed over
         each resample's blocks."""
         n = per_frame.shape[0]
-        doubled = np.concatenate((per_frame, per_frame[: self.block]))
-        prefix = np.concatenate((np.zeros((1, per_frame.shape[1])), np.cumsum(doubled, axis=0)))
         every = np.arange(n)
-        full = prefix[every + self.block] - prefix[every]
-        cut = prefix[every + self.last] - prefix[every]
         out = np.empty((self.starts.shape[0], per_frame.shape[1]))
-        # A column at a time, a chunk of resamples at a time: a one-column gather stays in
-        # cache (a five-column one was twenty times slower).
+        # A column at a time, a chunk of resamples at a time, every block gathered from the
+        # full-length table and the last one then put right: one contiguous gather per chunk
+        # (a five-column gather, or one over a strided view, is several times slower).
         for column in range(per_frame.shape[1]):
-            full_c = np.ascontiguousarray(full[:, column])
-            cut_c = np.ascontiguousarray(cut[:, column])
+            values = per_frame[:, column]
+            prefix = np.concatenate(([0.0], np.cumsum(np.concatenate((values,
+                                                                      values[: self.block])))))
+            full = prefix[every + self.block] - prefix[every]
+            cut = prefix[every + self.last] - prefix[every]
             for chunk in range(0, self.starts.shape[0], _CHUNK):
-                these = slice(chunk, chunk + _CHUNK)
-                out[these, column] = (np.take(full_c, self.full_starts[these]).sum(axis=1)
-                                      + cut_c[self.starts[these, -1]])
+                rows = self.starts[chunk : chunk + _CHUNK]
+                ends = rows[:, -1]
+                out[chunk : chunk + _CHUNK, column] = (
+                    np.take(full, rows).sum(axis=1) - full[ends] + cut[ends])
         return out
 
     def subset(self, rows: IntArray) -> _BlockSums:
@@ -241,74 +269,71 @@ class _BlockSums:
 
 
 def _slowest_sums(frames: FloatArray, order: IntArray, blocks_of: _BlockSums, k: int,
-                  floor: int, count_below: FloatArray, time_below: FloatArray) -> FloatArray:
-    """Each resample's sum of its k longest frames, exactly.
-
-    When a resample holds fewer than k of the frames ranked below `floor` (longer than the
-    floor-th longest), all of those are among its k longest: their count and time come from
-    the block tables, and only the band of ranks [floor, ceiling) is tallied frame by frame.
-    A resample the band does not settle (it holds k or more below the floor, or fewer than k
-    below the ceiling) is done again with a band twice as wide, down to every frame.
-    """
+                  delta: int) -> FloatArray:
+    """Each resample's sum of its k longest frames from the band [k - delta, k + delta), the
+    band doubled for the resamples it does not settle, down to the whole capture."""
     n = frames.size
     out = np.full(blocks_of.starts.shape[0], np.nan)
     rows = np.arange(out.size)
-    delta = k - floor if floor > 0 else _delta(k)
-    held_below = np.rint(count_below).astype(np.int64)
     while rows.size:
-        ceiling = min(n, k + delta)
-        need = k - held_below
+        floor, ceiling = max(0, k - delta), min(n, k + delta)
         part = blocks_of.subset(rows)
-        got = _band_top_sums(frames, order[floor:ceiling], part, np.maximum(need, 0))
-        done = (need >= 0) & ~np.isnan(got)
-        out[rows[done]] = time_below[done] + got[done]
-        rows = rows[~done]
-        if (floor == 0 and ceiling == n) or not rows.size:
-            break
-        delta *= 2
-        floor = max(0, k - delta)
         below = np.zeros(n)
         below[order[:floor]] = 1.0
-        sums = blocks_of.subset(rows).sums(np.stack((below, below * frames), axis=1))
-        held_below = np.rint(sums[:, 0]).astype(np.int64)
-        time_below = sums[:, 1]
+        sums = part.sums(np.stack((below, below * frames), axis=1))
+        need = k - np.rint(sums[:, 0]).astype(np.int64)
+        [got] = _band_top_sums(frames, order, [(floor, ceiling)], part,
+                               [(0, np.maximum(need, 0))])
+        done = (need >= 0) & ~np.isnan(got)
+        out[rows[done]] = sums[done, 1] + got[done]
+        rows = rows[~done]
+        if floor == 0 and ceiling == n:
+            break
+        delta *= 2
     return out
 
 
-def _band_top_sums(frames: FloatArray, band: IntArray, part: _BlockSums,
-                   need: IntArray) -> FloatArray:
-    """Per resample, the sum of its need[r] longest frames among the `band` frames (given in
-    rank order); NaN where it holds fewer than need[r] of them."""
+def _band_top_sums(frames: FloatArray, order: IntArray, bands: list[tuple[int, int]],
+                   part: _BlockSums, wanted: list[tuple[int, IntArray]]) -> list[FloatArray]:
+    """For each (band, need) of `wanted`: per resample, the sum of its need[r] longest frames
+    among the band's frames; NaN where it holds fewer than need[r] of them. Every band is
+    tallied in the same pass over the blocks (one table of where the bands' frames sit)."""
     n = frames.size
-    size = band.size
+    members = np.concatenate([order[floor:ceiling] for floor, ceiling in bands])
+    edges = np.cumsum([0] + [ceiling - floor for floor, ceiling in bands])
+    size = members.size
     resamples = part.starts.shape[0]
+    outs = [np.empty(resamples) for _ in wanted]
     if size == 0:
-        return np.where(need == 0, 0.0, np.nan)
-    values = frames[band]
-    by_position = np.argsort(band, kind="stable")
-    positions = np.concatenate((band[by_position], band[by_position] + n))
-    ranks = np.concatenate((by_position, by_position)).astype(np.int64)
+        return [np.where(need == 0, 0.0, np.nan) for _, need in wanted]
+    values = frames[members]
+    by_position = np.argsort(members, kind="stable")
+    positions = np.concatenate((members[by_position], members[by_position] + n))
+    columns = np.concatenate((by_position, by_position)).astype(np.int64)
     first_at = np.searchsorted(positions, np.arange(n + part.block + 1), side="left")
     every = np.arange(n)
-    full_first = first_at[every]
-    full_count = first_at[every + part.block] - full_first
-    cut_count = first_at[every + part.last] - full_first
-    out = np.empty(resamples)
+    # int32 tables: half the cache a gather sweeps.
+    full_first = first_at[every].astype(np.int32)
+    full_count = (first_at[every + part.block] - first_at[every]).astype(np.int32)
+    cut_count = (first_at[every + part.last] - first_at[every]).astype(np.int32)
     for chunk in range(0, resamples, _CHUNK):
         these = slice(chunk, chunk + _CHUNK)
         chunk_starts = part.starts[these]
         lo = np.take(full_first, chunk_starts)
         counts = np.take(full_count, chunk_starts)
         counts[:, -1] = cut_count[chunk_starts[:, -1]]
-        tally = _tally(lo, counts, ranks, size)
-        held = np.cumsum(tally, axis=1)
-        weighted = np.cumsum(tally * values, axis=1)
-        out[these] = _top_sum(held, weighted, values, need[these])
-    return out
+        tally = _tally(lo, counts, columns, size)
+        for (band, need), out in zip(wanted, outs, strict=True):
+            a, b = edges[band], edges[band + 1]
+            held = np.cumsum(tally[:, a:b], axis=1)
+            weighted = np.cumsum(tally[:, a:b] * values[a:b], axis=1)
+            out[these] = _top_sum(held, weighted, values[a:b], need[these])
+    return outs
 
 
 def _tally(lo: IntArray, counts: IntArray, ranks: IntArray, size: int) -> IntArray:
-    """rows × size: how many times each band frame is in each resample."""
+    """rows × size: how many times each band frame is in each resample (each block's run of
+    band frames laid end to end: a ragged arange)."""
     rows = lo.shape[0]
     lengths = counts.ravel()
     held = int(lengths.sum())
