@@ -95,7 +95,7 @@ poppler:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
 
 # The measurement interval's coverage study (docs/spec/uncertainty.md): 500 simulated captures
-# per length, 10,000 resamples each, a few minutes on 2 cores; the suite runs a smaller one.
+# per length, 10,000 resamples each, about a minute on 2 cores; the suite runs a smaller one.
 coverage: $(STAMP)
 	$(BIN)/python bench/coverage.py
 

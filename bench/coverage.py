@@ -40,7 +40,8 @@ BASE_MS = 7.0
 HOLD_S = 1.0
 LEVEL_SIGMA = 0.08
 LENGTHS = (2_000, 7_000, 20_000)
-CHECKED = ("avg_fps", "low_1pct_fps", "low_0_1pct_fps", "fluidity_score")
+CHECKED = ("avg_fps", "low_1pct_fps", "low_0_1pct_fps", "consistency_gap", "stutter",
+           "fluidity_score")
 
 
 def frames(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -75,8 +76,10 @@ def figures_of(times: np.ndarray) -> dict[str, float]:
     ratios = ratios_from_fps(fps.avg_fps, fps.low_1pct_fps, fps.low_0_1pct_fps, WEIGHTS)
     assert fps.avg_fps and fps.low_1pct_fps and fps.low_0_1pct_fps
     assert ratios.fluidity_score is not None
+    assert ratios.consistency_gap is not None and ratios.stutter is not None
     return {"avg_fps": fps.avg_fps, "low_1pct_fps": fps.low_1pct_fps,
-            "low_0_1pct_fps": fps.low_0_1pct_fps, "fluidity_score": ratios.fluidity_score}
+            "low_0_1pct_fps": fps.low_0_1pct_fps, "consistency_gap": ratios.consistency_gap,
+            "stutter": ratios.stutter, "fluidity_score": ratios.fluidity_score}
 
 
 @dataclass(frozen=True)

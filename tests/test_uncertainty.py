@@ -193,3 +193,14 @@ def test_every_interval_printed_is_one_the_rule_allows() -> None:
             assert getattr(result, figure) is None
         else:
             assert getattr(result, figure) == pairs[figure]
+
+
+def test_resamples_drawn_in_groups_give_the_same_interval(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long capture's resamples are drawn a group at a time (bounded memory): the same
+    stream, so the same interval as one group."""
+    frames = _hitchy(6, 8000)
+    once = bootstrap_pairs(frames, WEIGHTS, seed=3, resamples=1000)
+    monkeypatch.setattr(uncertainty, "_STARTS_HELD", 5000)  # about a hundred resamples a group
+    assert bootstrap_pairs(frames, WEIGHTS, seed=3, resamples=1000) == once

@@ -1,4 +1,4 @@
-"""`certgen metrics CAPTURE... [--format F] [--process NAME] [--json]`.
+"""`certgen metrics CAPTURE... [--format F] [--process NAME] [--json] [--interval]`.
 
 Reads every capture (format detected from content unless forced), computes the SOP v1.1 figures
 and the diagnostics with the default SOP's weights, and prints a table or, with --json, one JSON
@@ -6,8 +6,10 @@ array with one object per capture (per run, for files holding several). A batch 
 a bad file: every readable capture is reported, and each refused one is named (on stderr as
 `certgen: <the one-line message>`; in the JSON array, in its place in argument order, as
 `{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
-Each object ends with `recorded`: what the capture itself records about the system and the
-capture (docs/spec/captures.md, What a capture records), each value as written or null.
+Each object has `recorded`: what the capture itself records about the system and the capture
+(docs/spec/captures.md, What a capture records), each value as written or null. With
+--interval it ends with `interval`: each SOP figure's 95 % measurement interval, or why it is
+not estimated (docs/spec/uncertainty.md; a note, never a grade).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 # started at import, would otherwise take CPU from the reader (~0.1 s of CPU on 2 cores).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import hashlib
 import json
 import pathlib
 import sys
@@ -34,6 +37,7 @@ from certgen.framegen import compute_frame_diagnostics
 from certgen.metrics import weights_of
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
+from certgen.uncertainty import figure_intervals, interval_seed
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
@@ -118,8 +122,10 @@ def read_all(
         raise refused[0]
 
 
-def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict[str, Any]]:
-    """The JSON objects of `certgen metrics --json`, in argument order.
+def measure(paths: list[str], fmt: str | None, process: str | None,
+            interval: bool = False) -> list[dict[str, Any]]:
+    """The JSON objects of `certgen metrics --json`, in argument order (`interval` adds each
+    capture's measurement intervals).
 
     A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
     "<the one-line message>"}` in its place; the others are measured as usual.
@@ -152,6 +158,11 @@ def measure(paths: list[str], fmt: str | None, process: str | None) -> list[dict
         entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
+        if interval:
+            group = capture.group.label() if capture.group else None
+            seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
+            entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
+                                                 seed=seed).model_dump(mode="json")
         results.append(entry)
     return results
 
@@ -206,6 +217,8 @@ def render_table(results: list[dict[str, Any]]) -> str:
             extra.append(f"incomplete: {r['incomplete_reason']}")
         extra += r["warnings"]
         extra += diagnostic_notes(r["frame_diagnostics"])
+        if "interval" in r:
+            extra += interval_notes(r["interval"])
         lines.append("")
         lines.append(f"{r['file']}:")
         lines.extend(f"  - {e}" for e in extra)
@@ -244,6 +257,33 @@ def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
     return out
 
 
+FIGURE_NAMES = {"avg_fps": "avg FPS", "low_1pct_fps": "1% low", "low_0_1pct_fps": "0.1% low",
+                "consistency_gap": "gap", "stutter": "stutter", "fluidity_score": "score"}
+_INTERVAL_SPEC = {"avg_fps": "{:.1f}", "low_1pct_fps": "{:.1f}", "low_0_1pct_fps": "{:.1f}",
+                  "consistency_gap": "{:.4f}", "stutter": "{:.4f}", "fluidity_score": "{:.2f}"}
+
+
+def interval_notes(interval: dict[str, Any]) -> list[str]:
+    """The measurement intervals as table notes: the printed ones, then the others grouped by
+    why they are not estimated."""
+    shown = [f"{FIGURE_NAMES[f]} {_INTERVAL_SPEC[f].format(interval[f][0])}–"
+             f"{_INTERVAL_SPEC[f].format(interval[f][1])}"
+             for f in FIGURE_NAMES if interval[f] is not None]
+    level = f"{interval['level']:.0%}"
+    out = [f"measurement interval ({level}, not graded): " + ("; ".join(shown) or "none")]
+    reasons: dict[str, list[str]] = {}
+    for figure, why in interval["not_estimated"].items():
+        reasons.setdefault(why, []).append(FIGURE_NAMES[figure])
+    out += [f"not estimated ({', '.join(names)}): {why}" for why, names in reasons.items()]
+    return out
+
+
+def file_sha256(path: pathlib.Path) -> str:
+    """SHA-256 of a capture file (the interval's seed), read in blocks."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 @click.command(name="metrics")
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
 @click.option(
@@ -256,10 +296,14 @@ def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
     "'Game.exe (pid 7124)' (default: the group rule, docs/spec/captures.md).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array, one object per capture.")
-def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool) -> None:
+@click.option("--interval", is_flag=True,
+              help="Add each figure's 95 % measurement interval, or why it is not estimated "
+              "(a circular block bootstrap, 10,000 resamples; not graded).")
+def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool,
+            interval: bool) -> None:
     """SOP v1.1 figures and diagnostics per capture."""
     keep_freed_memory()
-    results = measure(list(captures), fmt, process)
+    results = measure(list(captures), fmt, process, interval)
     good = [r for r in results if "error" not in r]
     if as_json:
         click.echo(json.dumps(results, indent=2, ensure_ascii=False))

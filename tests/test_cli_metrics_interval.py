@@ -1,0 +1,81 @@
+"""`certgen metrics --interval`: each capture's measurement intervals under the pinned
+`interval` key (docs/spec/uncertainty.md), and nothing else of the output changed."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from bundlekit import run_cli
+from realdata import REAL
+
+from certgen.model.uncertainty import FIGURES
+
+PINNED = ["level", "method", "resamples", "block_frames", *FIGURES, "not_estimated"]
+
+
+def _long_csv(tmp_path: pathlib.Path, frames: int = 30_000) -> pathlib.Path:
+    rng = np.random.default_rng(3)
+    times = np.exp(rng.normal(2.0, 0.15, frames))
+    path = tmp_path / "long.csv"
+    path.write_text("MsBetweenPresents\n" + "\n".join(f"{t:.4f}" for t in times) + "\n")
+    return path
+
+
+def _metrics(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
+    code, out, err = run_cli(["metrics", "--json", *args], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert isinstance(data, list)
+    return data
+
+
+def test_the_interval_key_has_the_pinned_shape_and_the_rest_is_unchanged(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_long_csv(tmp_path))
+    [plain] = _metrics(capsys, path)
+    [with_interval] = _metrics(capsys, path, "--interval")
+    interval = with_interval.pop("interval")
+    assert with_interval == plain and "interval" not in plain
+    assert isinstance(interval, dict)
+    assert list(interval) == PINNED
+    assert interval["level"] == 0.95 and interval["resamples"] == 10_000
+    # 30,000 frames: the 1% low and the gap have intervals (the study covers them from
+    # 20,000), no other figure has, and each of those says why.
+    low, high = interval["low_1pct_fps"]
+    assert low <= plain["low_1pct_fps"] <= high
+    assert set(interval["not_estimated"]) == set(FIGURES) - {"low_1pct_fps", "consistency_gap"}
+    for figure in FIGURES:
+        assert (interval[figure] is None) == (figure in interval["not_estimated"])
+
+
+def test_the_same_capture_gives_the_same_bytes(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(_long_csv(tmp_path))
+    first = run_cli(["metrics", "--json", "--interval", path], capsys)
+    assert first == run_cli(["metrics", "--json", "--interval", path], capsys)
+
+
+def test_a_real_capture_too_short_for_any_interval_says_why(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    [entry] = _metrics(capsys, str(REAL / "CapFrameXFileWithHeader.csv"), "--interval")
+    interval = entry["interval"]
+    assert isinstance(interval, dict)
+    assert interval["block_frames"] is None
+    assert all(interval[figure] is None for figure in FIGURES)
+    assert "7,285 frames" in interval["not_estimated"]["low_1pct_fps"]
+
+
+def test_the_table_notes_the_intervals(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(["metrics", "--interval", str(_long_csv(tmp_path))], capsys)
+    assert code == 0
+    assert "measurement interval (95%, not graded): 1% low " in out
+    assert "; gap 0." in out
+    assert "not estimated (avg FPS, 0.1% low, stutter, score): " in out
