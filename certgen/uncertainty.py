@@ -51,7 +51,7 @@ from certgen.metrics import (
     round_half_away,
 )
 from certgen.model.thresholds import Weights
-from certgen.model.uncertainty import FIGURES, FigureIntervals
+from certgen.model.uncertainty import FIGURES, FigureIntervals, SustainedStability
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.signedinteger[Any]]  # int64 or int32 (the block starts)
@@ -448,3 +448,40 @@ def bootstrap_pairs(
         "fluidity_score": _rounded(_percentiles(score), 2),
     }
     return block, pairs
+
+
+# --------------------------------------------------------------------------- sustained stability
+
+STABILITY_BLOCK_S = 60
+"""Sustained stability compares whole minutes of the capture (3DMark's stress tests do the same
+with their loops)."""
+STABILITY_REFERENCE = 0.97
+"""3DMark's pass mark for frame-rate stability, printed as a reference, never as a rule."""
+
+
+def sustained_stability(frame_times_ms: FloatArray) -> SustainedStability:
+    """Worst whole minute's average FPS ÷ the best's. Minutes are cut by the frames' own
+    cumulative time (a frame belongs to the minute its present ends in, a frame ending exactly
+    on a boundary to the minute it closes); the last, partial minute is left out. Each minute's FPS is time-weighted and rounded to 1 decimal, the ratio
+    is taken from those and rounded to 4, as the SOP rounds its ratios."""
+    frames, _ = positive_frames(frame_times_ms)
+    block_ms = STABILITY_BLOCK_S * 1000.0
+    ends = np.cumsum(frames)
+    whole = int(float(ends[-1]) // block_ms) if frames.size else 0
+    if whole < 2:
+        seconds = float(ends[-1]) / 1000.0 if frames.size else 0.0
+        return SustainedStability(
+            block_s=STABILITY_BLOCK_S, blocks=whole, reference=STABILITY_REFERENCE,
+            not_estimated=(f"the capture lasts {seconds:.1f} s; two whole "
+                           f"{STABILITY_BLOCK_S}-second blocks are needed"))
+    # A frame belongs to the minute its present ends in; one ending on the boundary closes
+    # the minute before. Index `whole` collects the partial last minute.
+    minute = np.minimum((np.ceil(ends / block_ms) - 1).astype(np.int64), whole)
+    counts = np.bincount(minute, minlength=whole + 1)[:whole]
+    times = np.bincount(minute, weights=frames, minlength=whole + 1)[:whole]
+    fps = [round_half_away(1000.0 * float(c) / float(t), 1)
+           for c, t in zip(counts, times, strict=True)]
+    worst, best = min(fps), max(fps)
+    return SustainedStability(block_s=STABILITY_BLOCK_S, blocks=whole,
+                              reference=STABILITY_REFERENCE, worst_fps=worst, best_fps=best,
+                              ratio=round_half_away(worst / best, 4))

@@ -39,7 +39,12 @@ def test_the_interval_key_has_the_pinned_shape_and_the_rest_is_unchanged(
     [plain] = _metrics(capsys, path)
     [with_interval] = _metrics(capsys, path, "--interval")
     interval = with_interval.pop("interval")
-    assert with_interval == plain and "interval" not in plain
+    stability = with_interval.pop("stability")
+    assert with_interval == plain and "interval" not in plain and "stability" not in plain
+    assert isinstance(stability, dict)
+    assert list(stability) == ["block_s", "blocks", "worst_fps", "best_fps", "ratio",
+                               "reference", "not_estimated"]
+    assert stability["blocks"] == 3 and stability["ratio"] is not None  # 30,000 × ~7.5 ms
     assert isinstance(interval, dict)
     assert list(interval) == PINNED
     assert interval["level"] == 0.95 and interval["resamples"] == 10_000
@@ -79,3 +84,4 @@ def test_the_table_notes_the_intervals(
     assert "measurement interval (95%, not graded): 1% low " in out
     assert "; gap 0." in out
     assert "not estimated (avg FPS, 0.1% low, stutter, score): " in out
+    assert "sustained stability (not graded, 60-second blocks): worst " in out

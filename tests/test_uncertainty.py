@@ -25,6 +25,7 @@ from certgen.uncertainty import (
     interval_seed,
     politis_white_circular,
     resample_totals,
+    sustained_stability,
 )
 
 WEIGHTS = Weights(consistency_gap=0.7, stutter=0.3)
@@ -204,3 +205,30 @@ def test_resamples_drawn_in_groups_give_the_same_interval(
     once = bootstrap_pairs(frames, WEIGHTS, seed=3, resamples=1000)
     monkeypatch.setattr(uncertainty, "_STARTS_HELD", 5000)  # about a hundred resamples a group
     assert bootstrap_pairs(frames, WEIGHTS, seed=3, resamples=1000) == once
+
+
+def test_sustained_stability_compares_whole_minutes() -> None:
+    """Two whole minutes at 100 and 80 FPS and a partial third at 10 FPS (left out)."""
+    frames = np.concatenate([np.full(6000, 10.0), np.full(4800, 12.5), np.full(300, 100.0)])
+    result = sustained_stability(frames)
+    assert (result.blocks, result.worst_fps, result.best_fps) == (2, 80.0, 100.0)
+    assert result.ratio == 0.8 and result.not_estimated is None
+    assert result.reference == 0.97
+
+
+def test_sustained_stability_needs_two_whole_minutes() -> None:
+    result = sustained_stability(np.full(11_000, 10.0))  # 110 s: one whole minute
+    assert result.blocks == 1 and result.ratio is None and result.worst_fps is None
+    assert result.not_estimated == "the capture lasts 110.0 s; two whole 60-second blocks are needed"
+
+
+def test_sustained_stability_weights_each_minute_by_time() -> None:
+    """A minute of 30 frames of 1 ms, 2,998 of 20 ms and one of 10 ms (exactly 60 s; the last
+    frame ends on the boundary and closes it): 3,029 frames in 60 s is 50.5 FPS, not the 59.4
+    of averaging per-frame FPS."""
+    minute = np.concatenate([np.full(30, 1.0), np.full(2998, 20.0), [10.0]])
+    assert minute.sum() == 60_000.0
+    result = sustained_stability(np.concatenate([minute, minute, [5.0]]))
+    assert result.blocks == 2
+    assert result.worst_fps == result.best_fps == 50.5
+    assert result.ratio == 1.0

@@ -8,8 +8,9 @@ a bad file: every readable capture is reported, and each refused one is named (o
 `{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
 Each object has `recorded`: what the capture itself records about the system and the capture
 (docs/spec/captures.md, What a capture records), each value as written or null. With
---interval it ends with `interval`: each SOP figure's 95 % measurement interval, or why it is
-not estimated (docs/spec/uncertainty.md; a note, never a grade).
+--interval it ends with `interval`, each SOP figure's 95 % measurement interval or why it is
+not estimated, and `stability`, the worst whole minute's FPS over the best's
+(docs/spec/uncertainty.md; notes, never a grade).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from certgen.framegen import compute_frame_diagnostics
 from certgen.metrics import weights_of
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
-from certgen.uncertainty import figure_intervals, interval_seed
+from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
@@ -163,6 +164,8 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
             seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
             entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
                                                  seed=seed).model_dump(mode="json")
+            entry["stability"] = sustained_stability(capture.frame_times_ms).model_dump(
+                mode="json")
         results.append(entry)
     return results
 
@@ -219,6 +222,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
         extra += diagnostic_notes(r["frame_diagnostics"])
         if "interval" in r:
             extra += interval_notes(r["interval"])
+            extra.append(stability_note(r["stability"]))
         lines.append("")
         lines.append(f"{r['file']}:")
         lines.extend(f"  - {e}" for e in extra)
@@ -276,6 +280,16 @@ def interval_notes(interval: dict[str, Any]) -> list[str]:
         reasons.setdefault(why, []).append(FIGURE_NAMES[figure])
     out += [f"not estimated ({', '.join(names)}): {why}" for why, names in reasons.items()]
     return out
+
+
+def stability_note(stability: dict[str, Any]) -> str:
+    """Sustained stability as a table note."""
+    head = f"sustained stability (not graded, {stability['block_s']}-second blocks): "
+    if stability["ratio"] is None:
+        return head + f"not estimated: {stability['not_estimated']}"
+    return (head + f"worst {stability['worst_fps']:.1f} FPS / best {stability['best_fps']:.1f} "
+            f"FPS = {stability['ratio']:.2%} over {stability['blocks']} blocks (reference: "
+            f"3DMark's {stability['reference']:.0%})")
 
 
 def file_sha256(path: pathlib.Path) -> str:

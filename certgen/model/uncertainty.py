@@ -44,3 +44,22 @@ class FigureIntervals(Frozen):
         if unknown:
             raise ValueError(f"not_estimated names unknown figures: {sorted(unknown)}")
         return self
+
+
+class SustainedStability(Frozen):
+    """`metrics --json --interval` `stability`: the worst whole minute's average FPS ÷ the
+    best's; every figure null, and `not_estimated` saying why, without two whole minutes."""
+
+    block_s: int = Field(description="Seconds per block: 60.")
+    blocks: int = Field(description="Whole blocks in the capture (the partial last one left out).")
+    worst_fps: float | None = Field(default=None, description="The worst block's average FPS, 1 dp.")
+    best_fps: float | None = Field(default=None, description="The best block's average FPS, 1 dp.")
+    ratio: float | None = Field(default=None, description="worst_fps / best_fps, 4 dp.")
+    reference: float = Field(description="3DMark's 97 % stability mark: a reference, not a rule.")
+    not_estimated: str | None = Field(default=None, description="Why there is no ratio, or null.")
+
+    @model_validator(mode="after")
+    def _ratio_or_reason(self) -> SustainedStability:
+        if (self.ratio is None) == (self.not_estimated is None):
+            raise ValueError("stability has a ratio or a reason, never both or neither")
+        return self
