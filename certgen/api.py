@@ -45,12 +45,14 @@ from certgen.render.certificate import (
 )
 from certgen.render.i18n import check_language
 from certgen.sop import load_rules
+from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
 
 if TYPE_CHECKING:
     from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
     from certgen.lab import LabProfile
     from certgen.model import RunMetrics
+    from certgen.model.uncertainty import FigureIntervals, SustainedStability
     from certgen.pipeline import Fleet
     from certgen.record import Record
     from certgen.sop import Rules
@@ -64,6 +66,8 @@ __all__ = [
     "build_site",
     "check_bundle",
     "compute_figures",
+    "compute_intervals",
+    "compute_stability",
     "load_bundle",
     "make_record",
     "read_capture",
@@ -97,6 +101,26 @@ def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
 
     weights = weights_of(rules if rules is not None else load_rules())
     return compute_metrics(capture.frame_times_ms, weights, source=capture.source)
+
+
+def compute_intervals(
+    capture: Capture, *, capture_sha256: str, rules: Rules | None = None
+) -> FigureIntervals:
+    """Each SOP figure's 95 % measurement interval, or why it is not estimated
+    (docs/spec/uncertainty.md): a note beside the figures, never a grade. `capture_sha256` is the
+    SHA-256 of the capture file, which seeds the bootstrap as `certgen metrics --interval` does
+    (with the capture's group), so both give the same interval."""
+
+    weights = weights_of(rules if rules is not None else load_rules())
+    group = capture.group.label() if capture.group else None
+    return figure_intervals(capture.frame_times_ms, weights,
+                            seed=interval_seed(capture_sha256, group))
+
+
+def compute_stability(capture: Capture) -> SustainedStability:
+    """The worst whole minute's average FPS over the best's, or why not (under two minutes)."""
+
+    return sustained_stability(capture.frame_times_ms)
 
 
 # --------------------------------------------------------------------------- one bundle

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 
@@ -85,3 +86,17 @@ def test_the_table_notes_the_intervals(
     assert "; gap 0." in out
     assert "not estimated (avg FPS, 0.1% low, stutter, score): " in out
     assert "sustained stability (not graded, 60-second blocks): worst " in out
+
+
+def test_the_api_gives_what_the_command_prints(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from certgen import api
+
+    path = _long_csv(tmp_path)
+    [entry] = _metrics(capsys, str(path), "--interval")
+    [capture] = api.read_capture(path)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert api.compute_intervals(capture, capture_sha256=sha).model_dump(mode="json") == \
+        entry["interval"]
+    assert api.compute_stability(capture).model_dump(mode="json") == entry["stability"]
