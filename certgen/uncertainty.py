@@ -373,7 +373,8 @@ def _percentiles(values: FloatArray) -> tuple[float, float]:
 
 
 def _rounded(pair: tuple[float, float], ndigits: int) -> tuple[float, float]:
-    return (round_half_away(pair[0], ndigits), round_half_away(pair[1], ndigits))
+    # + 0.0 turns a -0.0 (a gap of -1e-16 from float error on even frames) into 0.0.
+    return (round_half_away(pair[0], ndigits) + 0.0, round_half_away(pair[1], ndigits) + 0.0)
 
 
 def not_estimated_reasons(frames: int) -> dict[str, str]:

@@ -232,3 +232,12 @@ def test_sustained_stability_weights_each_minute_by_time() -> None:
     assert result.blocks == 2
     assert result.worst_fps == result.best_fps == 50.5
     assert result.ratio == 1.0
+
+
+def test_even_frames_give_a_zero_width_interval_without_a_negative_zero() -> None:
+    """25,000 identical frames: no spread at all, and float error (a gap of -1e-16) never
+    prints as -0.0000."""
+    result = figure_intervals(np.full(25_000, 16.667), WEIGHTS, seed=1, resamples=200)
+    assert result.low_1pct_fps == (60.0, 60.0)
+    assert result.consistency_gap == (0.0, 0.0)
+    assert all(str(end) != "-0.0" for end in result.consistency_gap)
