@@ -4,20 +4,21 @@ An interval is only worth printing if it does what it says: a 95 % interval shou
 true figure in about 95 % of captures. The true figure of a real card is unknown, so captures
 are drawn from a frame-time generator whose truth is known from a very long realisation:
 
-- **Level**: a scene level that holds for an exponentially distributed time (mean 4 s) and
-  then moves by a log-normal factor (σ = 0.12): slow drift, as a benchmark path goes from a
-  light scene to a heavy one.
+- **Level**: a scene level (BASE_MS × a log-normal factor, σ = LEVEL_SIGMA = 0.08) that holds
+  for an exponentially distributed time (mean HOLD_S = 1 s) and then moves: slow drift, as a
+  benchmark path goes from a light scene to a heavy one.
 - **Jitter**: log frame time is AR(1) around the level (φ = 0.8, stationary σ = 0.08): the
   frame-to-frame unevenness, correlated over a few frames as render queues are.
 - **Hitches**: a Poisson process of 0.6 per second; each hitch is a burst of 1–3 frames
   multiplied by 2 + a Pareto(α = 2.5) factor (shader compiles, streaming, a driver stall).
 
-The truth is each figure over 4 million frames (the SOP arithmetic, unrounded). A capture of n
+The truth is each figure over 4 million frames (the SOP arithmetic and its rounding). A capture of n
 frames is a fresh stretch of the same process; its interval covers the truth when
 low ≤ truth ≤ high. The engine's interval (bootstrap_pairs, before any minimum) is scored for
 every figure and length; the table also says whether certgen prints it there, which must be
-exactly where the interval covers the truth in 92–98 % of captures. `make coverage` runs the full study (500 captures per length, 10,000 resamples each) and
-prints the table in docs/spec/uncertainty.md; tests/test_uncertainty_coverage.py runs a
+exactly where the interval covers the truth in 92–98 % of captures. `make coverage` runs the
+full study (500 captures per length, 10,000 resamples each) and prints the table in
+docs/spec/uncertainty.md; tests/test_uncertainty_coverage.py runs a
 smaller one.
 """
 
@@ -71,7 +72,7 @@ def frames(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def figures_of(times: np.ndarray) -> dict[str, float]:
-    """The SOP figures of a frame-time array, unrounded where the SOP allows (the truth)."""
+    """The SOP figures of a frame-time array, as the SOP computes and rounds them (the truth)."""
     fps = fps_figures(times)
     ratios = ratios_from_fps(fps.avg_fps, fps.low_1pct_fps, fps.low_0_1pct_fps, WEIGHTS)
     assert fps.avg_fps and fps.low_1pct_fps and fps.low_0_1pct_fps

@@ -65,7 +65,7 @@ class Ratios:
     """True when the FPS figures break F_0.1% <= F_1% <= F (a hand-edited or corrupted record)."""
 
 
-def _fps_from_total(count: int, total_ms: float, values: FloatArray) -> float:
+def fps_from_total(count: int, total_ms: float, values: FloatArray) -> float:
     """1000 * count / total, rounded to 1 decimal; exact (fsum) when near a rounding tie.
 
     A float sum depends on summation order by an ulp or so; that can only matter when the
@@ -116,14 +116,14 @@ def fps_figures(frames: FloatArray) -> FpsFigures:
     n = int(frames.size)
     if n == 0:
         return FpsFigures(None, None, None)
-    avg = _fps_from_total(n, float(np.sum(frames)), frames)
+    avg = fps_from_total(n, float(np.sum(frames)), frames)
     k1 = k_slowest(n, LOW_1PCT_DENOMINATOR)
     k01 = k_slowest(n, LOW_0_1PCT_DENOMINATOR)
     tail1 = _slowest_tail(frames, k1)
     # The 0.1% tail is the slowest part of the 1% tail (k01 <= k1), so it is taken from it.
     tail01 = np.partition(tail1, tail1.size - k01)[tail1.size - k01 :]
-    low1 = _fps_from_total(k1, float(np.sum(tail1)), tail1)
-    low01 = _fps_from_total(k01, float(np.sum(tail01)), tail01)
+    low1 = fps_from_total(k1, float(np.sum(tail1)), tail1)
+    low01 = fps_from_total(k01, float(np.sum(tail01)), tail01)
     return FpsFigures(avg, low1, low01)
 
 
@@ -171,6 +171,12 @@ def _decimal(value: float | Decimal) -> Decimal:
 
 def _round_decimal(value: Decimal, ndigits: int) -> float:
     return float(value.quantize(Decimal(1).scaleb(-ndigits), rounding=ROUND_HALF_UP))
+
+
+def rounded_ratio(numerator: float, denominator: float, ndigits: int) -> float:
+    """numerator / denominator of two printed figures, on their decimal values, rounded half
+    away from zero: how the SOP's ratios are taken from rounded FPS figures."""
+    return _round_decimal(_decimal(numerator) / _decimal(denominator), ndigits)
 
 
 def fluidity_score(gap: float | Decimal, stutter: float | Decimal, weights: Weights) -> float:

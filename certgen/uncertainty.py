@@ -25,12 +25,13 @@ never entering a gate: a circular block bootstrap of the capture's frame times.
   docs/spec/uncertainty.md), not from taste.
 
 **Fast** (`resample_totals`): every SOP figure of a resample is a function of four numbers: N,
-the total time, and the sums of its k₁ and k₀.₁ longest frames. The total is a sum over blocks
-of prefix-sum differences. The slow tails come from the capture's T longest frames only (T a
-little above k₁): for each resample the count of each of those frames it holds is tallied, and
-the k longest are read off the cumulative counts. A resample holding fewer than k of them (its
-tail reaches below the T longest) is built frame by frame instead, so the result is exact for
-every resample.
+the total time, and the sums of its k₁ and k₀.₁ longest frames. Each is a sum over the
+resample's blocks of a per-start-frame table (prefix-sum differences). For a slow tail, the
+frames ranked above a floor (k − δ) are counted and timed by such tables; only the frames in
+the rank band [k − δ, k + δ) are tallied one by one, both lows' bands in one pass. A resample
+the band does not settle (it holds k or more above the floor, or fewer than k up to the
+ceiling) is redone with a band twice as wide, down to the whole capture, so the result is
+exact for every resample.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ import numpy.typing as npt
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
+    fps_from_total,
     k_slowest,
     positive_frames,
     round_half_away,
+    rounded_ratio,
 )
 from certgen.model.thresholds import Weights
 from certgen.model.uncertainty import FIGURES, FigureIntervals, SustainedStability
@@ -182,9 +185,7 @@ def resample_totals(frames: FloatArray, starts: IntArray, block: int) -> Resampl
     columns = [frames]
     for floor, _ in bands:
         if floor:
-            below = np.zeros(n)
-            below[order[:floor]] = 1.0
-            columns += [below, below * frames]
+            columns += _above_floor(frames, order, floor)
     sums = blocks_of.sums(np.stack(columns, axis=1))
     total = sums[:, 0]
     held_below: list[IntArray] = []
@@ -212,6 +213,13 @@ def resample_totals(frames: FloatArray, starts: IntArray, block: int) -> Resampl
                                            2 * max(k - bands[band][0], _delta(k)))
         tails.append(out)
     return ResampleTotals(n, k1, k01, total, tails[0], tails[1])
+
+
+def _above_floor(frames: FloatArray, order: IntArray, floor: int) -> list[FloatArray]:
+    """Per frame: 1 where it is one of the `floor` longest frames, and its time there."""
+    above = np.zeros(frames.size)
+    above[order[:floor]] = 1.0
+    return [above, above * frames]
 
 
 def _bands(n: int, ks: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -280,9 +288,7 @@ def _slowest_sums(frames: FloatArray, order: IntArray, blocks_of: _BlockSums, k:
     while rows.size:
         floor, ceiling = max(0, k - delta), min(n, k + delta)
         part = blocks_of.subset(rows)
-        below = np.zeros(n)
-        below[order[:floor]] = 1.0
-        sums = part.sums(np.stack((below, below * frames), axis=1))
+        sums = part.sums(np.stack(_above_floor(frames, order, floor), axis=1))
         need = k - np.rint(sums[:, 0]).astype(np.int64)
         [got] = _band_top_sums(frames, order, [(floor, ceiling)], part,
                                [(0, np.maximum(need, 0))])
@@ -463,8 +469,9 @@ STABILITY_REFERENCE = 0.97
 def sustained_stability(frame_times_ms: FloatArray) -> SustainedStability:
     """Worst whole minute's average FPS ÷ the best's. Minutes are cut by the frames' own
     cumulative time (a frame belongs to the minute its present ends in, a frame ending exactly
-    on a boundary to the minute it closes); the last, partial minute is left out. Each minute's FPS is time-weighted and rounded to 1 decimal, the ratio
-    is taken from those and rounded to 4, as the SOP rounds its ratios."""
+    on a boundary to the minute it closes); the last, partial minute is left out. Each minute's
+    FPS is time-weighted and rounded to 1 decimal as F̄ is, the ratio taken from those and
+    rounded to 4 as the SOP takes its ratios."""
     frames, _ = positive_frames(frame_times_ms)
     block_ms = STABILITY_BLOCK_S * 1000.0
     ends = np.cumsum(frames)
@@ -478,11 +485,10 @@ def sustained_stability(frame_times_ms: FloatArray) -> SustainedStability:
     # A frame belongs to the minute its present ends in; one ending on the boundary closes
     # the minute before. Index `whole` collects the partial last minute.
     minute = np.minimum((np.ceil(ends / block_ms) - 1).astype(np.int64), whole)
-    counts = np.bincount(minute, minlength=whole + 1)[:whole]
-    times = np.bincount(minute, weights=frames, minlength=whole + 1)[:whole]
-    fps = [round_half_away(1000.0 * float(c) / float(t), 1)
-           for c, t in zip(counts, times, strict=True)]
+    # Each minute's FPS as F̄ is computed (fps_from_total: exact near a rounding tie).
+    fps = [fps_from_total(int(part.size), float(part.sum()), part)
+           for part in np.split(frames, np.searchsorted(minute, np.arange(1, whole + 1)))[:whole]]
     worst, best = min(fps), max(fps)
     return SustainedStability(block_s=STABILITY_BLOCK_S, blocks=whole,
                               reference=STABILITY_REFERENCE, worst_fps=worst, best_fps=best,
-                              ratio=round_half_away(worst / best, 4))
+                              ratio=rounded_ratio(worst, best, 4))

@@ -36,6 +36,7 @@ from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.framegen import compute_frame_diagnostics
 from certgen.metrics import weights_of
+from certgen.model.uncertainty import FIGURES
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
 from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
@@ -261,23 +262,18 @@ def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
     return out
 
 
-FIGURE_NAMES = {"avg_fps": "avg FPS", "low_1pct_fps": "1% low", "low_0_1pct_fps": "0.1% low",
-                "consistency_gap": "gap", "stutter": "stutter", "fluidity_score": "score"}
-_INTERVAL_SPEC = {"avg_fps": "{:.1f}", "low_1pct_fps": "{:.1f}", "low_0_1pct_fps": "{:.1f}",
-                  "consistency_gap": "{:.4f}", "stutter": "{:.4f}", "fluidity_score": "{:.2f}"}
-
-
 def interval_notes(interval: dict[str, Any]) -> list[str]:
-    """The measurement intervals as table notes: the printed ones, then the others grouped by
-    why they are not estimated."""
-    shown = [f"{FIGURE_NAMES[f]} {_INTERVAL_SPEC[f].format(interval[f][0])}–"
-             f"{_INTERVAL_SPEC[f].format(interval[f][1])}"
-             for f in FIGURE_NAMES if interval[f] is not None]
+    """The measurement intervals as table notes, each figure named and formatted as its column
+    (COLUMNS): the printed ones, then the others grouped by why they are not estimated."""
+    column = {key: (title, spec) for key, title, spec in COLUMNS if key in FIGURES}
+    shown = [f"{column[f][0]} {column[f][1].format(interval[f][0])}–"
+             f"{column[f][1].format(interval[f][1])}"
+             for f in FIGURES if interval[f] is not None]
     level = f"{interval['level']:.0%}"
     out = [f"measurement interval ({level}, not graded): " + ("; ".join(shown) or "none")]
     reasons: dict[str, list[str]] = {}
     for figure, why in interval["not_estimated"].items():
-        reasons.setdefault(why, []).append(FIGURE_NAMES[figure])
+        reasons.setdefault(why, []).append(column[figure][0])
     out += [f"not estimated ({', '.join(names)}): {why}" for why, names in reasons.items()]
     return out
 
