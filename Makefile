@@ -8,7 +8,7 @@ SITE    := site
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
 
-.PHONY: demo test test-fast fuzz bench coverage venv clean lint chromium lock dist postgresql axe poppler
+.PHONY: demo test test-fast fuzz bench coverage coverage-methods venv clean lint chromium lock dist postgresql axe poppler
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -98,6 +98,12 @@ poppler:
 # per length, 10,000 resamples each, about a minute on 2 cores; the suite runs a smaller one.
 coverage: $(STAMP)
 	$(BIN)/python bench/coverage.py
+
+# Other interval methods on the same simulated captures (docs/spec/uncertainty.md, "Other
+# methods tried"): about 5 minutes at 7,000 frames, 4 at 20,000 (100 captures, 500 resamples).
+coverage-methods: $(STAMP)
+	$(BIN)/python bench/coverage_methods.py
+	$(BIN)/python bench/coverage_methods.py --frames 20000 --captures 100 --resamples 500
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

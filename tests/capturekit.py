@@ -16,6 +16,8 @@ def _same(a: object, b: object) -> bool:
         if a.dtype == object or b.dtype == object:
             return bool(a.tolist() == b.tolist())
         return bool(np.array_equal(a, b, equal_nan=True))
+    if isinstance(a, tuple) and isinstance(b, tuple):  # e.g. measured: (column, array) pairs
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
 
 

@@ -241,3 +241,29 @@ def test_even_frames_give_a_zero_width_interval_without_a_negative_zero() -> Non
     assert result.low_1pct_fps == (60.0, 60.0)
     assert result.consistency_gap == (0.0, 0.0)
     assert all(str(end) != "-0.0" for end in result.consistency_gap)
+
+
+def test_the_other_methods_study_runs_and_gives_ordered_intervals() -> None:
+    """bench/coverage_methods.py (docs/spec/uncertainty.md, "Other methods tried") on one small
+    simulated capture: every method gives a low end at or below its high end for each figure,
+    around the capture's own figure for the bootstrap methods."""
+    import importlib.util
+    import pathlib
+    import sys
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "bench" / "coverage_methods.py"
+    spec = importlib.util.spec_from_file_location("coverage_methods", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    study = module._study_module()
+    x = study.frames(np.random.default_rng(5), 2_000)
+    own = module.figures(x[None, :])
+    for name, method in module.METHODS.items():
+        pairs = method(np.random.default_rng(6), x, 60)
+        assert set(pairs) == set(module.FIGURES), name
+        for figure, (lo, hi) in pairs.items():
+            assert np.isfinite(lo) and np.isfinite(hi) and lo <= hi, (name, figure)
+            if name.startswith("percentile"):
+                assert lo <= own[figure][0] * 1.05 and hi >= own[figure][0] * 0.95, (name, figure)

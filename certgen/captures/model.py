@@ -136,6 +136,11 @@ class Capture:
     None when the capture has no such column. A diagnostic only (certgen.framegen)."""
     display_change_column: str | None = None
     """Which column `display_change_ms` was read from, or None."""
+    measured: tuple[tuple[str, npt.NDArray[np.float64]], ...] = ()
+    """Per-frame figures the tool measured beside the intervals, by column (sorted), each array
+    beside the frame times, NaN where the cell was NA or the frame was not displayed: PresentMon
+    2.x / FrameView latency columns and MsAnimationError. Only columns the file has; a
+    diagnostic only (certgen.measured), never read by the SOP figures."""
     stated_figures: tuple[tuple[str, float | None], ...] = ()
     """Summary figures the file itself states for this run, by name (sorted), None for an empty
     value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading
@@ -148,6 +153,12 @@ class Capture:
         # frame_types is made from frame_type_codes when there are codes (give one, not both).
         types = None if self.frame_type_codes is not None else self.frame_types
         return dataclasses.replace(self, warnings=self.warnings + extra, frame_types=types)
+
+    def measured_column(self, *names: str) -> tuple[str, npt.NDArray[np.float64]] | None:
+        """(column, per-frame values; NaN: none) of the first of `names` the capture measured
+        (one quantity's names in several layouts), or None without any."""
+        held = dict(self.measured)
+        return next(((name, held[name]) for name in names if name in held), None)
 
     def gpu_summary(self) -> tuple[int, float | None] | None:
         """(frames with a GPU time, their median GPU time in ms or None), or None without GPU data."""
@@ -178,6 +189,13 @@ class Capture:
             object.__setattr__(self, "frame_types", types)
         if self.frame_type_codes is not None:
             self.frame_type_codes.codes.flags.writeable = False
+        frozen_measured = []
+        for column, values in self.measured:
+            cells = _frozen(values, np.float64)
+            if cells.shape != arr.shape:
+                raise ValueError(f"{column} has {cells.size} values for {arr.size} frame times")
+            frozen_measured.append((column, cells))
+        object.__setattr__(self, "measured", tuple(frozen_measured))
         if self.display_change_ms is not None:
             shown = _frozen(self.display_change_ms, np.float64)
             if shown.shape != arr.shape:

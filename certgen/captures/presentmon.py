@@ -77,6 +77,12 @@ SUM_SCALE = 1e6
 DISPLAY_NA_COLUMNS = ("MsUntilDisplayed", "msUntilDisplayed", "DisplayedTime")
 FRAME_TYPE_COLUMN = "FrameType"
 DISPLAY_CHANGE_COLUMNS = ("MsBetweenDisplayChange", "msBetweenDisplayChange")
+MEASURED_COLUMNS = ("MsPCLatency", "MsClickToPhotonLatency", "MsAllInputToPhotonLatency",
+                    "MsAnimationError", "PCLatency", "ClickToPhotonLatency",
+                    "AllInputToPhotonLatency", "AnimationError")
+"""Per-frame figures PresentMon 2.x and FrameView write beside the intervals (diagnostics,
+certgen.measured), with the names of `--v2_metrics` (no `Ms`) after them: read as numbers, `NA` as NaN, kept for displayed frames only (a dropped
+frame's value, should a tool write one, is NaN: the figures are over displayed frames)."""
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
@@ -156,6 +162,8 @@ class _Layout:
     """MsBetweenDisplayChange's (or msBetweenDisplayChange's) index (a diagnostic), or None."""
     row_columns: tuple[int, ...] = ()
     """Indices of the ROW_COLUMNS the header has (read at the chosen group's first row)."""
+    measured: tuple[tuple[str, int], ...] = ()
+    """(name, index) of each MEASURED_COLUMNS column the header has (diagnostics)."""
 
     @property
     def required(self) -> list[int]:
@@ -173,7 +181,7 @@ class _Layout:
     def needed(self) -> list[int]:
         """Every column read: the required ones and the optional diagnostic ones."""
         optional = (i for i in (self.frame_type_index, self.display_index) if i is not None)
-        return sorted({*self.required, *optional})
+        return sorted({*self.required, *optional, *(i for _, i in self.measured)})
 
     @property
     def display_name(self) -> str | None:
@@ -240,6 +248,8 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
         frame_type_index=frame_type_index,
         display_index=display_index,
         row_columns=tuple(header.index(c) for c in ROW_COLUMNS if c in header),
+        # Whatever the interval column (PresentMon 2.0.0 writes ClickToPhotonLatency too).
+        measured=tuple((c, header.index(c)) for c in MEASURED_COLUMNS if c in header),
     )
 
 
@@ -308,6 +318,8 @@ class _Selected(NamedTuple):
     None for NA or empty); None without the column."""
     display: np.ndarray | None
     """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
+    measured: dict[str, np.ndarray]
+    """Each MEASURED_COLUMNS column the file has, per row (NaN for NA or a dropped frame)."""
     first: dict[int, str | None]
     """The ROW_COLUMNS cells of the group's first row, by column index (None past a short
     row's end or for an empty cell; as written, untrimmed)."""
@@ -473,14 +485,23 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
         types = None if layout.frame_type_index is None else _type_codes(rows["ftype"])
         shown = None if layout.display_index is None else rows["shown"].to_numpy()
         dropped = failed = 0
+        dropped_rows = None
         if layout.dropped_index is not None and not layout.dropped_is_flag:
             dropped = int(rows["flag"].sum())
+            dropped_rows = rows["flag"]
         elif layout.dropped_index is not None:
             flag = rows["flag"]
             dropped, failed = int((flag == "1").sum()), int((flag == DROPPED_ERROR).sum())
+            dropped_rows = flag == "1"
+        measured = {}
+        for name, i in layout.measured:
+            column = rows[f"m{i}"].to_numpy().astype(np.float64)  # nulls are NaN; a copy
+            if dropped and dropped_rows is not None:
+                column[dropped_rows.to_numpy()] = np.nan  # over displayed frames only
+            measured[name] = column
         at = codes[key] if key is not None else 0  # the group's first row
         cells = {i: frame[f"r{i}"][at] for i in layout.row_columns}
-        return _Selected(values, dropped, failed, types, shown, cells)
+        return _Selected(values, dropped, failed, types, shown, measured, cells)
 
     return _Rows(groups=groups, select=select)
 
@@ -565,6 +586,7 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         numeric.add(layout.dropped_index)
     if layout.display_index is not None:
         numeric.add(layout.display_index)
+    numeric.update(i for _, i in layout.measured)
     keys = set(layout.keys or ())  # few distinct values: categorical, grouped by their codes
     if layout.dropped_index is not None and layout.dropped_is_flag:
         keys.add(layout.dropped_index)  # 0, 1 or Error: categorical too
@@ -642,6 +664,7 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         columns["ftype"] = df[names[layout.frame_type_index]]
     if layout.display_index is not None:
         columns["shown"] = number(df[names[layout.display_index]])
+    columns.update({f"m{i}": number(df[names[i]]) for _, i in layout.measured})
     columns.update({f"r{i}": df[names[i]] for i in layout.row_columns})
     return pl.DataFrame(columns)
 
@@ -851,6 +874,9 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
     types: dict[tuple[str, str, str], list[str | None]] = {}
     shown: dict[tuple[str, str, str], list[float]] = {}
     """key -> FrameType / display change per row (diagnostics), when the file has them."""
+    measured: dict[str, dict[tuple[str, str, str], list[float]]] = {
+        name: {} for name, _ in layout.measured}
+    """column -> key -> its value per row (NaN for NA or a dropped frame)."""
     firsts: dict[tuple[str, str, str], dict[int, str | None]] = {}
     """key -> the ROW_COLUMNS cells of the group's first row (None past a short row's end)."""
 
@@ -905,6 +931,12 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             token = row[display] if display < len(row) else NA
             shown.setdefault(key, []).append(float("nan") if token.strip() == NA else parse_number(
                 token, name=name, line=line, field=display_name))
+        for column, i in layout.measured:
+            token = row[i] if i < len(row) else NA
+            value_of = float("nan") if token.strip() == NA else parse_number(
+                token, name=name, line=line, field=column)
+            measured[column].setdefault(key, []).append(
+                float("nan") if dropped == 1 else value_of)  # over displayed frames only
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
@@ -928,6 +960,8 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             intervals, drops.count(1), drops.count(2),
             None if ftype is None else np.array(types[chosen], dtype=object),
             None if display is None else np.asarray(shown[chosen], dtype=np.float64),
+            {column: np.asarray(rows[chosen], dtype=np.float64)
+             for column, rows in measured.items()},
             firsts[chosen],
         )
 
@@ -1100,13 +1134,14 @@ def _capture(
         selected = rows.select((group.application, group.process_id, group.swap_chain))
     else:
         selected = rows.select(None)
-    values, dropped, failed, types, shown, first = selected
+    values, dropped, failed, types, shown, measured, first = selected
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
     if n_missing:  # the frame columns stay aligned with the frame times
         values = values[~missing]
         types = None if types is None else types[~missing]  # FrameTypeCodes slices alike
         shown = None if shown is None else shown[~missing]
+        measured = {column: cells[~missing] for column, cells in measured.items()}
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
@@ -1137,4 +1172,5 @@ def _capture(
         frame_type_codes=types if isinstance(types, FrameTypeCodes) else None,
         display_change_ms=shown,
         display_change_column=layout.display_name,
+        measured=tuple(sorted(measured.items())),
     )

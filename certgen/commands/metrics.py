@@ -35,6 +35,7 @@ from certgen.captures.detect import FORMATS, read_capture_file
 from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.framegen import compute_frame_diagnostics
+from certgen.measured import animation_error_of, latency_of
 from certgen.metrics import weights_of
 from certgen.model.uncertainty import FIGURES
 from certgen.pagefigures import checked
@@ -158,6 +159,10 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
         entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
+        # What the tool measured beside the intervals (pinned keys; null: not measured).
+        entry["latency"] = latency_of(capture).model_dump(mode="json")
+        animation = animation_error_of(capture)
+        entry["animation_error"] = None if animation is None else animation.model_dump(mode="json")
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         if interval:
@@ -221,6 +226,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
             extra.append(f"incomplete: {r['incomplete_reason']}")
         extra += r["warnings"]
         extra += diagnostic_notes(r["frame_diagnostics"])
+        extra += measured_notes(r["latency"], r["animation_error"])
         if "interval" in r:
             extra += interval_notes(r["interval"])
             extra.append(stability_note(r["stability"]))
@@ -259,6 +265,37 @@ def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
         out.append(f"diagnostic, not graded: from {display['column']} "
                    f"({display['not_displayed']} frames not displayed): "
                    + ("no display change" if fig is None else _figures(fig)))
+    return out
+
+
+LATENCY_NAMES = {"pc_latency_ms": "PC latency", "click_to_photon_ms": "click to photon",
+                 "all_input_to_photon_ms": "all input to photon"}
+
+
+def measured_notes(latency: dict[str, Any], animation: dict[str, Any] | None) -> list[str]:
+    """Latency and animation error as table notes (not graded), then one note naming what the
+    capture did not measure."""
+    out = []
+    missing = []
+    for key, name in LATENCY_NAMES.items():
+        spread = latency[key]
+        if spread is None:
+            missing.append(name)
+        else:
+            left = f"; {spread['left_out']} negative values left out" if spread["left_out"] else ""
+            out.append(f"diagnostic, not graded: {name} ({spread['column']}, {spread['frames']} "
+                       f"frames): median {spread['median']:.2f} ms, p90 {spread['p90']:.2f} ms, "
+                       f"p99 {spread['p99']:.2f} ms{left}")
+    if animation is not None:
+        out.append(f"diagnostic, not graded: animation error ({animation['column']}, "
+                   f"{animation['frames']} frames): mean |error| {animation['mean_abs_ms']:.2f} "
+                   f"ms, p99 {animation['p99_abs_ms']:.2f} ms; time over 1 ms "
+                   f"{animation['time_share_over_1ms']:.1%}, over 4 ms "
+                   f"{animation['time_share_over_4ms']:.1%}")
+    else:
+        missing.append("animation error")
+    if missing:
+        out.append("diagnostic: not measured by this capture: " + ", ".join(missing))
     return out
 
 
