@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 from gen_presentmon import DEFAULT_FRAMES, DEFAULT_SEED, OUT_DIR, frame_times_us
 
-GENERATOR_VERSION = 1
-SHAPES = ("pm2", "frameview")
+GENERATOR_VERSION = 2
+"""2: the PresentMon 2.x shape carries latency and animation-error values (bench row f)."""
+SHAPES = ("pm2", "pm2-unread", "frameview")
 
 PM2_HEADER = (
     "Application,ProcessID,SwapChainAddress,PresentRuntime,SyncInterval,PresentFlags,"
@@ -36,6 +37,12 @@ PM2_HEADER = (
     "MsGPUWait,MsVideoBusy,MsAnimationError,AnimationTime,MsFlipDelay,MsAllInputToPhotonLatency,"
     "MsClickToPhotonLatency,MsInstrumentedLatency"
 )
+PM2_UNREAD_HEADER = (PM2_HEADER.replace("MsPCLatency", "XsPCLatency")
+                     .replace("MsAnimationError", "XsAnimationError")
+                     .replace("MsAllInputToPhotonLatency", "XsAllInputToPhotonLatency")
+                     .replace("MsClickToPhotonLatency", "XsClickToPhotonLatency"))
+"""The same header with the measured columns renamed (same length): certgen reads the same
+bytes but not those columns, the in-run peer of bench row f."""
 PM2_GAME = "Game.exe,24892,0x2A70D2CAC00,DXGI,0,0,0,Composed: Flip,Application,"
 PM2_DWM = "dwm.exe,2656,0x19D7EF5E390,DXGI,1,0,0,Hardware: Legacy Flip,Application,"
 QPC_PER_MS = 10_000  # a 10 MHz QueryPerformanceCounter
@@ -80,11 +87,19 @@ def _pm2_lines(frames: int, seed: int) -> Iterator[str]:
     in_present = rng.integers(1_000, 9_000, size=at.size)
     busy = rng.integers(20_000, 90_000, size=at.size)
     shown = rng.random(at.size) >= 0.01
+    # What PresentMon 2.x measures beside the intervals (certgen.measured): PC latency on every
+    # displayed frame, a signed animation error, input latencies on one frame in 50.
+    latency = busy + in_present + rng.integers(50_000, 150_000, size=at.size)
+    animation = rng.integers(-40_000, 40_000, size=at.size)
+    clicked = rng.random(at.size) < 0.02
     texts = {
         "interval": _fixed(interval, 4),
         "in_present": _fixed(in_present, 4),
         "busy": _fixed(busy, 4),
         "until": _fixed(busy + in_present, 4),
+        "latency": _fixed(latency, 4),
+        "animation": [("-" if a < 0 else "") + t
+                      for a, t in zip(animation.tolist(), _fixed(np.abs(animation), 4))],
     }
     first_game, first_dwm = True, True
     for i in order.tolist():
@@ -97,12 +112,15 @@ def _pm2_lines(frames: int, seed: int) -> Iterator[str]:
         qpc = 2_466_961_604_351 + int(at[i]) * QPC_PER_MS // 1000
         gap = "NA" if first else texts["interval"][i]
         until = texts["until"][i] if shown[i] else "NA"
+        latency_cell = texts["latency"][i] if shown[i] else "NA"
+        animation_cell = texts["animation"][i] if shown[i] and not first else "NA"
+        input_cell = texts["latency"][i] if shown[i] and clicked[i] else "NA"
         yield (
             (PM2_GAME if game else PM2_DWM)
             + f"{qpc},NA,{gap},{gap if shown[i] else 'NA'},{texts['in_present'][i]},"
-            f"{texts['in_present'][i]},{until},NA,{qpc - 170_000},{gap},{texts['busy'][i]},"
+            f"{texts['in_present'][i]},{until},{latency_cell},{qpc - 170_000},{gap},{texts['busy'][i]},"
             f"{texts['in_present'][i]},{texts['busy'][i]},{texts['busy'][i]},"
-            f"{texts['busy'][i]},0.0000,0.0000,NA,NA,NA,NA,NA,NA"
+            f"{texts['busy'][i]},0.0000,0.0000,{animation_cell},NA,NA,{input_cell},{input_cell},NA"
         )
 
 
@@ -130,6 +148,7 @@ def generate(path: Path, shape: str, frames: int, seed: int) -> None:
     """Write the capture to `path` (atomically: a temporary file, then a rename)."""
     header, lines, bom = (
         (PM2_HEADER, _pm2_lines(frames, seed), "\ufeff") if shape == "pm2"
+        else (PM2_UNREAD_HEADER, _pm2_lines(frames, seed), "\ufeff") if shape == "pm2-unread"
         else (FRAMEVIEW_HEADER, _frameview_lines(frames, seed), "")
     )
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,11 @@ c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own
    capture and on a noisy gamma(20, 0.8) capture (many candidate frames): reported, no peer.
 e) the measurement intervals (certgen.uncertainty.bootstrap_pairs, 10,000 resamples) of the
    bench capture's first 100k frames, beside the SOP figures of the same frames; target 150 ms.
+f) what the capture measured (certgen.measured: latency, animation error): `certgen metrics
+   --json` on the PresentMon 2.x shape (a2, whose latency and animation-error columns carry
+   values) against the same process on the same bytes with those four columns renamed, so that
+   certgen reads everything else alike and not them; whole processes, interleaved. Target
+   <= 1.15x.
 d) bounded memory: peak resident memory of `certgen metrics --json` on the PresentMon 1.x
    capture at 1M and at 10x the frames (744 MB at 10M), and on FrameView (6.7x as wide) at 1M.
    The reader maps the file and reads a block at a time, so memory grows with the frames (the
@@ -517,6 +522,23 @@ def profile(capture: Path) -> None:
             print(f"    {cumulative:7.3f} s  {where}")
 
 
+def measured_columns(read: Path, unread: Path, repeats: int) -> Row:
+    """Benchmark f: metrics on a file whose measured columns are read vs. renamed away."""
+    env = process_env(read.parent)
+    times: dict[Path, list[float]] = {read: [], unread: []}
+    for round_ in range(repeats + 1):  # round 0 warms the caches and is not counted
+        for path in (read, unread):
+            wall, done, _ = run_process(certgen_command() + ["metrics", str(path), "--json"], env)
+            if done.returncode != 0:
+                return Row("f) latency and animation error", None,
+                           note=f"certgen metrics failed (exit {done.returncode})")
+            if round_:
+                times[path].append(wall)
+    return Row(f"f) metrics with latency + animation error, {read.stat().st_size / 1e6:.0f} MB",
+               statistics.median(times[read]), "same bytes, columns renamed",
+               statistics.median(times[unread]), 1.15)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small capture, few repeats")
@@ -553,6 +575,9 @@ def main() -> None:
         rows += got_rows
         memory += got_memory
         notes += got_notes
+    rows.append(measured_columns(
+        shapes[1][1], gen_shapes.capture_path("pm2-unread", frames_n, args.seed, args.out),
+        repeats))
     frames = gen_presentmon.frame_times_us(frames_n, args.seed) / 1000.0
     rows += in_process(frames, "bench", repeats)
     noisy = np.random.default_rng(args.seed).gamma(20.0, 0.8, frames_n)

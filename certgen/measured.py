@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from certgen.model.measured import AnimationError, Latency, LatencySpread
+from certgen.model.measured import AnimationError, Latency, LatencySpread, MeasuredByCapture
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
@@ -96,3 +96,8 @@ def animation_error_of(capture: Capture) -> AnimationError | None:
     if found is None:
         return None
     return animation_error_figures(found[1], capture.frame_times_ms, found[0])
+
+
+def measured_by(capture: Capture) -> MeasuredByCapture:
+    """Latency and animation error together (record.json `runs[].measured`)."""
+    return MeasuredByCapture(latency=latency_of(capture), animation_error=animation_error_of(capture))

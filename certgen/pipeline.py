@@ -28,6 +28,7 @@ from certgen.diagnostics import compute_metrics
 from certgen.errors import BundleError, RefusalError
 from certgen.framegen import compute_frame_diagnostics
 from certgen.lab import LabProfile, LocalizedText, add_months
+from certgen.measured import measured_by
 from certgen.metrics import round_half_away, weights_of
 from certgen.model import (
     RANKED_METRICS,
@@ -229,6 +230,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules
         frame_diagnostics=diagnostics, recorded=capture.recorded,
         first_capture_recorded=first_recorded,
         provenance_note=lab_text(_written(run.provenance_note)),
+        measured=measured_by(capture),
     )
     return run_input, facts, tuple(held)
 

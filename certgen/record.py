@@ -52,6 +52,7 @@ from certgen.model.figures import (
     RunMetrics,
 )
 from certgen.model.issuer import Issuer
+from certgen.model.measured import MeasuredByCapture
 from certgen.model.software import Software
 from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
 from certgen.model.verdict import (
@@ -168,9 +169,14 @@ class Run(WithLaterKeys):
         default=None, description="card.yaml's explanation of a difference between what the "
                                   "capture recorded and what card.yaml declares (per language or "
                                   "a string), or null (absent in records of an older certgen).")
+    measured: MeasuredByCapture | None = Field(
+        default=None, description="What the capture measured beside its present intervals "
+                                  "(latency, animation error; docs/spec/metrics.md), diagnostic "
+                                  "and not graded; null for a not_run run (absent in records of "
+                                  "an older certgen).")
 
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics", "recorded",
-                                             "provenance_note")
+                                             "provenance_note", "measured")
 
 
 class AuditCapture(Frozen):
@@ -390,6 +396,8 @@ class RunInput:
     """What the archived first capture itself records (None without one)."""
     provenance_note: LabText | None = None
     """card.yaml's explanation of a recorded/declared difference, or None."""
+    measured: MeasuredByCapture | None = None
+    """Latency and animation error the capture measured (None for a not_run run)."""
 
 
 def rules_block(rules: Rules) -> RulesBlock:
@@ -512,7 +520,7 @@ def build_record(
             else _first_capture(first, first.file, run.first_capture_metrics,
                                 run.first_capture_recorded),
             chart=run.chart, conditions=run.conditions, frame_diagnostics=run.frame_diagnostics,
-            recorded=run.recorded, provenance_note=run.provenance_note,
+            recorded=run.recorded, provenance_note=run.provenance_note, measured=run.measured,
         ))
     first_metrics = {r.index: r.first_capture_metrics for r in runs}
     audit = Audit(

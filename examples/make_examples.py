@@ -102,6 +102,10 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
     qpc = 2466961604351
     t_dwm = 0.0
     t_game = 0.0
+    # What PresentMon measures beside the intervals (a game with latency markers): PC latency
+    # and animation error, from their own generator so that the other columns stay as they were.
+    measured = np.random.default_rng(seed + 1)
+    pace = float(np.median(times))
     for i, t in enumerate(times):
         t_game += float(t)
         # dwm.exe presents now and then in the same file (the game is in independent flip):
@@ -117,14 +121,17 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
             )
         busy = float(t) * float(rng.uniform(0.55, 0.7))
         first = i == 0
+        pc_latency = f"{float(t) * 1.6 + float(measured.gamma(4.0, 1.5)):.4f}"
+        # Animation error tracks how uneven the frame was against the run's usual pace.
+        animation = "NA" if first else f"{(float(t) - pace) * 0.15 + float(measured.normal(0.0, 0.4)):.4f}"
         between = "NA" if first else f"{t:.14f}"
         lines.append(
             f"{app},24892,0x2A70D2CAC00,DXGI,0,512,1,Hardware Composed: Independent Flip,"
             f"Application,{qpc + int(t_game * 10000)},{'NA' if first else f'{t:.4f}'},"
             f"{between},{'NA' if first else f'{t:.14f}'},0.52690000000000,"
-            f"0.78810000000000,{t * 0.9:.4f},NA,{qpc + int(t_game * 10000) - 2000},"
+            f"0.78810000000000,{t * 0.9:.4f},{pc_latency},{qpc + int(t_game * 10000) - 2000},"
             f"{t:.4f},{busy:.4f},{float(t) - busy:.4f},{busy * 0.4:.4f},{busy * 0.9:.4f},"
-            f"{busy * 0.9:.4f},0.0000,0.0000,NA,{t_game / 1000:.4f},NA,NA,NA,NA"
+            f"{busy * 0.9:.4f},0.0000,0.0000,{animation},{t_game / 1000:.4f},NA,NA,NA,NA"
         )
     # The first frame of the group has no previous present: its interval is NA.
     data = "\ufeff" + "\r\n".join(lines) + "\r\n"

@@ -249,3 +249,64 @@ def test_the_pinned_figures_are_unchanged_without_the_new_columns(
         assert with_columns[key] == without[key], key
     assert without["animation_error"] is None
     assert set(without["latency"].values()) == {None}
+
+
+# --------------------------------------------------------------------------- record and documents
+
+MEASURED = {
+    "latency": {"pc_latency_ms": {"frames": 5, "median": 30.0, "p90": 46.0, "p99": 49.6,
+                                  "left_out": 0, "column": "MsPCLatency"},
+                "click_to_photon_ms": None, "all_input_to_photon_ms": None},
+    "animation_error": {"frames": 3, "mean_abs_ms": 2.5, "p99_abs_ms": 4.94,
+                        "time_share_over_1ms": 0.75, "time_share_over_4ms": 0.25,
+                        "column": "MsAnimationError"},
+}
+NOTHING = {"latency": {"pc_latency_ms": None, "click_to_photon_ms": None,
+                       "all_input_to_photon_ms": None}, "animation_error": None}
+
+
+def _record_bytes(run: dict[str, object]) -> bytes:
+    from recordkit import record_json
+
+    return (json.dumps(record_json({"runs": [run]}), ensure_ascii=False, indent=2)
+            + "\n").encode("utf-8")
+
+
+@pytest.mark.parametrize("run", [{}, {"measured": MEASURED}, {"measured": NOTHING},
+                                 {"measured": None}])
+def test_records_with_and_without_measured_round_trip_byte_for_byte(run: dict[str, object]) -> None:
+    """A record of an older certgen has no runs[].measured and is written back without it."""
+    from certgen.record import dump_record, load_record
+
+    data = _record_bytes(run)
+    record = load_record(data)
+    assert ("measured" in record.runs[0].model_fields_set) == bool(run)
+    assert dump_record(record) == data
+
+
+@pytest.mark.parametrize(("lang", "title", "tag", "nothing"), [
+    ("en", "Latency and animation error", "diagnostic, not graded",
+     "not measured by this capture"),
+    ("ru", "ошибка анимации", "диагностика, в\u00a0оценку не входит",
+     "в\u00a0этой записи не измерено"),
+    ("pt", "Latência e erro de animação", "diagnóstico, fora da avaliação",
+     "não medido nesta captura"),
+])
+def test_certificate_shows_the_section_when_a_run_measured_something(
+        lang: str, title: str, tag: str, nothing: str, snapshot: object) -> None:
+    from recordkit import complete_record
+
+    from certgen.render.certificate import render_certificate_html
+
+    html = render_certificate_html(
+        complete_record({"runs": [{"measured": MEASURED}, {"measured": NOTHING}]}), lang,
+        record_sha256="0" * 64)
+    section = html.split('<section class="measured-diagnostics">', 1)[1].split("</section>")[0]
+    assert title in section and tag in section
+    # Run 2 measured nothing: one cell says so; run 1 says it of its input latency only.
+    assert section.count(f">{nothing}<") == 2
+    assert section == snapshot
+    for absent in ({}, {"measured": NOTHING}, {"measured": None}):
+        html = render_certificate_html(complete_record({"runs": [absent]}), lang,
+                                       record_sha256="0" * 64)
+        assert 'class="measured-diagnostics"' not in html and title not in html

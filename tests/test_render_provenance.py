@@ -273,7 +273,7 @@ def test_the_pipeline_carries_recorded_values_note_and_scope(tmp_path: Path) -> 
     assert scope is not None and (scope.serial, scope.driver) == ("EX-0001", "566.14")
     assert [(g.run, g.game_version) for g in scope.game_versions] == [(0, "1.0.4"), (1, None)]
     data = json.loads(dump_record(record))
-    assert list(data["runs"][0])[-2:] == ["recorded", "provenance_note"]
+    assert list(data["runs"][0])[-3:] == ["recorded", "provenance_note", "measured"]
     assert list(data["runs"][0]["recorded"]) == list(Recorded.model_fields)
 
 

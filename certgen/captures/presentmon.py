@@ -87,6 +87,15 @@ NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
 
+WRAP_MS = 2.0**64 * 1e-4
+"""2⁶⁴ ticks of 100 ns, in ms (1844674407370955.2). FrameView has been seen writing a small
+negative interval as an unsigned 64-bit count of such ticks: 1844674407370951.2 ms is about
+−4 ms. Such a value is a known tool defect, not a frame time: it is read as the negative
+interval it wraps (so the SOP drops it as non-positive, counted), and warned about."""
+WRAP_SPAN_MS = 1e7
+"""How far below WRAP_MS a value is still read as a wrap-around: a negative interval of up to
+10,000 s (the largest frame time certgen accepts, certgen.captures.detect)."""
+
 INTERVAL_MARKERS = ("MsBetweenPresents", "msBetweenPresents", "FrameTime")
 """A header naming one of these (or starting `Application,`: PresentMon 2.0.0) is this family's."""
 
@@ -1117,6 +1126,24 @@ def _choose(
     return chosen, left_out, warnings
 
 
+def _unwrapped(values: np.ndarray, column: str) -> tuple[np.ndarray, str | None]:
+    """The intervals with each unsigned wrap-around (WRAP_MS) read as the negative interval it
+    wraps, and the warning that says so (None when there is none)."""
+    wrapped = np.flatnonzero((values <= WRAP_MS) & (values >= WRAP_MS - WRAP_SPAN_MS))
+    if not wrapped.size:
+        return values, None
+    values = values.copy()  # the reader's column may be read-only
+    first = float(values[wrapped[0]])
+    values[wrapped] -= WRAP_MS
+    count = int(wrapped.size)
+    frames = "frame" if count == 1 else "frames"
+    return values, (
+        f"{count} {frames} with {column} of about 2^64 x 100 ns (the first {first!r} ms, "
+        f"frame {int(wrapped[0]) + 1}): an unsigned wrap-around of a negative interval, a known "
+        f"FrameView defect; read as the negative interval ({float(values[wrapped[0]]):.2f} ms "
+        "for the first), so the SOP drops it as a non-positive frame time")
+
+
 def _capture(
     rows: _Rows, layout: _Layout, name: str, process: str | None, first_row: dict[str, str]
 ) -> Capture:
@@ -1142,6 +1169,7 @@ def _capture(
         types = None if types is None else types[~missing]  # FrameTypeCodes slices alike
         shown = None if shown is None else shown[~missing]
         measured = {column: cells[~missing] for column, cells in measured.items()}
+    values, wrap_warning = _unwrapped(values, layout.header[layout.interval_index])
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
@@ -1151,6 +1179,8 @@ def _capture(
     warnings += group_warnings
     if n_missing:
         warnings.append(f"{n_missing} rows with no interval (NA) are not frame times")
+    if wrap_warning:
+        warnings.append(wrap_warning)
     if failed:
         warnings.append(
             f"{failed} frames with Dropped=Error (present failed) are counted with their present "

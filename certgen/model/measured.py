@@ -44,3 +44,12 @@ class AnimationError(Frozen):
     time_share_over_4ms: float = Field(
         description="Share of those frames' present time with |error| > 4 ms (0–1).")
     column: str = Field(description="The capture column read: MsAnimationError (AnimationError with --v2_metrics).")
+
+
+class MeasuredByCapture(Frozen):
+    """record.json `runs[].measured`: what the capture measured beside its present intervals,
+    as `metrics --json` gives it (each part null where the capture did not measure it)."""
+
+    latency: Latency = Field(description="Latency per kind; each null when not measured.")
+    animation_error: AnimationError | None = Field(
+        description="Animation error; null when not measured.")
