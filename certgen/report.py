@@ -14,6 +14,7 @@ from typing import Literal
 
 from certgen.compare import Floor, SeriesFigure, SideSummary
 from certgen.model import FrameDiagnostics
+from certgen.model.measured import MeasuredByCapture
 from certgen.record import Chart
 
 
@@ -66,6 +67,9 @@ class PairSide(SideSummary):
     frame_diagnostics: FrameDiagnostics = field(kw_only=True)
     """Diagnostic, not graded: generated frames and display changes (null where the capture
     lacks the column)."""
+    measured: MeasuredByCapture = field(kw_only=True)
+    """Diagnostic, not graded: latency and animation error (null where the capture did not
+    measure them)."""
 
 
 @dataclass(frozen=True)

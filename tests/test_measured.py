@@ -310,3 +310,55 @@ def test_certificate_shows_the_section_when_a_run_measured_something(
         html = render_certificate_html(complete_record({"runs": [absent]}), lang,
                                        record_sha256="0" * 64)
         assert 'class="measured-diagnostics"' not in html and title not in html
+
+
+def _pair(tmp: pathlib.Path, latency: bool) -> tuple[pathlib.Path, pathlib.Path]:
+    """Two 3,000-frame PresentMon 2.5 captures, after faster than before; with or without
+    latency and animation error."""
+    rng = np.random.default_rng(1)
+    paths = []
+    for name, pace in (("before", 8.0), ("after", 7.0)):
+        times = np.round(rng.gamma(40.0, pace / 40.0, 3000), 4)
+        rows = [{"MsBetweenPresents": f"{t:.4f}",
+                 **({"MsPCLatency": f"{t * 1.5 + 5:.4f}",
+                     "MsAnimationError": f"{(t - pace) * 0.5:.4f}"} if latency else {})}
+                for t in times]
+        path = tmp / f"{name}.csv"
+        path.write_bytes(pm25(rows))
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "pt"])
+def test_the_report_shows_both_sides_latency_and_animation_error(
+        lang: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str],
+        snapshot: object) -> None:
+    from bundlekit import run_cli
+
+    before, after = _pair(tmp_path, latency=True)
+    code, _, err = run_cli(["compare", str(before), str(after), "--out", str(tmp_path / "r"),
+                            "--lang", lang], capsys)
+    assert (code, err) == (0, "")
+    html = (tmp_path / "r" / f"report.{lang}.html").read_text(encoding="utf-8")
+    head = {"en": "Latency and animation error", "ru": "ошибка анимации",
+            "pt": "Latência e erro de animação"}[lang]
+    section = html.split(head, 1)[1].split("</table>", 1)[0]
+    # The figures are each side's own, computed here from the files.
+    for path in (before, after):
+        figures = latency_of(read_capture_file(path)[0]).pc_latency_ms
+        assert figures is not None
+        shown = f"{figures.median:.1f}".replace(".", "," if lang != "en" else ".")
+        assert shown in section
+    assert section == snapshot
+
+
+def test_the_report_has_no_such_section_when_neither_side_measured_any(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bundlekit import run_cli
+
+    before, after = _pair(tmp_path, latency=False)
+    code, _, err = run_cli(["compare", str(before), str(after), "--out", str(tmp_path / "r")],
+                           capsys)
+    assert (code, err) == (0, "")
+    assert "Latency and animation error" not in (tmp_path / "r" / "report.en.html").read_text(
+        encoding="utf-8")

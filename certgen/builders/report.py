@@ -46,6 +46,7 @@ from certgen.captures.detect import read_capture_file
 from certgen.compare import SideInput
 from certgen.errors import CompareError
 from certgen.framegen import compute_frame_diagnostics
+from certgen.measured import measured_by
 from certgen.metrics import round_half_away, weights_of
 from certgen.pagefigures import checked
 from certgen.render.i18n import gettext_for
@@ -152,7 +153,8 @@ def build_comparison(before: Capture, after: Capture, *, description: str | None
             interval_column=capture.interval_column,
             incomplete_reason=capture.incomplete_reason, warnings=tuple(capture.warnings),
             **asdict(counted[side].summary), lost_events=counted[side].lost_events_unplaced,
-            frame_diagnostics=compute_frame_diagnostics(capture, weights))
+            frame_diagnostics=compute_frame_diagnostics(capture, weights),
+            measured=measured_by(capture))
 
     return PairReport(
         mode="pair",
