@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from certgen.captures.model import Capture
 from certgen.diagnostics import STALL_MS, compute_diagnostics
+from certgen.framegen import generated_zero_warnings
 from certgen.metrics import fps_figures, positive_frames, round_half_away
 
 PageFigures = dict[str, float | int | None]
@@ -78,8 +79,10 @@ def stated_figure_warnings(
 
 def checked(captures: Iterable[Capture]) -> list[Capture]:
     """Captures as read, each with a warning for every figure its file states that its frames
-    do not give (and every stated name certgen does not recompute): what every caller of a
-    reader shows (the pipeline, `certgen metrics`, reports, the API)."""
+    do not give (and every stated name certgen does not recompute), and for generated frames
+    logged with a 0 ms interval (certgen.framegen): what every caller of a reader shows (the
+    pipeline, `certgen metrics`, reports, the API)."""
     return [capture.with_warnings(stated_figure_warnings(
-        capture.label or "", capture.stated_figures, capture.frame_times_ms))
+        capture.label or "", capture.stated_figures, capture.frame_times_ms)
+        + generated_zero_warnings(capture))
         for capture in captures]

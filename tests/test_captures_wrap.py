@@ -58,3 +58,27 @@ def test_other_huge_values_are_still_refused(cell: str) -> None:
     further below it, a value is no wrap and the range check refuses it, naming it."""
     with pytest.raises(CaptureFormatError, match="outside the range certgen accepts"):
         read_capture(_log_with(cell), name="fv.csv")
+
+
+def test_generated_frames_logged_with_0_ms_are_named() -> None:
+    """Issue 25, step 5: generated frames written with a 0 ms interval (a PresentMon pattern with
+    some frame generators) are dropped by the SOP as non-positive; the warning says why."""
+    from test_measured import pm25
+
+    from certgen.pagefigures import checked
+
+    rows = []
+    for i in range(40):
+        rows.append({"MsBetweenPresents": "16.6", "FrameType": "Application"})
+        rows.append({"MsBetweenPresents": "0.0000" if i % 4 else "8.3",
+                     "FrameType": "AMD AFMF"})
+    rows.append({"MsBetweenPresents": "0", "FrameType": "Application"})  # not generated
+    data = pm25(rows)
+    fast, slow = presentmon.read_each_path(data, "fg.csv")
+    assert fast is not None and differing_fields(fast, slow) == []
+    for capture in (fast, slow):
+        [seen] = checked([capture])
+        [warning] = [w for w in seen.warnings if "0 ms present interval" in w]
+        assert warning.startswith("30 generated frames (AMD AFMF) logged with a 0 ms")
+    [plain] = checked(read_capture(frameview_log([("Game.exe", 7, "0x1", FRAMES)]), name="fv.csv"))
+    assert not any("0 ms present interval" in w for w in plain.warnings)

@@ -504,8 +504,10 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
             dropped_rows = flag == "1"
         measured = {}
         for name, i in layout.measured:
-            column = rows[f"m{i}"].to_numpy().astype(np.float64)  # nulls are NaN; a copy
+            column = rows[f"m{i}"].to_numpy()  # float64, nulls as NaN
             if dropped and dropped_rows is not None:
+                if not column.flags.writeable:  # polars may hand out a view of its buffer
+                    column = column.copy()
                 column[dropped_rows.to_numpy()] = np.nan  # over displayed frames only
             measured[name] = column
         at = codes[key] if key is not None else 0  # the group's first row
