@@ -46,7 +46,8 @@ if TYPE_CHECKING:
     from certgen.model import Rank, RunMetrics
     from certgen.record import Record, Run
 
-PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate")
+PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate",
+                          "what-else-a-capture-measures")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
 SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
 """Pages that quote the GOLD sample's record (see sample_figures)."""
@@ -213,6 +214,45 @@ def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
     f["p99.low1"] = _fig(p99_fps.low_1pct_fps, 1)
     # The smallest p-value an exact two-sided signed-rank test can reach with 5 pairs: 2 / 2^5.
     f["pairs.p5"] = Figure(2.0 / 2**5, 4)
+    f.update(measured_figures())
+    return f
+
+
+def measured_figures() -> dict[str, Figure]:
+    """The worked example of "What else a capture measures" (and of docs/spec/metrics.md),
+    computed by certgen.measured: five PC latencies, three animation errors."""
+    from certgen.measured import ANIMATION_ERROR_LIMITS_MS, animation_error_figures, latency_spread
+
+    f: dict[str, Figure] = {}
+    latencies = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    spread = latency_spread(latencies, "MsPCLatency")
+    if spread is None:
+        raise ExplainerError("an explainer figure came out null; the worked example is broken")
+    f["lat.n"] = _int(spread.frames)
+    for i, value in enumerate(latencies.tolist(), 1):
+        f[f"lat.v{i}"] = Figure(value, 0)
+    f["lat.median"] = Figure(spread.median, 1, trim=True)
+    f["lat.p90"] = Figure(spread.p90, 1, trim=True)
+    f["lat.p99"] = Figure(spread.p99, 1, trim=True)
+    f["lat.median.rank"] = Figure(0.5 * (spread.frames - 1), 2, trim=True)
+    f["lat.p90.rank"] = Figure(0.9 * (spread.frames - 1), 2, trim=True)
+    f["lat.p99.rank"] = Figure(0.99 * (spread.frames - 1), 2, trim=True)
+    f["lat.last"] = _int(spread.frames - 1)
+    errors, times = np.array([-0.5, 2.0, -5.0]), np.array([10.0, 20.0, 10.0])  # signs: − + −
+    animation = animation_error_figures(errors, times, "MsAnimationError")
+    if animation is None:
+        raise ExplainerError("an explainer figure came out null; the worked example is broken")
+    for i, (e, t) in enumerate(zip(errors.tolist(), times.tolist()), 1):
+        f[f"ae.e{i}"] = Figure(abs(e), 1, trim=True)  # the page writes the sign (U+2212)
+        f[f"ae.t{i}"] = Figure(t, 0)
+    f["ae.total"] = Figure(float(times.sum()), 0)
+    f["ae.n"] = _int(animation.frames)
+    f["ae.mean"] = Figure(animation.mean_abs_ms, 2)
+    f["ae.p99"] = Figure(animation.p99_abs_ms, 2)
+    f["ae.over1"] = Figure(100.0 * animation.time_share_over_1ms, 0)
+    f["ae.over4"] = Figure(100.0 * animation.time_share_over_4ms, 0)
+    f["ae.limit1"] = Figure(ANIMATION_ERROR_LIMITS_MS[0], 0)
+    f["ae.limit4"] = Figure(ANIMATION_ERROR_LIMITS_MS[1], 0)
     return f
 
 
