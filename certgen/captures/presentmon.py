@@ -81,8 +81,10 @@ MEASURED_COLUMNS = ("MsPCLatency", "MsClickToPhotonLatency", "MsAllInputToPhoton
                     "MsAnimationError", "PCLatency", "ClickToPhotonLatency",
                     "AllInputToPhotonLatency", "AnimationError")
 """Per-frame figures PresentMon 2.x and FrameView write beside the intervals (diagnostics,
-certgen.measured), with the names of `--v2_metrics` (no `Ms`) after them: read as numbers, `NA` as NaN, kept for displayed frames only (a dropped
-frame's value, should a tool write one, is NaN: the figures are over displayed frames)."""
+certgen.measured), then their `--v2_metrics` names (no `Ms`): read as numbers, `NA` as NaN,
+kept for displayed frames only (a dropped frame's value, should a tool write one, is NaN: the
+figures are over displayed frames). Any other token is refused with its line, as in the
+display-change column: PresentMon and FrameView write `NA`, never an empty cell."""
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
