@@ -32,7 +32,11 @@ What is read (docs/spec/captures.md):
   name as written, `NA` or empty is None) and `MsBetweenDisplayChange` /
   `msBetweenDisplayChange` (`NA` is NaN, 0 stays 0: 1.x writes it for a frame never
   displayed), kept for the chosen group's rows that have an interval; never read beside
-  CPUBusy + CPUWait (PresentMon 2.0.0 writes neither).
+  CPUBusy + CPUWait (PresentMon 2.0.0 writes neither);
+- diagnostics only (certgen.measured), in the same pass: the latency and animation-error
+  columns of MEASURED_COLUMNS, `NA` as NaN, NaN too on a frame not displayed;
+- an interval of about 2⁶⁴ × 100 ns (WRAP_MS, a FrameView defect) is read as the negative
+  interval it wraps, with a warning (_unwrapped).
 """
 
 from __future__ import annotations
