@@ -362,3 +362,19 @@ def test_the_report_has_no_such_section_when_neither_side_measured_any(
     assert (code, err) == (0, "")
     assert "Latency and animation error" not in (tmp_path / "r" / "report.en.html").read_text(
         encoding="utf-8")
+
+
+@pytest.mark.parametrize("column", ["MsPCLatency", "MsAnimationError", "MsClickToPhotonLatency"])
+def test_a_measured_value_beyond_the_range_is_refused_in_one_line(
+        column: str, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """1e308 would sum to infinity: refused like a frame time out of range, naming the column."""
+    from bundlekit import run_cli
+
+    rows = [{"MsBetweenPresents": "10.0"} for _ in range(5)]
+    rows[3][column] = "1e308"
+    path = tmp_path / "huge.csv"
+    path.write_bytes(pm25(rows))
+    code, out, err = run_cli(["metrics", str(path)], capsys)
+    assert code == 1 and out == ""
+    assert err.strip() == (f"certgen: {path}: {column}: frame 4: 1e+308 ms is outside the range "
+                           "certgen accepts for it (up to 1e+07 ms either way)")

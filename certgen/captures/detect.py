@@ -117,9 +117,9 @@ MIN_FRAME_TIME_MS = 1e-6
 
 
 def check_frame_times(capture: Capture, name: str) -> None:
-    """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time outside
-    the documented range (docs/limits.md), naming the first such frame (1-based, in the
-    capture's order) and its column."""
+    """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time (or a
+    measured latency or animation error) outside the documented range (docs/limits.md), naming
+    the first such frame (1-based, in the capture's order) and its column."""
     times = capture.frame_times_ms
     if times.size > MAX_CAPTURE_FRAMES:
         where = f"{capture.label}: " if capture.label else ""
@@ -128,14 +128,25 @@ def check_frame_times(capture: Capture, name: str) -> None:
             "capture", file=name)
     size = np.abs(times)
     bad = np.flatnonzero((size > MAX_FRAME_TIME_MS) | ((times > 0) & (times < MIN_FRAME_TIME_MS)))
+    where = f"{capture.label}: " if capture.label else ""
     if bad.size:
         first = int(bad[0])
-        where = f"{capture.label}: " if capture.label else ""
         raise CaptureFormatError(
             f"{where}frame {first + 1}: frame time {float(times[first])!r} ms is outside the "
             f"range certgen accepts ({MIN_FRAME_TIME_MS:g} to {MAX_FRAME_TIME_MS:g} ms)",
             file=name, field=capture.interval_column,
         )
+    # What the tool measured beside the intervals (latency, animation error) is summed and
+    # sorted too: the same bound keeps those sums finite (NaN, no value, compares false).
+    for column, values in capture.measured:
+        beyond = np.flatnonzero(np.abs(values) > MAX_FRAME_TIME_MS)
+        if beyond.size:
+            first = int(beyond[0])
+            raise CaptureFormatError(
+                f"{where}frame {first + 1}: {float(values[first])!r} ms is outside the range "
+                f"certgen accepts for it (up to {MAX_FRAME_TIME_MS:g} ms either way)",
+                file=name, field=column,
+            )
 
 
 def _dispatch(data: Data, name: str, format: str | None, process: str | None
