@@ -28,6 +28,7 @@ import yaml
 
 from certgen import paths
 from certgen.errors import ExplainerError
+from certgen.measured import ANIMATION_ERROR_LIMITS_MS, animation_error_figures, latency_spread
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -221,8 +222,6 @@ def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
 def measured_figures() -> dict[str, Figure]:
     """The worked example of "What else a capture measures" (and of docs/spec/metrics.md),
     computed by certgen.measured: five PC latencies, three animation errors."""
-    from certgen.measured import ANIMATION_ERROR_LIMITS_MS, animation_error_figures, latency_spread
-
     f: dict[str, Figure] = {}
     latencies = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
     spread = latency_spread(latencies, "MsPCLatency")
