@@ -53,3 +53,10 @@ class MeasuredByCapture(Frozen):
     latency: Latency = Field(description="Latency per kind; each null when not measured.")
     animation_error: AnimationError | None = Field(
         description="Animation error; null when not measured.")
+
+    @property
+    def any(self) -> bool:
+        """Whether the capture measured any of it (the documents show a section only then)."""
+        lat = self.latency
+        return any(x is not None for x in (self.animation_error, lat.pc_latency_ms,
+                                           lat.click_to_photon_ms, lat.all_input_to_photon_ms))
