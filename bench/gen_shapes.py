@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from gen_presentmon import DEFAULT_FRAMES, DEFAULT_SEED, OUT_DIR, frame_times_us
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """2: the PresentMon 2.x shape carries latency and animation-error values (bench row f)."""
 SHAPES = ("pm2", "pm2-unread", "frameview")
 
@@ -40,9 +40,12 @@ PM2_HEADER = (
 PM2_UNREAD_HEADER = (PM2_HEADER.replace("MsPCLatency", "XsPCLatency")
                      .replace("MsAnimationError", "XsAnimationError")
                      .replace("MsAllInputToPhotonLatency", "XsAllInputToPhotonLatency")
-                     .replace("MsClickToPhotonLatency", "XsClickToPhotonLatency"))
-"""The same header with the measured columns renamed (same length): certgen reads the same
-bytes but not those columns, the in-run peer of bench row f."""
+                     .replace("MsClickToPhotonLatency", "XsClickToPhotonLatency")
+                    .replace("MsCPUBusy", "XsCPUBusy").replace("MsCPUWait", "XsCPUWait")
+                    .replace("MsGPUBusy", "XsGPUBusy").replace("MsGPUTime", "XsGPUTime"))
+"""The same header with every column certgen.measured reads renamed (same length: latency,
+animation error, and the CPU / GPU columns of the hitch causes): certgen reads the same bytes
+but not those columns, the in-run peer of bench row f."""
 PM2_GAME = "Game.exe,24892,0x2A70D2CAC00,DXGI,0,0,0,Composed: Flip,Application,"
 PM2_DWM = "dwm.exe,2656,0x19D7EF5E390,DXGI,1,0,0,Hardware: Legacy Flip,Application,"
 QPC_PER_MS = 10_000  # a 10 MHz QueryPerformanceCounter

@@ -21,11 +21,13 @@ c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own
    capture and on a noisy gamma(20, 0.8) capture (many candidate frames): reported, no peer.
 e) the measurement intervals (certgen.uncertainty.bootstrap_pairs, 10,000 resamples) of the
    bench capture's first 100k frames, beside the SOP figures of the same frames; target 150 ms.
-f) what the capture measured (certgen.measured: latency, animation error): `certgen metrics
-   --json` on the PresentMon 2.x shape (a2, whose latency and animation-error columns carry
-   values) against the same process on the same bytes with those four columns renamed, so that
-   certgen reads everything else alike and not them; whole processes, interleaved. Target
-   <= 1.15x.
+f) what the capture measured (certgen.measured: latency, animation error, refresh cadence,
+   hitch causes): `certgen metrics --json` on the PresentMon 2.x shape (a2, whose latency,
+   animation-error and CPU / GPU busy columns carry values) against the same process on the
+   same bytes with the seven columns only certgen.measured reads renamed (GPU time too, which
+   would stand in for GPU busy; the display-change
+   column the cadence uses is read for the display diagnostics anyway), so that certgen reads
+   everything else alike and not them; whole processes, interleaved. Target <= 1.15x.
 d) bounded memory: peak resident memory of `certgen metrics --json` on the PresentMon 1.x
    capture at 1M and at 10x the frames (744 MB at 10M), and on FrameView (6.7x as wide) at 1M.
    The reader maps the file and reads a block at a time, so memory grows with the frames (the

@@ -48,6 +48,7 @@ from pydantic_core import PydanticCustomError
 from certgen.errors import BundleErrors
 from certgen.markup import sanitise_markdown, visible_text
 from certgen.model.base import schema_keeping_names
+from certgen.model.measured import DisplayTiming
 from certgen.sop import available_sops
 from certgen.untrusted import open_regular, shorten
 from certgen.yamlload import field_path, load_yaml, shown_value
@@ -355,6 +356,47 @@ class CardSoftLimit(_CardModel):
                                   "(per language or a string).")
 
 
+class CardVrr(_CardModel):
+    """`test_system.display_timing.vrr`: the variable-refresh window, lowest and highest Hz."""
+
+    min_hz: Annotated[float, Field(gt=0, le=1000)] = Field(description="Lowest refresh, Hz.")
+    max_hz: Annotated[float, Field(gt=0, le=1000)] = Field(description="Highest refresh, Hz.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CardVrr:
+        if self.min_hz >= self.max_hz:
+            raise PydanticCustomError(
+                "vrr", "expected min_hz below max_hz, got {lo} and {hi}",
+                {"lo": self.min_hz, "hi": self.max_hz})
+        return self
+
+
+class CardDisplayTiming(_CardModel):
+    """`test_system.display_timing`: the refresh the display ran at during the runs, which the
+    refresh-cadence diagnostics need (without it they give only what needs no refresh rate)."""
+
+    refresh_hz: Annotated[float, Field(gt=0, le=1000)] = Field(
+        description="The refresh rate, Hz (its highest under VRR), e.g. 165.")
+    vrr: CardVrr | Literal["none"] = Field(
+        description='The VRR window {min_hz, max_hz}, or "none" (a fixed refresh).')
+
+    @model_validator(mode="after")
+    def _within(self) -> CardDisplayTiming:
+        if isinstance(self.vrr, CardVrr) and self.vrr.max_hz > self.refresh_hz:
+            raise PydanticCustomError(
+                "vrr", "expected vrr.max_hz at most refresh_hz ({refresh}), got {hi}",
+                {"refresh": self.refresh_hz, "hi": self.vrr.max_hz})
+        return self
+
+
+def display_timing_of(timing: CardDisplayTiming) -> DisplayTiming:
+    """card.yaml's display timing as the stages take it (VRR none: both ends null)."""
+    vrr = timing.vrr if isinstance(timing.vrr, CardVrr) else None
+    return DisplayTiming(refresh_hz=float(timing.refresh_hz),
+                         vrr_min_hz=None if vrr is None else float(vrr.min_hz),
+                         vrr_max_hz=None if vrr is None else float(vrr.max_hz))
+
+
 class CardTestSystem(_CardModel):
     """The test bench the runs were measured on (every field optional: what is not stated is
     printed as not stated, never guessed)."""
@@ -367,6 +409,9 @@ class CardTestSystem(_CardModel):
     display: Text | None = Field(
         default=None, description="The display the runs were shown on, e.g. 27-inch "
                                   "2560x1440 165 Hz IPS (free text).")
+    display_timing: CardDisplayTiming | None = Field(
+        default=None, description="The display's refresh and VRR window, for the refresh-"
+                                  "cadence diagnostics (optional).")
     notes: Note | None = Field(
         default=None, description="Anything else about the bench (per language or a string).")
 

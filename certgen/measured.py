@@ -1,4 +1,5 @@
-"""What the capture measured beside the present intervals: latency and animation error.
+"""What the capture measured beside the present intervals: latency, animation error, refresh
+cadence and the causes of its hitches.
 
 Diagnostics beside the SOP figures, never graded and never instead of them. PresentMon 2.x and
 NVIDIA FrameView write these per frame (certgen.captures.presentmon reads them in the same pass
@@ -19,6 +20,25 @@ them (docs/spec/metrics.md, "Measured by the capture"):
   interval (the time the SOP figures count it for; an interval of 0 ms or less weighs nothing,
   as the SOP drops it).
 
+- **Refresh cadence** (`refresh_cadence_of`): the display-change intervals d (MsBetweenDisplayChange,
+  CapFrameX's display times) over the frames with d > 0, against the refresh the card declares
+  (test_system.display_timing; R Hz, one refresh P = 1000 / R ms). Fixed refresh: the share of
+  display time held under 1.5 P (one refresh), 1.5 P to 2.5 P (two) and 2.5 P or more (three or
+  more). VRR window [lo, hi] Hz: the share of display time with d inside [1000 / hi, 1000 / lo]
+  ms, longer (below the window) and shorter (above it). Time beyond the refresh per minute:
+  the sum of max(0, d - L) per 60,000 ms of display time, L = P at a fixed refresh and
+  1000 / lo under VRR. And the share of displayed frames whose present interval and d differ
+  by more than P / 2. Without a declared display only the frame count is given: every figure
+  that needs the refresh rate is null, never guessed.
+- **Hitch causes** (`hitch_causes_of`): every stutter event of the diagnostics' rule
+  (certgen.diagnostics.stutter_events) set against its neighbours, the HITCH_NEIGHBOURS frames
+  on each side (fewer at the ends): its excess E = t - (median neighbour frame time), and for
+  each of CPU busy, GPU busy and CPU wait (WORK_COLUMNS) the frame's value minus the median of
+  the neighbours' values (NaN left out). A busy column whose excess is at least HITCH_SHARE of E
+  names the cause (cpu or gpu; both: the larger, gpu on a tie); else a CPU wait excess of at
+  least HITCH_SHARE of E is present_wait (the CPU waited on the present queue or the display,
+  neither processor busier); else unknown: never guessed. Needs a CPU busy or GPU busy column.
+
 Figures are unrounded (documents round them when they print them). No value, no figure: null,
 never 0.
 """
@@ -30,12 +50,27 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from certgen.model.measured import AnimationError, Latency, LatencySpread, MeasuredByCapture
+from certgen.diagnostics import stutter_events
+from certgen.model.measured import (
+    AnimationError,
+    DisplayTiming,
+    HeldShares,
+    HitchCause,
+    HitchCauses,
+    HitchCauseTotal,
+    HitchEvent,
+    Latency,
+    LatencySpread,
+    MeasuredByCapture,
+    RefreshCadence,
+    VrrShares,
+)
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
 
 LATENCY_COLUMNS: Final = {
     "pc_latency_ms": ("MsPCLatency", "PCLatency"),
@@ -97,6 +132,152 @@ def animation_error_of(capture: Capture) -> AnimationError | None:
     return animation_error_figures(found[1], capture.frame_times_ms, found[0])
 
 
-def measured_by(capture: Capture) -> MeasuredByCapture:
-    """Latency and animation error together (record.json `runs[].measured`)."""
-    return MeasuredByCapture(latency=latency_of(capture), animation_error=animation_error_of(capture))
+HELD_LIMITS: Final = (1.5, 2.5)
+"""Refresh intervals that split held-for-one from two, and two from three or more (the nearest
+whole number of refreshes)."""
+MINUTE_MS: Final = 60_000.0
+
+
+def _share(d: FloatArray, where: npt.NDArray[np.bool_], total: float) -> float:
+    """The share of display time `total` in the intervals `where` holds (each part summed on
+    its own, so that no share is a difference of rounded sums)."""
+    return float(d[where].sum()) / total
+
+
+def refresh_cadence_figures(display_ms: FloatArray, present_ms: FloatArray, column: str,
+                            timing: DisplayTiming | None) -> RefreshCadence | None:
+    """The refresh-cadence figures of display-change intervals (NaN or <= 0: not displayed)
+    beside the same frames' present intervals; None without a displayed frame."""
+    shown = display_ms > 0.0  # NaN compares false
+    d = display_ms[shown]
+    if d.size == 0:
+        return None
+    if timing is None:
+        return RefreshCadence(column=column, frames=int(d.size), refresh_hz=None,
+                              vrr_min_hz=None, vrr_max_hz=None, held=None, vrr_window=None,
+                              beyond_refresh_ms_per_min=None, present_display_mismatch_share=None)
+    total = float(d.sum())
+    refresh = timing.refresh_ms
+    held = vrr_window = None
+    if timing.vrr_min_hz is not None and timing.vrr_max_hz is not None:
+        longest, shortest = 1000.0 / timing.vrr_min_hz, 1000.0 / timing.vrr_max_hz
+        vrr_window = VrrShares(inside=_share(d, (d >= shortest) & (d <= longest), total),
+                               below=_share(d, d > longest, total),
+                               above=_share(d, d < shortest, total))
+        limit = longest
+    else:
+        one, two = (refresh * k for k in HELD_LIMITS)
+        held = HeldShares(one=_share(d, d < one, total), two=_share(d, (d >= one) & (d < two), total),
+                          three_or_more=_share(d, d >= two, total))
+        limit = refresh
+    beyond = float(np.maximum(d - limit, 0.0).sum()) / (total / MINUTE_MS)
+    mismatch = np.abs(present_ms[shown] - d) > refresh / 2.0
+    return RefreshCadence(
+        column=column, frames=int(d.size), refresh_hz=timing.refresh_hz,
+        vrr_min_hz=timing.vrr_min_hz, vrr_max_hz=timing.vrr_max_hz, held=held,
+        vrr_window=vrr_window, beyond_refresh_ms_per_min=beyond,
+        present_display_mismatch_share=float(np.count_nonzero(mismatch)) / d.size)
+
+
+def refresh_cadence_of(capture: Capture, timing: DisplayTiming | None) -> RefreshCadence | None:
+    """The refresh cadence, or None: not measured by this capture (no display-change column,
+    or no displayed frame)."""
+    if capture.display_change_ms is None:
+        return None
+    return refresh_cadence_figures(capture.display_change_ms, capture.frame_times_ms,
+                                   capture.display_change_column or "", timing)
+
+
+HITCH_NEIGHBOURS: Final = 32
+"""Frames on each side of a stutter event whose medians are its surroundings."""
+HITCH_SHARE: Final = 0.5
+"""A column explains a hitch when its excess is at least this share of the frame's excess."""
+HITCH_TOP: Final = 5
+"""Events listed one by one (the longest)."""
+HITCH_ROLES: Final = {
+    "cpu_busy": ("MsCPUBusy", "CPUBusy"),
+    "cpu_wait": ("MsCPUWait", "CPUWait"),
+    "gpu_busy": ("MsGPUBusy", "GPUBusy", "MsGPUTime", "GPUTime"),
+}
+"""Role -> the columns that can fill it, the first the capture has (as the reader's
+WORK_COLUMNS)."""
+CAUSES: Final[tuple[HitchCause, ...]] = ("cpu", "gpu", "present_wait", "unknown")
+
+
+def _neighbour_medians(values: FloatArray, events: IntArray) -> FloatArray:
+    """Per event, the median of the finite values of the HITCH_NEIGHBOURS frames on each side
+    (the event itself left out; fewer at the ends), NaN where none is finite."""
+    offsets = np.concatenate((np.arange(-HITCH_NEIGHBOURS, 0), np.arange(1, HITCH_NEIGHBOURS + 1)))
+    index = events[:, None] + offsets[None, :]
+    inside = (index >= 0) & (index < values.size)
+    rows = np.where(inside, values[np.clip(index, 0, values.size - 1)], np.nan)
+    rows.sort(axis=1)  # NaN sorts last
+    count = np.count_nonzero(np.isfinite(rows), axis=1)
+    at = np.arange(rows.shape[0])
+    low = rows[at, np.maximum((count - 1) // 2, 0)]
+    high = rows[at, np.maximum(count // 2, 0)]
+    return np.where(count > 0, (low + high) / 2.0, np.nan)
+
+
+def hitch_causes_figures(frames_ms: FloatArray, columns: dict[str, tuple[str, FloatArray]]
+                         ) -> HitchCauses | None:
+    """The hitch ledger of a run's frame times (every frame, as the capture has them) and its
+    work columns (role -> (column, values per frame)); None without a CPU or GPU busy one."""
+    if "cpu_busy" not in columns and "gpu_busy" not in columns:
+        return None
+    positive = np.flatnonzero(frames_ms > 0.0)  # the SOP's frames (t <= 0 dropped)
+    frames = frames_ms[positive]
+    events = stutter_events(frames)
+    excess = frames[events] - _neighbour_medians(frames, events)
+    shares: dict[str, FloatArray] = {}
+    excess_of: dict[str, FloatArray] = {}
+    for role, (_, values) in columns.items():
+        kept = values[positive]
+        excess_of[role] = kept[events] - _neighbour_medians(kept, events)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares[role] = np.where(excess > 0.0, excess_of[role] / excess, np.nan)
+    none = np.full(events.size, np.nan)
+    cpu, gpu, wait = (shares.get(r, none) for r in ("cpu_busy", "gpu_busy", "cpu_wait"))
+    cpu_ok, gpu_ok = cpu >= HITCH_SHARE, gpu >= HITCH_SHARE  # NaN compares false
+    cause = np.full(events.size, 3)  # unknown
+    cause[wait >= HITCH_SHARE] = 2
+    cause[cpu_ok] = 0
+    cause[gpu_ok & (~cpu_ok | (gpu >= cpu))] = 1
+    present_at = np.cumsum(frames)
+    ledger = tuple(
+        HitchCauseTotal(cause=name, events=int(np.count_nonzero(cause == k)),
+                        time_ms=float(frames[events[cause == k]].sum()))
+        for k, name in enumerate(CAUSES))
+    longest = np.argsort(-frames[events], kind="stable")[:HITCH_TOP]
+
+    def value(role: str, j: int) -> float | None:
+        got = excess_of.get(role)
+        return None if got is None or not np.isfinite(got[j]) else float(got[j])
+
+    top = tuple(
+        HitchEvent(frame=int(events[j]) + 1, at_s=float(present_at[events[j]]) / 1000.0,
+                   frame_ms=float(frames[events[j]]),
+                   surrounding_ms=float(frames[events[j]] - excess[j]),
+                   cause=CAUSES[int(cause[j])], cpu_busy_excess_ms=value("cpu_busy", j),
+                   gpu_busy_excess_ms=value("gpu_busy", j), wait_excess_ms=value("cpu_wait", j))
+        for j in longest.tolist())
+    return HitchCauses(events=int(events.size),
+                       columns={role: column for role, (column, _) in sorted(columns.items())},
+                       neighbours=HITCH_NEIGHBOURS, share=HITCH_SHARE, ledger=ledger, top=top)
+
+
+def hitch_causes_of(capture: Capture) -> HitchCauses | None:
+    """The hitch ledger, or None: not measured by this capture (no CPU or GPU busy column)."""
+    columns: dict[str, tuple[str, FloatArray]] = {}
+    for role, names in HITCH_ROLES.items():
+        found = capture.measured_column(*names)
+        if found is not None:
+            columns[role] = found
+    return hitch_causes_figures(capture.frame_times_ms, columns)
+
+
+def measured_by(capture: Capture, timing: DisplayTiming | None = None) -> MeasuredByCapture:
+    """Everything together (record.json `runs[].measured`)."""
+    return MeasuredByCapture(latency=latency_of(capture), animation_error=animation_error_of(capture),
+                             refresh_cadence=refresh_cadence_of(capture, timing),
+                             hitch_causes=hitch_causes_of(capture))

@@ -17,9 +17,16 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Protocol, overload, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.bundle import CardRun, CardTestSystem, LoadedBundle, Written, load_bundle
+from certgen.bundle import (
+    CardRun,
+    CardTestSystem,
+    LoadedBundle,
+    Written,
+    display_timing_of,
+    load_bundle,
+)
 from certgen.captures.detect import read_capture
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
@@ -51,6 +58,7 @@ from certgen.model import (
     TestSystem,
     lab_text,
 )
+from certgen.model.measured import DisplayTiming
 from certgen.pagefigures import checked
 from certgen.provenance import HeldCapture, hold_captures
 from certgen.record import (
@@ -159,9 +167,11 @@ def _conditions(run: CardRun) -> RunConditions:
     )
 
 
-def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules
+def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
+              timing: DisplayTiming | None = None
               ) -> tuple[RunInput, RunFacts, tuple[HeldCapture, ...]]:
-    """Read, measure and describe one run of the bundle; with what its captures record."""
+    """Read, measure and describe one run of the bundle (on the display `timing` card.yaml
+    declares, if any); with what its captures record."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
     first_actual = bundle.file(first_file).sha256 if first_file else None
@@ -230,7 +240,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules
         frame_diagnostics=diagnostics, recorded=capture.recorded,
         first_capture_recorded=first_recorded,
         provenance_note=lab_text(_written(run.provenance_note)),
-        measured=measured_by(capture),
+        measured=measured_by(capture, timing),
     )
     return run_input, facts, tuple(held)
 
@@ -279,11 +289,14 @@ def _lab_written(value: str | LocalizedText) -> LabText:
 
 def _test_system(bench: CardTestSystem) -> TestSystem:
     """card.yaml's test bench as the record holds it (memory in GB as a number, 32 -> 32.0)."""
-    display = {} if bench.display is None else {"display": bench.display}  # a later key
+    later: dict[str, Any] = {} if bench.display is None else {"display": bench.display}
+    if bench.display_timing is not None:
+        later["display_timing"] = display_timing_of(bench.display_timing)
     return TestSystem(
         cpu=bench.cpu, memory_gb=None if bench.memory_gb is None else float(bench.memory_gb),
         os=bench.os, motherboard=bench.motherboard, notes=lab_text(_written(bench.notes)),
-        **display)
+        **later)
+
 
 
 def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | None) -> Scope:
@@ -318,8 +331,11 @@ def _checked(
     inputs: list[RunInput] = []
     facts: list[RunFacts] = []
     held: list[HeldCapture] = []
+    bench = card.test_system
+    timing = (None if bench is None or bench.display_timing is None
+              else display_timing_of(bench.display_timing))
     for index, run in enumerate(card.runs):
-        run_input, run_facts, run_held = _read_run(bundle, index, run, rules)
+        run_input, run_facts, run_held = _read_run(bundle, index, run, rules, timing)
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
         facts.append(run_facts)
         held.extend(run_held)

@@ -105,6 +105,9 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
     # What PresentMon measures beside the intervals (a game with latency markers): PC latency
     # and animation error, from their own generator so that the other columns stay as they were.
     measured = np.random.default_rng(seed + 1)
+    # Where a hitch's time went (CPU, GPU or waiting on the present queue): its own generator
+    # again, so that every other column stays as it was.
+    hitch = np.random.default_rng(seed + 2)
     pace = float(np.median(times))
     for i, t in enumerate(times):
         t_game += float(t)
@@ -120,6 +123,12 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
                 f"{t_dwm / 1000:.4f},NA,NA,NA,NA"
             )
         busy = float(t) * float(rng.uniform(0.55, 0.7))
+        gpu_busy = busy * 0.9
+        if float(t) > 2.0 * pace:  # a hitch: one processor (or neither) took the extra time
+            cause = hitch.choice(["cpu", "gpu", "wait"], p=[0.5, 0.3, 0.2])
+            usual = pace * 0.6
+            busy = float(t) - 0.4 * pace if cause == "cpu" else usual
+            gpu_busy = float(t) * 0.9 if cause == "gpu" else usual * 0.9
         first = i == 0
         pc_latency = f"{float(t) * 1.6 + float(measured.gamma(4.0, 1.5)):.4f}"
         # Animation error tracks how uneven the frame was against the run's usual pace.
@@ -130,8 +139,8 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
             f"Application,{qpc + int(t_game * 10000)},{'NA' if first else f'{t:.4f}'},"
             f"{between},{'NA' if first else f'{t:.14f}'},0.52690000000000,"
             f"0.78810000000000,{t * 0.9:.4f},{pc_latency},{qpc + int(t_game * 10000) - 2000},"
-            f"{t:.4f},{busy:.4f},{float(t) - busy:.4f},{busy * 0.4:.4f},{busy * 0.9:.4f},"
-            f"{busy * 0.9:.4f},0.0000,0.0000,{animation},{t_game / 1000:.4f},NA,NA,NA,NA"
+            f"{t:.4f},{busy:.4f},{float(t) - busy:.4f},{busy * 0.4:.4f},{gpu_busy:.4f},"
+            f"{gpu_busy:.4f},0.0000,0.0000,{animation},{t_game / 1000:.4f},NA,NA,NA,NA"
         )
     # The first frame of the group has no previous present: its interval is NA.
     data = "\ufeff" + "\r\n".join(lines) + "\r\n"
@@ -334,10 +343,11 @@ def conditions(day: str, title: str) -> dict[str, object]:
     return {"tested_on": day, "technician": TECHNICIAN, "game_version": GAME_VERSIONS[title]}
 
 
-def windows_bench(cpu: str, board: str, display: str) -> dict[str, object]:
+def windows_bench(cpu: str, board: str, display: str, timing: dict[str, object]
+                  ) -> dict[str, object]:
     """The Windows test bench a sample's card.yaml declares (CapFrameX records the same)."""
     return {"cpu": cpu, "memory_gb": 32, "os": "Windows 11 Pro 23H2 (illustrative)",
-            "motherboard": board, "display": display, "notes": None}
+            "motherboard": board, "display": display, "display_timing": timing, "notes": None}
 
 
 def capframex_system(bench: dict[str, object], day: str) -> dict[str, str]:
@@ -352,7 +362,8 @@ def make_platinum(root: Path) -> None:
     b = root / "platinum-rtx4070s"
     (b / "captures").mkdir(parents=True, exist_ok=True)
     bench = windows_bench("Illustrative 8-core CPU", "Illustrative X670E board",
-                          "Illustrative 27-inch 2560x1440 165 Hz monitor")
+                          "Illustrative 27-inch 2560x1440 165 Hz monitor",
+                          {"refresh_hz": 165, "vrr": {"min_hz": 48, "max_hz": 165}})
     runs = []
     # 1920x1080: two titles, both very even (tier mean above 95).
     t = frame_times(Shape(fps=148.0, gap=0.030, stutter=0.060, seconds=60, seed=101))
@@ -478,6 +489,7 @@ def make_gold(root: Path) -> None:
                         "os": f"{GOLD_BENCH['os']} (kernel {GOLD_BENCH['kernel']})",
                         "motherboard": "Illustrative B650 board",
                         "display": "Illustrative 27-inch 2560x1440 144 Hz monitor",
+                        "display_timing": {"refresh_hz": 144, "vrr": "none"},
                         "notes": None},
         "runs": runs,
     }
@@ -489,7 +501,8 @@ def make_silver(root: Path) -> None:
     b = root / "silver-gtx1660s"
     (b / "captures").mkdir(parents=True, exist_ok=True)
     bench = windows_bench("Illustrative 6-core CPU", "Illustrative B550 board",
-                          "Illustrative 24-inch 1920x1080 144 Hz monitor")
+                          "Illustrative 24-inch 1920x1080 144 Hz monitor",
+                          {"refresh_hz": 144, "vrr": {"min_hz": 48, "max_hz": 144}})
     runs = []
     t = frame_times(Shape(fps=78.0, gap=0.080, stutter=0.160, seconds=80, seed=301))
     t2 = frame_times(Shape(fps=84.0, gap=0.075, stutter=0.150, seconds=40, seed=302))

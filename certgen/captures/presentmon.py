@@ -34,7 +34,8 @@ What is read (docs/spec/captures.md):
   displayed), kept for the chosen group's rows that have an interval; never read beside
   CPUBusy + CPUWait (PresentMon 2.0.0 writes neither);
 - diagnostics only (certgen.measured), in the same pass: the latency and animation-error
-  columns of MEASURED_COLUMNS, `NA` as NaN, NaN too on a frame not displayed;
+  columns of MEASURED_COLUMNS, `NA` as NaN, NaN too on a frame not displayed, and the CPU /
+  GPU columns of WORK_COLUMNS (`NA` as NaN, on every frame);
 - an interval of about 2⁶⁴ × 100 ns (WRAP_MS, a FrameView defect) is read as the negative
   interval it wraps, with a warning (_unwrapped).
 """
@@ -89,6 +90,13 @@ certgen.measured), then their `--v2_metrics` names (no `Ms`): read as numbers, `
 kept for displayed frames only (a dropped frame's value, should a tool write one, is NaN: the
 figures are over displayed frames). Any other token is refused with its line, as in the
 display-change column: PresentMon and FrameView write `NA`, never an empty cell."""
+WORK_COLUMNS = (("MsCPUBusy", "CPUBusy"), ("MsCPUWait", "CPUWait"),
+                ("MsGPUBusy", "GPUBusy", "MsGPUTime", "GPUTime"))
+"""Where each frame's time went, as PresentMon 2.x writes it (CPU busy, CPU wait, GPU busy):
+per role, the first column the header has (`--v2_metrics` names without `Ms`; GPU time where
+there is no GPU busy). Diagnostics (the hitch causes, certgen.measured), read as
+MEASURED_COLUMNS are but kept on every frame, displayed or not: a frame the display dropped
+still took its CPU and GPU time."""
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
@@ -178,7 +186,8 @@ class _Layout:
     row_columns: tuple[int, ...] = ()
     """Indices of the ROW_COLUMNS the header has (read at the chosen group's first row)."""
     measured: tuple[tuple[str, int], ...] = ()
-    """(name, index) of each MEASURED_COLUMNS column the header has (diagnostics)."""
+    """(name, index) of each MEASURED_COLUMNS column the header has, then of each WORK_COLUMNS
+    role's first (diagnostics)."""
 
     @property
     def required(self) -> list[int]:
@@ -264,8 +273,15 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
         display_index=display_index,
         row_columns=tuple(header.index(c) for c in ROW_COLUMNS if c in header),
         # Whatever the interval column (PresentMon 2.0.0 writes ClickToPhotonLatency too).
-        measured=tuple((c, header.index(c)) for c in MEASURED_COLUMNS if c in header),
+        measured=(*((c, header.index(c)) for c in MEASURED_COLUMNS if c in header),
+                  *((c, header.index(c)) for c in _first_of_each(header, WORK_COLUMNS))),
     )
+
+
+def _first_of_each(header: list[str], roles: tuple[tuple[str, ...], ...]) -> list[str]:
+    """The first column of each role the header has (roles without one left out)."""
+    return [next(c for c in role if c in header) for role in roles
+            if any(c in header for c in role)]
 
 
 def _recorded(layout: _Layout, first_row: dict[str, str], first: dict[int, str | None]
@@ -334,7 +350,8 @@ class _Selected(NamedTuple):
     display: np.ndarray | None
     """MsBetweenDisplayChange per row (NaN for NA), None without the column."""
     measured: dict[str, np.ndarray]
-    """Each MEASURED_COLUMNS column the file has, per row (NaN for NA or a dropped frame)."""
+    """Each MEASURED_COLUMNS column the file has, per row (NaN for NA or a dropped frame), and
+    each WORK_COLUMNS one (NaN for NA)."""
     first: dict[int, str | None]
     """The ROW_COLUMNS cells of the group's first row, by column index (None past a short
     row's end or for an empty cell; as written, untrimmed)."""
@@ -511,7 +528,7 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
         measured = {}
         for name, i in layout.measured:
             column = rows[f"m{i}"].to_numpy()  # float64, nulls as NaN
-            if dropped and dropped_rows is not None:
+            if dropped and dropped_rows is not None and name in MEASURED_COLUMNS:
                 if not column.flags.writeable:  # polars may hand out a view of its buffer
                     column = column.copy()
                 column[dropped_rows.to_numpy()] = np.nan  # over displayed frames only
@@ -663,7 +680,9 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         suspect = longer or df[names[width - 1]].has_nulls()
     if suspect:
         raise _Suspect
-    number = _finite if as_float else _numbers
+    if as_float:  # every numeric column checked in one polars pass (one per column is slower)
+        _all_finite(df, [names[i] for i in sorted(numeric)])
+    number = _as_read if as_float else _numbers
     columns = {"interval": number(df[names[layout.interval_index]])}
     if layout.addend_index is not None:
         columns["addend"] = number(df[names[layout.addend_index]])
@@ -709,10 +728,18 @@ def _type_name(cell: str) -> str | None:
     return None if text in ("", NA) else text
 
 
-def _finite(values: pl.Series) -> pl.Series:
-    """A Float64 column read with `NA` as its only null: _Suspect when a value is not finite."""
-    if values.is_nan().any() or values.is_infinite().any():
+def _all_finite(df: pl.DataFrame, columns: list[str]) -> None:
+    """Float64 columns read with `NA` as their only null: _Suspect when a value is not finite
+    (NaN or inf: text the slow path names with its line)."""
+    import polars as pl
+
+    if df.select(pl.any_horizontal(
+            (pl.col(c).is_nan() | pl.col(c).is_infinite()).any() for c in columns)).item():
         raise _Suspect
+
+
+def _as_read(values: pl.Series) -> pl.Series:
+    """A Float64 column _all_finite has checked, as it is."""
     return values
 
 
@@ -953,7 +980,8 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             value_of = float("nan") if token.strip() == NA else parse_number(
                 token, name=name, line=line, field=column)
             measured[column].setdefault(key, []).append(
-                float("nan") if dropped == 1 else value_of)  # over displayed frames only
+                float("nan") if dropped == 1 and column in MEASURED_COLUMNS
+                else value_of)  # over displayed frames only (WORK_COLUMNS: every frame)
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)

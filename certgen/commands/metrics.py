@@ -30,13 +30,16 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
+from pydantic import ValidationError
 
+from certgen.bundle import CardDisplayTiming, display_timing_of
 from certgen.captures.detect import FORMATS, read_capture_file
 from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.framegen import compute_frame_diagnostics
-from certgen.measured import animation_error_of, latency_of
+from certgen.measured import animation_error_of, hitch_causes_of, latency_of, refresh_cadence_of
 from certgen.metrics import weights_of
+from certgen.model.measured import DisplayTiming
 from certgen.model.uncertainty import FIGURES
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
@@ -126,9 +129,10 @@ def read_all(
 
 
 def measure(paths: list[str], fmt: str | None, process: str | None,
-            interval: bool = False) -> list[dict[str, Any]]:
+            interval: bool = False, timing: DisplayTiming | None = None) -> list[dict[str, Any]]:
     """The JSON objects of `certgen metrics --json`, in argument order (`interval` adds each
-    capture's measurement intervals).
+    capture's measurement intervals; `timing`, the display's refresh, the refresh-cadence
+    figures that need it).
 
     A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
     "<the one-line message>"}` in its place; the others are measured as usual.
@@ -163,6 +167,10 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["latency"] = latency_of(capture).model_dump(mode="json")
         animation = animation_error_of(capture)
         entry["animation_error"] = None if animation is None else animation.model_dump(mode="json")
+        cadence = refresh_cadence_of(capture, timing)
+        entry["refresh_cadence"] = None if cadence is None else cadence.model_dump(mode="json")
+        hitches = hitch_causes_of(capture)
+        entry["hitch_causes"] = None if hitches is None else hitches.model_dump(mode="json")
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         if interval:
@@ -227,6 +235,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
         extra += r["warnings"]
         extra += diagnostic_notes(r["frame_diagnostics"])
         extra += measured_notes(r["latency"], r["animation_error"])
+        extra += cadence_notes(r["refresh_cadence"], r["hitch_causes"])
         if "interval" in r:
             extra += interval_notes(r["interval"])
             extra.append(stability_note(r["stability"]))
@@ -299,6 +308,38 @@ def measured_notes(latency: dict[str, Any], animation: dict[str, Any] | None) ->
     return out
 
 
+def cadence_notes(cadence: dict[str, Any] | None, hitches: dict[str, Any] | None) -> list[str]:
+    """Refresh cadence and hitch causes as table notes (not graded), or what they lack."""
+    out = []
+    if cadence is None:
+        out.append("diagnostic: refresh cadence not measured by this capture (no display changes)")
+    elif cadence["refresh_hz"] is None:
+        out.append(f"diagnostic: refresh cadence ({cadence['column']}, {cadence['frames']} "
+                   "frames) needs the display's refresh: --refresh-hz [--vrr]")
+    else:
+        if cadence["held"] is not None:
+            held = cadence["held"]
+            shares = (f"held 1 refresh {held['one']:.1%}, 2 {held['two']:.1%}, 3+ "
+                      f"{held['three_or_more']:.1%}; beyond one refresh")
+        else:
+            window = cadence["vrr_window"]
+            shares = (f"{cadence['vrr_min_hz']:g}-{cadence['vrr_max_hz']:g} Hz window: inside "
+                      f"{window['inside']:.1%}, below {window['below']:.1%}, above "
+                      f"{window['above']:.1%}; below the window")
+        out.append(f"diagnostic, not graded: refresh cadence at {cadence['refresh_hz']:g} Hz "
+                   f"({cadence['column']}, {cadence['frames']} frames): {shares} "
+                   f"{cadence['beyond_refresh_ms_per_min']:.0f} ms per minute; present and "
+                   f"display apart by over half a refresh: "
+                   f"{cadence['present_display_mismatch_share']:.1%} of frames")
+    if hitches is None:
+        out.append("diagnostic: hitch causes not measured by this capture (no CPU or GPU busy)")
+    else:
+        ledger = ", ".join(f"{t['cause']} {t['events']}" for t in hitches["ledger"])
+        out.append(f"diagnostic, not graded: hitch causes of {hitches['events']} stutter events "
+                   f"({', '.join(hitches['columns'].values())}): {ledger}")
+    return out
+
+
 def interval_notes(interval: dict[str, Any]) -> list[str]:
     """The measurement intervals as table notes, each figure named and formatted as its column
     (COLUMNS): the printed ones, then the others grouped by why they are not estimated."""
@@ -331,6 +372,32 @@ def file_sha256(path: pathlib.Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+def display_timing_option(refresh_hz: float | None, vrr: str | None) -> DisplayTiming | None:
+    """--refresh-hz and --vrr as card.yaml's display_timing would give them, checked by the
+    same rules (a usage error names the option)."""
+    if refresh_hz is None:
+        if vrr is not None:
+            raise click.UsageError("--vrr needs --refresh-hz (the display's highest refresh)")
+        return None
+    window: object = "none"
+    if vrr is not None and vrr.strip().lower() != "none":
+        low, sep, high = vrr.partition("-")
+        try:
+            if not sep:
+                raise ValueError
+            window = {"min_hz": float(low), "max_hz": float(high)}
+        except ValueError:
+            raise click.BadParameter(f"expected MIN-MAX in Hz (e.g. 48-165) or none, got {vrr!r}",
+                                     param_hint="--vrr") from None
+    try:
+        card = CardDisplayTiming.model_validate({"refresh_hz": refresh_hz, "vrr": window})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        hint = "--refresh-hz" if error["loc"][:1] == ("refresh_hz",) else "--vrr"
+        raise click.BadParameter(error["msg"], param_hint=hint) from None
+    return display_timing_of(card)
+
+
 @click.command(name="metrics")
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
 @click.option(
@@ -346,11 +413,18 @@ def file_sha256(path: pathlib.Path) -> str:
 @click.option("--interval", is_flag=True,
               help="Add each figure's 95 % measurement interval, or why it is not estimated "
               "(a circular block bootstrap, 10,000 resamples; not graded).")
+@click.option("--refresh-hz", type=float, default=None, metavar="HZ",
+              help="The display's refresh rate (its highest under VRR), for the refresh-cadence "
+              "figures that need it; as card.yaml's test_system.display_timing.refresh_hz.")
+@click.option("--vrr", default=None, metavar="MIN-MAX|none",
+              help="The display's variable-refresh window in Hz, e.g. 48-165, or none (the "
+              "default with --refresh-hz: a fixed refresh).")
 def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool,
-            interval: bool) -> None:
+            interval: bool, refresh_hz: float | None, vrr: str | None) -> None:
     """SOP v1.1 figures and diagnostics per capture."""
     keep_freed_memory()
-    results = measure(list(captures), fmt, process, interval)
+    timing = display_timing_option(refresh_hz, vrr)
+    results = measure(list(captures), fmt, process, interval, timing)
     good = [r for r in results if "error" not in r]
     if as_json:
         click.echo(json.dumps(results, indent=2, ensure_ascii=False))

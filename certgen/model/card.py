@@ -9,6 +9,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from certgen.model.base import Frozen, LabText, Language, WithLaterKeys
+from certgen.model.measured import DisplayTiming
 
 
 class CardInfo(Frozen):
@@ -51,7 +52,12 @@ class TestSystem(WithLaterKeys):
         default=None, description="The display the runs were shown on (free text); absent when "
                                   "card.yaml gives none, and in records of an older certgen.")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("display",)
+    display_timing: DisplayTiming | None = Field(
+        default=None, description="The display's refresh and VRR window as card.yaml states "
+                                  "them; absent when it does not, and in records of an older "
+                                  "certgen.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("display", "display_timing")
 
 
 class ScopeGame(Frozen):

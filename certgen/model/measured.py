@@ -1,12 +1,15 @@
-"""What the capture measured beside the present intervals: latency and animation error
-(certgen.measured, docs/spec/metrics.md "Measured by the capture"). Diagnostics, never graded;
-`metrics --json` keys `latency` and `animation_error` (pinned)."""
+"""What the capture measured beside the present intervals: latency, animation error, refresh
+cadence and the causes of its hitches (certgen.measured, docs/spec/metrics.md "Measured by the
+capture"). Diagnostics, never graded; `metrics --json` keys `latency`, `animation_error`,
+`refresh_cadence` and `hitch_causes` (pinned)."""
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 from pydantic import Field
 
-from certgen.model.base import Frozen
+from certgen.model.base import Frozen, WithLaterKeys
 
 
 class LatencySpread(Frozen):
@@ -46,17 +49,132 @@ class AnimationError(Frozen):
     column: str = Field(description="The capture column read: MsAnimationError (AnimationError with --v2_metrics).")
 
 
-class MeasuredByCapture(Frozen):
+class DisplayTiming(Frozen):
+    """card.yaml `test_system.display_timing` (or `metrics --refresh-hz/--vrr`): the refresh
+    the display ran at, which the refresh-cadence figures need. Declared, never guessed."""
+
+    refresh_hz: float = Field(description="The display's refresh rate (its highest under VRR), Hz.")
+    vrr_min_hz: float | None = Field(
+        description="Lowest refresh of the variable-refresh window, Hz; null: fixed refresh.")
+    vrr_max_hz: float | None = Field(
+        description="Highest refresh of the variable-refresh window, Hz; null: fixed refresh.")
+
+    @property
+    def refresh_ms(self) -> float:
+        """One refresh interval, ms."""
+        return 1000.0 / self.refresh_hz
+
+    @property
+    def vrr(self) -> bool:
+        return self.vrr_min_hz is not None
+
+
+class HeldShares(Frozen):
+    """Fixed refresh: the share of display time of frames held for 1, 2, 3 or more refreshes."""
+
+    one: float = Field(description="Held under 1.5 refresh intervals (0-1, of display time).")
+    two: float = Field(description="Held 1.5 to 2.5 refresh intervals.")
+    three_or_more: float = Field(description="Held 2.5 refresh intervals or more.")
+
+
+class VrrShares(Frozen):
+    """Variable refresh: the share of display time inside the declared window, below it (the
+    display held a frame longer than its lowest refresh allows) and above it."""
+
+    inside: float = Field(description="Display intervals inside [1000/max, 1000/min] ms (0-1).")
+    below: float = Field(description="Longer than 1000/min ms: below the window (0-1).")
+    above: float = Field(description="Shorter than 1000/max ms: above the window (0-1).")
+
+
+class RefreshCadence(Frozen):
+    """`refresh_cadence`: how the displayed frames met the display's refresh, from the
+    display-change intervals. Without a declared display only `frames` and `column` are
+    given: every figure that needs the refresh rate is null."""
+
+    column: str = Field(description="The display-change column read, e.g. MsBetweenDisplayChange.")
+    frames: int = Field(description="Displayed frames with a display-change interval above 0 ms.")
+    refresh_hz: float | None = Field(description="The declared refresh rate, Hz; null: not declared.")
+    vrr_min_hz: float | None = Field(description="Declared VRR window low end, Hz; null: none.")
+    vrr_max_hz: float | None = Field(description="Declared VRR window high end, Hz; null: none.")
+    held: HeldShares | None = Field(
+        description="Fixed refresh only: time share held for 1, 2, 3+ refreshes.")
+    vrr_window: VrrShares | None = Field(description="VRR only: time share inside / below / above.")
+    beyond_refresh_ms_per_min: float | None = Field(
+        description="Display time beyond one refresh interval (fixed), or beyond the VRR "
+                    "window's longest interval (VRR), per minute of display time, ms.")
+    present_display_mismatch_share: float | None = Field(
+        description="Share of displayed frames whose present and display-change intervals "
+                    "differ by more than half a refresh interval (0-1).")
+
+
+HitchCause = Literal["cpu", "gpu", "present_wait", "unknown"]
+
+
+class HitchCauseTotal(Frozen):
+    """One cause in the ledger: how many stutter events it explains and their frame time."""
+
+    cause: HitchCause = Field(description="cpu, gpu, present_wait or unknown.")
+    events: int = Field(description="Stutter events attributed to it.")
+    time_ms: float = Field(description="Their frame times added up, ms.")
+
+
+class HitchEvent(Frozen):
+    """One stutter event with what its columns say (excess: the frame's value minus the median
+    of its neighbours; null where the capture has no such column or no value)."""
+
+    frame: int = Field(description="Its position among the run's frames (1-based).")
+    at_s: float = Field(description="When it ended, seconds from the start of the run.")
+    frame_ms: float = Field(description="Its frame time, ms.")
+    surrounding_ms: float = Field(description="The median frame time of its neighbours, ms.")
+    cause: HitchCause = Field(description="The attribution (docs/spec/metrics.md, hitch causes).")
+    cpu_busy_excess_ms: float | None = Field(description="CPU busy excess, ms.")
+    gpu_busy_excess_ms: float | None = Field(description="GPU busy excess, ms.")
+    wait_excess_ms: float | None = Field(
+        description="The larger of the in-Present and CPU-wait excesses, ms.")
+
+
+class HitchCauses(Frozen):
+    """`hitch_causes`: each stutter event (the diagnostics' rule) attributed from the
+    capture's CPU / GPU / present columns by a documented rule, never guessed."""
+
+    events: int = Field(description="Stutter events in the run.")
+    columns: dict[str, str] = Field(
+        description="Role -> the capture column read (cpu_busy, cpu_wait, gpu_busy, present).")
+    neighbours: int = Field(description="Frames on each side whose median is 'surrounding'.")
+    share: float = Field(description="Share of the event's excess a column must explain (0-1).")
+    ledger: tuple[HitchCauseTotal, ...] = Field(
+        description="Per cause, in the order cpu, gpu, present_wait, unknown.")
+    top: tuple[HitchEvent, ...] = Field(description="The longest events, longest first.")
+
+
+class MeasuredByCapture(WithLaterKeys):
     """record.json `runs[].measured`: what the capture measured beside its present intervals,
     as `metrics --json` gives it (each part null where the capture did not measure it)."""
 
     latency: Latency = Field(description="Latency per kind; each null when not measured.")
     animation_error: AnimationError | None = Field(
         description="Animation error; null when not measured.")
+    refresh_cadence: RefreshCadence | None = Field(
+        default=None, description="Refresh cadence; null without a display-change column "
+                                  "(absent in records of an older certgen).")
+    hitch_causes: HitchCauses | None = Field(
+        default=None, description="Hitch causes; null without a CPU or GPU busy column "
+                                  "(absent in records of an older certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refresh_cadence", "hitch_causes")
 
     @property
     def any(self) -> bool:
-        """Whether the capture measured any of it (the documents show a section only then)."""
+        """Whether the capture measured latency or animation error (the documents show that
+        section only then)."""
         lat = self.latency
         return any(x is not None for x in (self.animation_error, lat.pc_latency_ms,
                                            lat.click_to_photon_ms, lat.all_input_to_photon_ms))
+
+    @property
+    def cadence_or_hitches(self) -> bool:
+        """Whether there is a refresh cadence against a declared refresh, or a hitch ledger
+        (the documents show that section only then)."""
+        cadence = self.refresh_cadence
+        return (cadence is not None and cadence.refresh_hz is not None) or (
+            self.hitch_causes is not None)
