@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from certgen.captures.presentmon import WORK_COLUMNS
 from certgen.diagnostics import stutter_events
 from certgen.model.measured import (
     AnimationError,
@@ -194,13 +195,9 @@ HITCH_SHARE: Final = 0.5
 """A column explains a hitch when its excess is at least this share of the frame's excess."""
 HITCH_TOP: Final = 5
 """Events listed one by one (the longest)."""
-HITCH_ROLES: Final = {
-    "cpu_busy": ("MsCPUBusy", "CPUBusy"),
-    "cpu_wait": ("MsCPUWait", "CPUWait"),
-    "gpu_busy": ("MsGPUBusy", "GPUBusy", "MsGPUTime", "GPUTime"),
-}
-"""Role -> the columns that can fill it, the first the capture has (as the reader's
-WORK_COLUMNS)."""
+HITCH_ROLES: Final = dict(zip(("cpu_busy", "cpu_wait", "gpu_busy"), WORK_COLUMNS, strict=True))
+"""Role -> the columns that can fill it, the first the capture has (the reader's WORK_COLUMNS,
+which read them)."""
 CAUSES: Final[tuple[HitchCause, ...]] = ("cpu", "gpu", "present_wait", "unknown")
 
 

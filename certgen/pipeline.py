@@ -298,7 +298,6 @@ def _test_system(bench: CardTestSystem) -> TestSystem:
         **later)
 
 
-
 def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | None) -> Scope:
     """What the grade covers (the record's `certificate.scope`): this unit and driver, every
     recorded run's game build, and the test system, as card.yaml states them."""
@@ -331,9 +330,8 @@ def _checked(
     inputs: list[RunInput] = []
     facts: list[RunFacts] = []
     held: list[HeldCapture] = []
-    bench = card.test_system
-    timing = (None if bench is None or bench.display_timing is None
-              else display_timing_of(bench.display_timing))
+    test_system = None if card.test_system is None else _test_system(card.test_system)
+    timing = None if test_system is None else test_system.display_timing
     for index, run in enumerate(card.runs):
         run_input, run_facts, run_held = _read_run(bundle, index, run, rules, timing)
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
@@ -346,7 +344,6 @@ def _checked(
         vendor=card.card.vendor, model=card.card.model, gpu=card.card.gpu,
         vram_gb=card.card.vram_gb, serial=card.card.serial,
         hardware_ray_tracing=card.card.hardware_ray_tracing, driver=card.card.driver)
-    test_system = None if card.test_system is None else _test_system(card.test_system)
     # What the rules of the SOP refuse, then what the card must state and what its captures
     # record (a sample id under a real lab, each capture held against the card, dates after
     # the issue date, the conditions not stated): every reason, one line each.

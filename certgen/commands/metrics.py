@@ -37,7 +37,7 @@ from certgen.captures.detect import FORMATS, read_capture_file
 from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.framegen import compute_frame_diagnostics
-from certgen.measured import animation_error_of, hitch_causes_of, latency_of, refresh_cadence_of
+from certgen.measured import measured_by
 from certgen.metrics import weights_of
 from certgen.model.measured import DisplayTiming
 from certgen.model.uncertainty import FIGURES
@@ -164,13 +164,9 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
         entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
         # What the tool measured beside the intervals (pinned keys; null: not measured).
-        entry["latency"] = latency_of(capture).model_dump(mode="json")
-        animation = animation_error_of(capture)
-        entry["animation_error"] = None if animation is None else animation.model_dump(mode="json")
-        cadence = refresh_cadence_of(capture, timing)
-        entry["refresh_cadence"] = None if cadence is None else cadence.model_dump(mode="json")
-        hitches = hitch_causes_of(capture)
-        entry["hitch_causes"] = None if hitches is None else hitches.model_dump(mode="json")
+        # latency, animation_error, refresh_cadence, hitch_causes: as record.json's
+        # runs[].measured holds them (measured_by sets every key).
+        entry.update(measured_by(capture, timing).model_dump(mode="json"))
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         if interval:

@@ -64,10 +64,6 @@ class DisplayTiming(Frozen):
         """One refresh interval, ms."""
         return 1000.0 / self.refresh_hz
 
-    @property
-    def vrr(self) -> bool:
-        return self.vrr_min_hz is not None
-
 
 class HeldShares(Frozen):
     """Fixed refresh: the share of display time of frames held for 1, 2, 3 or more refreshes."""
@@ -130,16 +126,16 @@ class HitchEvent(Frozen):
     cpu_busy_excess_ms: float | None = Field(description="CPU busy excess, ms.")
     gpu_busy_excess_ms: float | None = Field(description="GPU busy excess, ms.")
     wait_excess_ms: float | None = Field(
-        description="The larger of the in-Present and CPU-wait excesses, ms.")
+        description="CPU wait excess, ms (the CPU waiting on the present queue or the GPU).")
 
 
 class HitchCauses(Frozen):
     """`hitch_causes`: each stutter event (the diagnostics' rule) attributed from the
-    capture's CPU / GPU / present columns by a documented rule, never guessed."""
+    capture's CPU busy, CPU wait and GPU busy columns by a documented rule, never guessed."""
 
     events: int = Field(description="Stutter events in the run.")
     columns: dict[str, str] = Field(
-        description="Role -> the capture column read (cpu_busy, cpu_wait, gpu_busy, present).")
+        description="Role -> the capture column read (cpu_busy, cpu_wait, gpu_busy).")
     neighbours: int = Field(description="Frames on each side whose median is 'surrounding'.")
     share: float = Field(description="Share of the event's excess a column must explain (0-1).")
     ledger: tuple[HitchCauseTotal, ...] = Field(
