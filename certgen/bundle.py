@@ -379,6 +379,10 @@ class CardDisplayTiming(_CardModel):
         description="The refresh rate, Hz (its highest under VRR), e.g. 165.")
     vrr: CardVrr | Literal["none"] = Field(
         description='The VRR window {min_hz, max_hz}, or "none" (a fixed refresh).')
+    presentation: Literal["fullscreen", "windowed"] | None = Field(
+        default=None, description="How the game presented during the runs: fullscreen or "
+                                  "windowed (optional; fullscreen lets certgen check the "
+                                  "captures for composed presentation).")
 
     @model_validator(mode="after")
     def _within(self) -> CardDisplayTiming:
@@ -392,9 +396,10 @@ class CardDisplayTiming(_CardModel):
 def display_timing_of(timing: CardDisplayTiming) -> DisplayTiming:
     """card.yaml's display timing as the stages take it (VRR none: both ends null)."""
     vrr = timing.vrr if isinstance(timing.vrr, CardVrr) else None
+    later = {} if timing.presentation is None else {"presentation": timing.presentation}
     return DisplayTiming(refresh_hz=float(timing.refresh_hz),
                          vrr_min_hz=None if vrr is None else float(vrr.min_hz),
-                         vrr_max_hz=None if vrr is None else float(vrr.max_hz))
+                         vrr_max_hz=None if vrr is None else float(vrr.max_hz), **later)
 
 
 class CardTestSystem(_CardModel):

@@ -27,8 +27,19 @@ import numpy as np
 import yaml
 
 from certgen import paths
+from certgen.diagnostics import STUTTER_MARGIN_MS, STUTTER_RATIO, stutter_events
 from certgen.errors import ExplainerError
-from certgen.measured import ANIMATION_ERROR_LIMITS_MS, animation_error_figures, latency_spread
+from certgen.measured import (
+    ANIMATION_ERROR_LIMITS_MS,
+    HELD_LIMITS,
+    HITCH_NEIGHBOURS,
+    HITCH_TOP,
+    MINUTE_MS,
+    animation_error_figures,
+    hitch_causes_figures,
+    latency_spread,
+    refresh_cadence_figures,
+)
 from certgen.metrics import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -40,6 +51,7 @@ from certgen.metrics import (
     weights_of,
 )
 from certgen.model import Weights
+from certgen.model.measured import DisplayTiming
 from certgen.render.i18n import _percent_pattern, bind_short_words, fmt_pct
 from certgen.sop import Rules, load_rules
 
@@ -48,7 +60,7 @@ if TYPE_CHECKING:
     from certgen.record import Record, Run
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate",
-                          "what-else-a-capture-measures")
+                          "what-else-a-capture-measures", "refresh-cadence", "hitch-causes")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
 SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
 """Pages that quote the GOLD sample's record (see sample_figures)."""
@@ -216,6 +228,8 @@ def explainer_figures(rules: Rules | None = None) -> dict[str, Figure]:
     # The smallest p-value an exact two-sided signed-rank test can reach with 5 pairs: 2 / 2^5.
     f["pairs.p5"] = Figure(2.0 / 2**5, 4)
     f.update(measured_figures())
+    f.update(cadence_figures())
+    f.update(hitch_figures())
     return f
 
 
@@ -252,6 +266,194 @@ def measured_figures() -> dict[str, Figure]:
     f["ae.over4"] = Figure(100.0 * animation.time_share_over_4ms, 0)
     f["ae.limit1"] = Figure(ANIMATION_ERROR_LIMITS_MS[0], 0)
     f["ae.limit4"] = Figure(ANIMATION_ERROR_LIMITS_MS[1], 0)
+    return f
+
+
+# Refresh cadence at a fixed 60 Hz: (present interval, display-change interval) per displayed
+# frame, ms, and the bin the page names for each (1, 2 or 3 = three or more refreshes).
+CADENCE_FIXED: tuple[tuple[float, float], ...] = (
+    (16.6, 16.6), (16.6, 16.6), (24.0, 33.4), (9.4, 16.6), (45.0, 50.0), (21.6, 16.6))
+CADENCE_FIXED_HELD: tuple[int, ...] = (1, 1, 2, 1, 3, 1)
+# Under VRR, a 48-144 Hz window on a 144 Hz display; the place the page names for each interval.
+CADENCE_VRR: tuple[tuple[float, float], ...] = (
+    (6.0, 6.0), (8.0, 8.0), (16.0, 12.0), (16.0, 20.0), (30.0, 30.0), (8.0, 8.0))
+CADENCE_VRR_PLACE: tuple[str, ...] = ("above", "inside", "inside", "inside", "below", "inside")
+CADENCE_FIXED_TIMING = DisplayTiming(refresh_hz=60.0, vrr_min_hz=None, vrr_max_hz=None)
+CADENCE_VRR_TIMING = DisplayTiming(refresh_hz=144.0, vrr_min_hz=48.0, vrr_max_hz=144.0)
+
+
+def _broken() -> ExplainerError:
+    return ExplainerError("an explainer figure came out null; the worked example is broken")
+
+
+def _pct(fraction: float | None) -> Figure:
+    """A share for `{{name:pct}}`: to a tenth of a percent, trailing zeros dropped."""
+    return _fig(None if fraction is None else round_half_away(fraction, 3), 3, trim=True)
+
+
+def cadence_figures() -> dict[str, Figure]:
+    """The worked examples of "Refresh cadence and VRR", computed by certgen.measured: six
+    displayed frames at a fixed 60 Hz, six under a 48-144 Hz VRR window, and the same frames
+    without a declared display (only the count)."""
+    f: dict[str, Figure] = {}
+    f["cad.held1"] = Figure(HELD_LIMITS[0], 1)
+    f["cad.held2"] = Figure(HELD_LIMITS[1], 1)
+    f["cad.minute"] = Figure(MINUTE_MS, 0)
+
+    present, display = (np.array(x) for x in zip(*CADENCE_FIXED, strict=True))
+    timing = CADENCE_FIXED_TIMING
+    got = refresh_cadence_figures(display, present, "MsBetweenDisplayChange", timing)
+    if got is None or got.held is None or got.beyond_refresh_ms_per_min is None:
+        raise _broken()
+    refresh = timing.refresh_ms
+    one, two = (refresh * k for k in HELD_LIMITS)
+    held = np.where(display < one, 1, np.where(display < two, 2, 3))
+    if tuple(held.tolist()) != CADENCE_FIXED_HELD:
+        raise ExplainerError("the fixed-refresh example no longer splits as its page says")
+    f["cad.fx.hz"] = Figure(timing.refresh_hz, 0)
+    f["cad.fx.p"] = Figure(refresh, 2)
+    f["cad.fx.half"] = Figure(refresh / 2.0, 2)
+    f["cad.fx.lim1"] = Figure(one, 2, trim=True)
+    f["cad.fx.lim2"] = Figure(two, 2, trim=True)
+    f["cad.fx.n"] = _int(got.frames)
+    past = np.maximum(display - refresh, 0.0)
+    gap = np.abs(present - display)
+    for i, (t, d) in enumerate(CADENCE_FIXED, 1):
+        f[f"cad.fx.t{i}"] = Figure(t, 1)
+        f[f"cad.fx.d{i}"] = Figure(d, 1)
+        f[f"cad.fx.r{i}"] = Figure(d / refresh, 2)
+        f[f"cad.fx.past{i}"] = Figure(float(past[i - 1]), 2, trim=True)
+        f[f"cad.fx.gap{i}"] = Figure(float(gap[i - 1]), 1, trim=True)
+    f["cad.fx.total"] = Figure(float(display.sum()), 1)
+    for k, name in enumerate(("one", "two", "three"), 1):
+        f[f"cad.fx.{name}_ms"] = Figure(float(display[held == k].sum()), 1)
+    f["cad.fx.one"] = _pct(got.held.one)
+    f["cad.fx.two"] = _pct(got.held.two)
+    f["cad.fx.three"] = _pct(got.held.three_or_more)
+    f["cad.fx.past"] = Figure(float(past.sum()), 2)
+    f["cad.fx.beyond"] = Figure(got.beyond_refresh_ms_per_min, 0)
+    f["cad.fx.mismatch"] = _pct(got.present_display_mismatch_share)
+    f["cad.fx.mismatch_n"] = _int(int(np.count_nonzero(gap > refresh / 2.0)))
+
+    present, display = (np.array(x) for x in zip(*CADENCE_VRR, strict=True))
+    timing = CADENCE_VRR_TIMING
+    got = refresh_cadence_figures(display, present, "MsBetweenDisplayChange", timing)
+    if (got is None or got.vrr_window is None or got.beyond_refresh_ms_per_min is None
+            or timing.vrr_min_hz is None or timing.vrr_max_hz is None):
+        raise _broken()
+    refresh = timing.refresh_ms
+    longest, shortest = 1000.0 / timing.vrr_min_hz, 1000.0 / timing.vrr_max_hz
+    place = np.where(display > longest, "below", np.where(display < shortest, "above", "inside"))
+    if tuple(place.tolist()) != CADENCE_VRR_PLACE:
+        raise ExplainerError("the VRR example no longer falls where its page says")
+    f["cad.vrr.hz"] = Figure(timing.refresh_hz, 0)
+    f["cad.vrr.lo"] = Figure(timing.vrr_min_hz, 0)
+    f["cad.vrr.hi"] = Figure(timing.vrr_max_hz, 0)
+    f["cad.vrr.p"] = Figure(refresh, 2)
+    f["cad.vrr.half"] = Figure(refresh / 2.0, 2)
+    f["cad.vrr.shortest"] = Figure(shortest, 2)
+    f["cad.vrr.longest"] = Figure(longest, 2)
+    f["cad.vrr.n"] = _int(got.frames)
+    past = np.maximum(display - longest, 0.0)
+    gap = np.abs(present - display)
+    for i, (t, d) in enumerate(CADENCE_VRR, 1):
+        f[f"cad.vrr.t{i}"] = Figure(t, 0)
+        f[f"cad.vrr.d{i}"] = Figure(d, 0)
+        f[f"cad.vrr.past{i}"] = Figure(float(past[i - 1]), 2, trim=True)
+        f[f"cad.vrr.gap{i}"] = Figure(float(gap[i - 1]), 0)
+    f["cad.vrr.total"] = Figure(float(display.sum()), 0)
+    for name in ("inside", "below", "above"):
+        f[f"cad.vrr.{name}_ms"] = Figure(float(display[place == name].sum()), 0)
+    f["cad.vrr.inside"] = _pct(got.vrr_window.inside)
+    f["cad.vrr.below"] = _pct(got.vrr_window.below)
+    f["cad.vrr.above"] = _pct(got.vrr_window.above)
+    f["cad.vrr.past"] = Figure(float(past.sum()), 2)
+    f["cad.vrr.beyond"] = Figure(got.beyond_refresh_ms_per_min, 0)
+    f["cad.vrr.mismatch"] = _pct(got.present_display_mismatch_share)
+    f["cad.vrr.mismatch_n"] = _int(int(np.count_nonzero(gap > refresh / 2.0)))
+
+    # No declared display: the frames are counted and nothing else is given.
+    unknown = refresh_cadence_figures(display, present, "MsBetweenDisplayChange", None)
+    if unknown is None or any(
+            value is not None for key, value in unknown.model_dump().items()
+            if key not in ("frames", "column")):
+        raise ExplainerError("without a declared display the cadence must give only the count")
+    f["cad.none.n"] = _int(unknown.frames)
+    return f
+
+
+# Hitch causes: a steady run of HITCH_FRAMES frames (frame time, CPU busy, CPU wait, GPU busy
+# in ms, as HITCH_BASE) with five hitches HITCH_EVERY frames apart, and the cause the page
+# names for each.
+HITCH_FRAMES = 600
+HITCH_EVERY = 100
+HITCH_BASE: tuple[float, float, float, float] = (10.0, 6.0, 4.0, 8.0)
+HITCH_EXAMPLE: tuple[tuple[tuple[float, float, float, float], str], ...] = (
+    ((40.0, 33.0, 7.0, 8.0), "cpu"),  # the CPU's own work grew
+    ((35.0, 7.0, 28.0, 31.0), "gpu"),  # the GPU's work grew; the CPU waited for it
+    ((30.0, 7.0, 23.0, 8.0), "present_wait"),  # only the CPU's wait grew
+    ((28.0, 10.0, 6.0, 12.0), "unknown"),  # no column grew by half the extra time
+    ((50.0, 30.0, 20.0, 38.0), "gpu"),  # both busy columns grew: the larger share wins
+)
+
+
+def hitch_figures() -> dict[str, Figure]:
+    """The worked example of "What caused each hitch", computed by certgen.measured (its rule)
+    and certgen.diagnostics (which frames are stutter events)."""
+    f: dict[str, Figure] = {}
+    rows = np.tile(np.array(HITCH_BASE), (HITCH_FRAMES, 1))
+    at = [HITCH_EVERY * k - 1 for k in range(1, len(HITCH_EXAMPLE) + 1)]  # frames 100, 200, …
+    for i, (values, _) in zip(at, HITCH_EXAMPLE, strict=True):
+        rows[i] = values
+    frames = rows[:, 0].copy()
+    columns = {"cpu_busy": ("MsCPUBusy", rows[:, 1].copy()),
+               "cpu_wait": ("MsCPUWait", rows[:, 2].copy()),
+               "gpu_busy": ("MsGPUBusy", rows[:, 3].copy())}
+    if stutter_events(frames).tolist() != at:
+        raise ExplainerError("the hitch example's stutter events are not the frames its page names")
+    got = hitch_causes_figures(frames, columns)
+    if got is None or got.events != len(HITCH_EXAMPLE) or len(got.top) != len(HITCH_EXAMPLE):
+        raise _broken()
+    base_t, base_cpu, base_wait, base_gpu = HITCH_BASE
+    f["hitch.frames"] = _int(HITCH_FRAMES)
+    f["hitch.seconds"] = Figure(float(frames.sum()) / 1000.0, 3, trim=True)
+    f["hitch.base.t"] = Figure(base_t, 0)
+    f["hitch.base.cpu"] = Figure(base_cpu, 0)
+    f["hitch.base.wait"] = Figure(base_wait, 0)
+    f["hitch.base.gpu"] = Figure(base_gpu, 0)
+    f["hitch.base.fps"] = Figure(1000.0 / base_t, 0)
+    f["hitch.ratio"] = Figure(STUTTER_RATIO, 0)
+    f["hitch.margin"] = Figure(STUTTER_MARGIN_MS, 0)
+    f["hitch.line"] = Figure(max(STUTTER_RATIO * base_t, base_t + STUTTER_MARGIN_MS), 0)
+    f["hitch.neighbours"] = _int(got.neighbours)
+    f["hitch.window"] = _int(2 * HITCH_NEIGHBOURS)
+    f["hitch.share"] = Figure(got.share, 1)
+    f["hitch.top"] = _int(HITCH_TOP)
+    f["hitch.events"] = _int(got.events)
+    by_frame = sorted(got.top, key=lambda e: e.frame)
+    for k, (event, (values, cause)) in enumerate(zip(by_frame, HITCH_EXAMPLE, strict=True), 1):
+        if event.cause != cause or event.frame != at[k - 1] + 1:
+            raise ExplainerError(f"hitch {k} of the example is no longer {cause}, as its page says")
+        excess = event.frame_ms - event.surrounding_ms
+        e = f"hitch.e{k}"
+        f[f"{e}.frame"] = _int(event.frame)
+        f[f"{e}.at"] = Figure(event.at_s, 3, trim=True)
+        f[f"{e}.rank"] = _int(got.top.index(event) + 1)
+        f[f"{e}.t"] = Figure(event.frame_ms, 0)
+        f[f"{e}.median"] = Figure(event.surrounding_ms, 0)
+        f[f"{e}.excess"] = Figure(excess, 0)
+        for role, value, extra in (("cpu", values[1], event.cpu_busy_excess_ms),
+                                   ("wait", values[2], event.wait_excess_ms),
+                                   ("gpu", values[3], event.gpu_busy_excess_ms)):
+            if extra is None or excess <= 0.0:
+                raise _broken()
+            f[f"{e}.{role}"] = Figure(value, 0)
+            f[f"{e}.{role}_med"] = Figure(value - extra, 0)
+            f[f"{e}.{role}_x"] = Figure(extra, 0)
+            f[f"{e}.{role}_sh"] = Figure(round_half_away(extra / excess, 2), 2)
+    for total in got.ledger:
+        f[f"hitch.{total.cause}.n"] = _int(total.events)
+        f[f"hitch.{total.cause}.ms"] = Figure(total.time_ms, 0)
     return f
 
 

@@ -106,34 +106,3 @@ def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagno
         display = compute_display_timing(capture.display_change_ms,
                                          capture.display_change_column or "", weights)
     return FrameDiagnostics(frame_generation=fg, display=display)
-
-
-def generated_zero_warnings(capture: Capture) -> tuple[str, ...]:
-    """A capture-validity warning (issue 25, step 5): generated frames logged with a 0 ms
-    present interval, a pattern PresentMon shows with some frame generators. The SOP drops them
-    as non-positive (counted); the warning says where the count comes from. Empty without
-    FrameType or such frames."""
-    if capture.frame_types is None:
-        return ()
-    zero = capture.frame_times_ms == 0.0
-    if not zero.any():
-        return ()
-    if capture.frame_type_codes is not None:
-        codes = capture.frame_type_codes
-        generated = ~codes.of_type(APPLICATION) & np.isin(
-            codes.codes, [i for i, name in enumerate(codes.names) if name is not None])
-    else:
-        types = capture.frame_types
-        generated = np.array([t is not None and t != APPLICATION for t in types.tolist()],
-                             dtype=bool)
-    hit = zero & generated
-    count = int(np.count_nonzero(hit))
-    if not count:
-        return ()
-    names = sorted({str(t) for t in capture.frame_types[hit].tolist()})
-    frames = "frame" if count == 1 else "frames"
-    return (f"{count} generated {frames} ({', '.join(names)}) logged with a 0 ms present "
-            "interval, a pattern PresentMon shows with some frame generators: the SOP drops "
-            "them as non-positive frame times (counted); the application frames' own figures "
-            "are under frame generation",)
-

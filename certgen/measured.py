@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from certgen.captures.presentmon import WORK_COLUMNS
+from certgen.captures.presentmon import SENSOR_COLUMNS, WORK_COLUMNS
 from certgen.diagnostics import stutter_events
 from certgen.model.measured import (
     AnimationError,
@@ -63,9 +63,12 @@ from certgen.model.measured import (
     Latency,
     LatencySpread,
     MeasuredByCapture,
+    PowerThermals,
     RefreshCadence,
+    SensorEnds,
     VrrShares,
 )
+from certgen.validity import validity_of
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
@@ -273,8 +276,84 @@ def hitch_causes_of(capture: Capture) -> HitchCauses | None:
     return hitch_causes_figures(capture.frame_times_ms, columns)
 
 
+POWER_COLUMNS: Final = SENSOR_COLUMNS[:4]
+"""FrameView's power columns, in the order they are trusted: PCAT's measured board power, then
+the drivers' own figures (NVIDIA's board power, AMD's), then NVIDIA's GPU-only power."""
+TEMPERATURE_COLUMN, CLOCK_COLUMN = SENSOR_COLUMNS[4:]
+SENSOR_SPAN_S: Final = 10.0
+"""Seconds at each end of a run whose median sensor value is its start and end value (half
+the run when it is shorter than twice that)."""
+
+
+def _median(values: FloatArray) -> float | None:
+    known = values[np.isfinite(values)]
+    return float(np.median(known)) if known.size else None
+
+
+def sensor_ends(values: FloatArray, frames_ms: FloatArray, column: str) -> SensorEnds:
+    """A per-frame sensor's median over the first and the last SENSOR_SPAN_S seconds of the
+    run (frames_ms: the present intervals beside it; t <= 0 counts no time)."""
+    t = np.where(frames_ms > 0.0, frames_ms, 0.0)
+    ends = np.cumsum(t)
+    total = float(ends[-1]) if ends.size else 0.0
+    span = min(SENSOR_SPAN_S * 1000.0, total / 2.0)
+    first = ends - t < span  # began inside the first span
+    last = ends > total - span  # ended inside the last span
+    return SensorEnds(column=column, start=_median(values[first]), end=_median(values[last]))
+
+
+def power_thermals_figures(frames_ms: FloatArray, power: tuple[str, FloatArray] | None,
+                           temperature: FloatArray | None, clock: FloatArray | None
+                           ) -> PowerThermals | None:
+    """The power and sensor figures of a run (every frame as the capture has it, each sensor
+    beside it, NaN: no reading); None without any of the three."""
+    if power is None and temperature is None and clock is None:
+        return None
+    positive = frames_ms > 0.0
+    fps = 1000.0 * np.count_nonzero(positive) / float(frames_ms[positive].sum()) \
+        if positive.any() else None
+    avg = None
+    count = 0
+    column = None
+    if power is not None:
+        column, watts = power
+        has = positive & (watts > 0.0)  # NaN compares false; 0 W is no reading
+        count = int(np.count_nonzero(has))
+        weight = float(frames_ms[has].sum())
+        avg = float((watts[has] * frames_ms[has]).sum()) / weight if count else None
+    return PowerThermals(
+        power_column=column if avg is not None else None, power_frames=count, avg_power_w=avg,
+        fps_per_watt=None if avg is None or fps is None else fps / avg,
+        span_s=min(SENSOR_SPAN_S, float(frames_ms[positive].sum()) / 2000.0),
+        temperature_c=None if temperature is None
+        else sensor_ends(temperature, frames_ms, TEMPERATURE_COLUMN),
+        clock_mhz=None if clock is None else sensor_ends(clock, frames_ms, CLOCK_COLUMN))
+
+
+def power_thermals_of(capture: Capture) -> PowerThermals | None:
+    """FrameView's power and GPU sensors, or None: not measured by this capture. The power
+    column is the first of POWER_COLUMNS with a value above 0 W (FrameView writes every one,
+    NA where it has no such sensor)."""
+    power = None
+    for name in POWER_COLUMNS:
+        found = capture.measured_column(name)
+        if found is not None and bool((found[1] > 0.0).any()):
+            power = found
+            break
+    if power is None:  # columns present but no value: the first, to say "no value"
+        power = next((f for f in map(capture.measured_column, POWER_COLUMNS) if f is not None),
+                     None)
+    temperature = capture.measured_column(TEMPERATURE_COLUMN)
+    clock = capture.measured_column(CLOCK_COLUMN)
+    return power_thermals_figures(capture.frame_times_ms, power,
+                                  None if temperature is None else temperature[1],
+                                  None if clock is None else clock[1])
+
+
 def measured_by(capture: Capture, timing: DisplayTiming | None = None) -> MeasuredByCapture:
     """Everything together (record.json `runs[].measured`)."""
     return MeasuredByCapture(latency=latency_of(capture), animation_error=animation_error_of(capture),
                              refresh_cadence=refresh_cadence_of(capture, timing),
-                             hitch_causes=hitch_causes_of(capture))
+                             hitch_causes=hitch_causes_of(capture),
+                             validity=validity_of(capture, timing),
+                             power_thermals=power_thermals_of(capture))

@@ -18,8 +18,8 @@ import numpy.typing as npt
 
 from certgen.captures.model import Capture
 from certgen.diagnostics import STALL_MS, compute_diagnostics
-from certgen.framegen import generated_zero_warnings
 from certgen.metrics import fps_figures, positive_frames, round_half_away
+from certgen.validity import reading_warnings
 
 PageFigures = dict[str, float | int | None]
 """Summary figures by their metric-row name (certgen.compare.METRIC_ROWS)."""
@@ -79,10 +79,10 @@ def stated_figure_warnings(
 
 def checked(captures: Iterable[Capture]) -> list[Capture]:
     """Captures as read, each with a warning for every figure its file states that its frames
-    do not give (and every stated name certgen does not recompute), and for generated frames
-    logged with a 0 ms interval (certgen.framegen): what every caller of a reader shows (the
-    pipeline, `certgen metrics`, reports, the API)."""
+    do not give (and every stated name certgen does not recompute), and for what the validity
+    checks that need no declared display find (certgen.validity): what every caller of a
+    reader shows (the pipeline, `certgen metrics`, reports, the API)."""
     return [capture.with_warnings(stated_figure_warnings(
         capture.label or "", capture.stated_figures, capture.frame_times_ms)
-        + generated_zero_warnings(capture))
+        + reading_warnings(capture))
         for capture in captures]

@@ -71,6 +71,7 @@ from certgen.record import (
 from certgen.rules import RunFacts, decide, run_facts
 from certgen.rules import Written as RulesText
 from certgen.sop import Rules, load_rules
+from certgen.validity import declared_warnings
 
 __all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
            "make_record", "provisional_ranks", "record_from_bundle"]
@@ -188,6 +189,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
 
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
+    capture = capture.with_warnings(declared_warnings(capture, timing))
     held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded)]
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
     first_metrics = None

@@ -63,6 +63,13 @@ class FrameTypeCodes:
         types: npt.NDArray[np.object_] = np.array(self.names, dtype=object)[self.codes]
         return types
 
+    @classmethod
+    def of(cls, cells: list[str | None]) -> FrameTypeCodes:
+        """Names per frame (None: no value) as codes into a sorted table (None first)."""
+        table: tuple[str | None, ...] = (None, *sorted({c for c in cells if c is not None}))
+        index = {name: i for i, name in enumerate(table)}
+        return cls(table, np.fromiter((index[c] for c in cells), dtype=np.int16, count=len(cells)))
+
     def counts(self) -> dict[str | None, int]:
         """Frames per type (types written alike in the table are one type)."""
         tally = np.bincount(self.codes, minlength=len(self.names))
@@ -141,6 +148,18 @@ class Capture:
     beside the frame times, NaN where the cell was NA or the frame was not displayed: PresentMon
     2.x / FrameView latency columns and MsAnimationError. Only columns the file has; a
     diagnostic only (certgen.measured), never read by the SOP figures."""
+    labels: tuple[tuple[str, FrameTypeCodes], ...] = ()
+    """Per-frame text the tool wrote beside the intervals, by column (sorted), as codes into a
+    table (None: `NA` or empty): PresentMon's PresentMode and AllowsTearing. Only columns the
+    file has; read by the capture-validity checks (certgen.validity), never by the figures."""
+    cpu_start_repeated: npt.NDArray[np.bool_] | None = None
+    """Beside each frame time, whether the frame's CPU start (PresentMon 2.x CPUStartQPC, …)
+    repeats the previous frame's, as written; None without such a column (validity checks)."""
+    cpu_start_column: str | None = None
+    """Which column `cpu_start_repeated` compares, or None."""
+    wrapped_intervals: int = 0
+    """Intervals the tool wrote as an unsigned wrap-around (FrameView, about 2⁶⁴ × 100 ns),
+    read as the negative interval they wrap (so the SOP drops them), and warned about."""
     stated_figures: tuple[tuple[str, float | None], ...] = ()
     """Summary figures the file itself states for this run, by name (sorted), None for an empty
     value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading
@@ -159,6 +178,10 @@ class Capture:
         (one quantity's names in several layouts), or None without any."""
         held = dict(self.measured)
         return next(((name, held[name]) for name in names if name in held), None)
+
+    def label_column(self, name: str) -> FrameTypeCodes | None:
+        """The per-frame text of column `name` as codes, or None without the column."""
+        return dict(self.labels).get(name)
 
     def gpu_summary(self) -> tuple[int, float | None] | None:
         """(frames with a GPU time, their median GPU time in ms or None), or None without GPU data."""
@@ -196,6 +219,16 @@ class Capture:
                 raise ValueError(f"{column} has {cells.size} values for {arr.size} frame times")
             frozen_measured.append((column, cells))
         object.__setattr__(self, "measured", tuple(frozen_measured))
+        for column, codes in self.labels:
+            codes.codes.flags.writeable = False
+            if codes.codes.shape != arr.shape:
+                raise ValueError(f"{column} has {codes.codes.size} values for {arr.size} frame times")
+        if self.cpu_start_repeated is not None:
+            repeated = _frozen(self.cpu_start_repeated, np.bool_)
+            if repeated.shape != arr.shape:
+                raise ValueError(f"cpu_start_repeated has {repeated.size} values for {arr.size} "
+                                 "frame times")
+            object.__setattr__(self, "cpu_start_repeated", repeated)
         if self.display_change_ms is not None:
             shown = _frozen(self.display_change_ms, np.float64)
             if shown.shape != arr.shape:

@@ -97,6 +97,20 @@ per role, the first column the header has (`--v2_metrics` names without `Ms`; GP
 there is no GPU busy). Diagnostics (the hitch causes, certgen.measured), read as
 MEASURED_COLUMNS are but kept on every frame, displayed or not: a frame the display dropped
 still took its CPU and GPU time."""
+SENSOR_COLUMNS = ("PCAT Power Total(W)", "NV Pwr(W) (API)", "AMDPwr(W) (API)",
+                  "GPUOnlyPwr(W) (API)", "GPU0Temp(C)", "GPU0Clk(MHz)")
+"""FrameView's power and GPU sensors (diagnostics, certgen.measured: power, FPS per watt, the
+temperature and clock at the run's start and end): read as WORK_COLUMNS are, on every frame
+(a sample of the sensor at that frame; `NA` as NaN: no sensor or no reading)."""
+LABEL_COLUMNS = ("PresentMode", "AllowsTearing")
+"""Per-frame text the capture-validity checks read (certgen.validity): the presentation mode
+as written (e.g. "Hardware: Independent Flip", "Composed: Flip") and the tearing flag (0 / 1),
+stripped, `NA` or empty as None; kept as codes into a table (few distinct values)."""
+CPU_START_COLUMNS = ("CPUStartQPC", "CPUStartQPCTime", "CPUStartQPCTimeInMs", "CPUStartTime")
+"""When the CPU began each frame (PresentMon 2.x; QPC ticks, or ms / s with --qpc_time_ms or
+by default), the first the header has: a frame whose cell repeats the previous frame's of its
+group (compared as text, stripped; `NA` or empty repeats nothing) is a known pattern of some
+frame generators (certgen.validity). Never read as a number: only equality matters."""
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
@@ -187,7 +201,11 @@ class _Layout:
     """Indices of the ROW_COLUMNS the header has (read at the chosen group's first row)."""
     measured: tuple[tuple[str, int], ...] = ()
     """(name, index) of each MEASURED_COLUMNS column the header has, then of each WORK_COLUMNS
-    role's first (diagnostics)."""
+    role's first, then of each SENSOR_COLUMNS column (diagnostics)."""
+    labels: tuple[tuple[str, int], ...] = ()
+    """(name, index) of each LABEL_COLUMNS column the header has (validity checks)."""
+    cpu_start_index: int | None = None
+    """The first CPU_START_COLUMNS column's index (validity checks), or None."""
 
     @property
     def required(self) -> list[int]:
@@ -204,8 +222,14 @@ class _Layout:
     @property
     def needed(self) -> list[int]:
         """Every column read: the required ones and the optional diagnostic ones."""
-        optional = (i for i in (self.frame_type_index, self.display_index) if i is not None)
-        return sorted({*self.required, *optional, *(i for _, i in self.measured)})
+        optional = (i for i in (self.frame_type_index, self.display_index, self.cpu_start_index)
+                    if i is not None)
+        return sorted({*self.required, *optional, *(i for _, i in self.measured),
+                       *(i for _, i in self.labels)})
+
+    @property
+    def cpu_start_name(self) -> str | None:
+        return None if self.cpu_start_index is None else self.header[self.cpu_start_index]
 
     @property
     def display_name(self) -> str | None:
@@ -274,7 +298,10 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
         row_columns=tuple(header.index(c) for c in ROW_COLUMNS if c in header),
         # Whatever the interval column (PresentMon 2.0.0 writes ClickToPhotonLatency too).
         measured=(*((c, header.index(c)) for c in MEASURED_COLUMNS if c in header),
-                  *((c, header.index(c)) for c in _first_of_each(header, WORK_COLUMNS))),
+                  *((c, header.index(c)) for c in _first_of_each(header, WORK_COLUMNS)),
+                  *((c, header.index(c)) for c in SENSOR_COLUMNS if c in header)),
+        labels=tuple((c, header.index(c)) for c in LABEL_COLUMNS if c in header),
+        cpu_start_index=next((header.index(c) for c in CPU_START_COLUMNS if c in header), None),
     )
 
 
@@ -355,6 +382,11 @@ class _Selected(NamedTuple):
     first: dict[int, str | None]
     """The ROW_COLUMNS cells of the group's first row, by column index (None past a short
     row's end or for an empty cell; as written, untrimmed)."""
+    labels: dict[str, FrameTypeCodes]
+    """Each LABEL_COLUMNS column the file has, per row, as codes (None: NA or empty)."""
+    cpu_start_repeated: np.ndarray | None
+    """Per row, whether its CPU_START_COLUMNS cell repeats the group's previous row's; None
+    without the column."""
 
 
 @dataclass(frozen=True)
@@ -535,7 +567,14 @@ def _fast(data: Data, layout: _Layout) -> _Rows:
             measured[name] = column
         at = codes[key] if key is not None else 0  # the group's first row
         cells = {i: frame[f"r{i}"][at] for i in layout.row_columns}
-        return _Selected(values, dropped, failed, types, shown, measured, cells)
+        labels = {name: _type_codes(rows[f"l{i}"]) for name, i in layout.labels}
+        repeated = None
+        if layout.cpu_start_index is not None:
+            start = rows["cpus"].str.strip_chars()
+            repeated = ((start == start.shift(1)) & ~start.is_in(["", NA])).fill_null(
+                False).to_numpy()
+        return _Selected(values, dropped, failed, types, shown, measured, cells, labels,
+                         repeated)
 
     return _Rows(groups=groups, select=select)
 
@@ -627,6 +666,7 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
     if layout.frame_type_index is not None:
         keys.add(layout.frame_type_index)  # Application or a generator's name
     keys.update(layout.row_columns)  # a runtime, a GPU name: few values, one row's wanted
+    keys.update(i for _, i in layout.labels)  # a presentation mode, a 0 / 1 flag
     read_too = set(layout.row_columns)
     wanted = (range(width) if ocat else sorted(set(layout.needed) | read_too) if plain
               else sorted(set(layout.needed) | read_too | {width - 1, width}))
@@ -671,8 +711,8 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
     if df.height == 0:
         raise _Suspect
     if ocat:  # a short row reads as nulls (a FrameType cell past its end is None, as in _slow)
-        suspect = any(df[names[i]].has_nulls() for i in layout.needed
-                      if i != layout.frame_type_index)
+        text = {layout.frame_type_index, layout.cpu_start_index, *(i for _, i in layout.labels)}
+        suspect = any(df[names[i]].has_nulls() for i in layout.needed if i not in text)
     elif plain:
         suspect = False
     else:  # a longer row fills the extra column; a shorter (or empty last cell) leaves a null
@@ -702,6 +742,9 @@ def _read_checked(data: bytes, layout: _Layout, skip: int, facts: _Beside[_Facts
         columns["shown"] = number(df[names[layout.display_index]])
     columns.update({f"m{i}": number(df[names[i]]) for _, i in layout.measured})
     columns.update({f"r{i}": df[names[i]] for i in layout.row_columns})
+    columns.update({f"l{i}": df[names[i]] for _, i in layout.labels})
+    if layout.cpu_start_index is not None:
+        columns["cpus"] = df[names[layout.cpu_start_index]]
     return pl.DataFrame(columns)
 
 
@@ -923,6 +966,12 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
     """column -> key -> its value per row (NaN for NA or a dropped frame)."""
     firsts: dict[tuple[str, str, str], dict[int, str | None]] = {}
     """key -> the ROW_COLUMNS cells of the group's first row (None past a short row's end)."""
+    labels: dict[str, dict[tuple[str, str, str], list[str | None]]] = {
+        name: {} for name, _ in layout.labels}
+    """column -> key -> its text per row (validity checks; None for NA, empty or past the end)."""
+    starts: dict[tuple[str, str, str], list[str | None]] = {}
+    """key -> the CPU start cell per row (stripped; None for NA, empty or past the end)."""
+    cpu_start = layout.cpu_start_index
 
     def key_of(row: list[str]) -> tuple[str, str, str]:
         if not layout.keys:
@@ -982,6 +1031,11 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             measured[column].setdefault(key, []).append(
                 float("nan") if dropped == 1 and column in MEASURED_COLUMNS
                 else value_of)  # over displayed frames only (WORK_COLUMNS: every frame)
+        for column, i in layout.labels:
+            labels[column].setdefault(key, []).append(_type_name(row[i]) if i < len(row) else None)
+        if cpu_start is not None:
+            starts.setdefault(key, []).append(
+                _type_name(row[cpu_start]) if cpu_start < len(row) else None)
         if key not in per_group:
             per_group[key] = ([], [])
             order.append(key)
@@ -1008,9 +1062,17 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
             {column: np.asarray(rows[chosen], dtype=np.float64)
              for column, rows in measured.items()},
             firsts[chosen],
+            {column: FrameTypeCodes.of(rows[chosen]) for column, rows in labels.items()},
+            None if cpu_start is None else _repeats(starts[chosen]),
         )
 
     return _Rows(groups=groups, select=select)
+
+
+def _repeats(cells: list[str | None]) -> np.ndarray:
+    """Per row, whether its cell (a value, not None) equals the previous row's."""
+    return np.array([i > 0 and cell is not None and cell == cells[i - 1]
+                     for i, cell in enumerate(cells)], dtype=bool)
 
 
 def _exact_sum(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -1162,18 +1224,18 @@ def _choose(
     return chosen, left_out, warnings
 
 
-def _unwrapped(values: np.ndarray, column: str) -> tuple[np.ndarray, str | None]:
+def _unwrapped(values: np.ndarray, column: str) -> tuple[np.ndarray, int, str | None]:
     """The intervals with each unsigned wrap-around (WRAP_MS) read as the negative interval it
-    wraps, and the warning that says so (None when there is none)."""
+    wraps, how many there were, and the warning that says so (None when there is none)."""
     wrapped = np.flatnonzero((values <= WRAP_MS) & (values >= WRAP_MS - WRAP_SPAN_MS))
     if not wrapped.size:
-        return values, None
+        return values, 0, None
     values = values.copy()  # the reader's column may be read-only
     first = float(values[wrapped[0]])
     values[wrapped] -= WRAP_MS
     count = int(wrapped.size)
     frames = "frame" if count == 1 else "frames"
-    return values, (
+    return values, count, (
         f"{count} {frames} with {column} of about 2^64 x 100 ns (the first {first!r} ms, "
         f"frame {int(wrapped[0]) + 1}): an unsigned wrap-around of a negative interval, a known "
         f"FrameView defect; read as the negative interval ({float(values[wrapped[0]]):.2f} ms "
@@ -1197,7 +1259,7 @@ def _capture(
         selected = rows.select((group.application, group.process_id, group.swap_chain))
     else:
         selected = rows.select(None)
-    values, dropped, failed, types, shown, measured, first = selected
+    values, dropped, failed, types, shown, measured, first, labels, repeated = selected
     missing = np.isnan(values)
     n_missing = int(np.count_nonzero(missing))
     if n_missing:  # the frame columns stay aligned with the frame times
@@ -1205,7 +1267,9 @@ def _capture(
         types = None if types is None else types[~missing]  # FrameTypeCodes slices alike
         shown = None if shown is None else shown[~missing]
         measured = {column: cells[~missing] for column, cells in measured.items()}
-    values, wrap_warning = _unwrapped(values, layout.header[layout.interval_index])
+        labels = {column: codes[~missing] for column, codes in labels.items()}
+        repeated = None if repeated is None else repeated[~missing]
+    values, wrapped, wrap_warning = _unwrapped(values, layout.header[layout.interval_index])
     label = layout.interval
     if layout.interval == FALLBACK_COLUMN:
         label = FALLBACK_LABEL
@@ -1239,4 +1303,8 @@ def _capture(
         display_change_ms=shown,
         display_change_column=layout.display_name,
         measured=tuple(sorted(measured.items())),
+        labels=tuple(sorted(labels.items())),
+        cpu_start_repeated=repeated,
+        cpu_start_column=layout.cpu_start_name,
+        wrapped_intervals=wrapped,
     )

@@ -44,6 +44,7 @@ from certgen.model.uncertainty import FIGURES
 from certgen.pagefigures import checked
 from certgen.sop import load_rules
 from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
+from certgen.validity import declared_warnings
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
@@ -145,6 +146,7 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
             results.append({"file": arg, "error": str(capture)})
             continue
         name = display_name(arg, capture.label)
+        capture = capture.with_warnings(declared_warnings(capture, timing))
         try:
             metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
         except CertgenError as exc:
@@ -164,7 +166,8 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
         entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
         # What the tool measured beside the intervals (pinned keys; null: not measured).
-        # latency, animation_error, refresh_cadence, hitch_causes: as record.json's
+        # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
+        # as record.json's
         # runs[].measured holds them (measured_by sets every key).
         entry.update(measured_by(capture, timing).model_dump(mode="json"))
         # What the file itself says about the system and the capture, as written (pinned keys).
@@ -232,6 +235,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
         extra += diagnostic_notes(r["frame_diagnostics"])
         extra += measured_notes(r["latency"], r["animation_error"])
         extra += cadence_notes(r["refresh_cadence"], r["hitch_causes"])
+        extra += power_notes(r["power_thermals"])
         if "interval" in r:
             extra += interval_notes(r["interval"])
             extra.append(stability_note(r["stability"]))
@@ -336,6 +340,26 @@ def cadence_notes(cadence: dict[str, Any] | None, hitches: dict[str, Any] | None
     return out
 
 
+def power_notes(power: dict[str, Any] | None) -> list[str]:
+    """FrameView's power and GPU sensors as a table note (not graded); nothing without them."""
+    if power is None:
+        return []
+    parts = []
+    if power["avg_power_w"] is None:
+        parts.append("power: no reading")
+    else:
+        parts.append(f"power {power['avg_power_w']:.1f} W ({power['power_column']}), "
+                     f"{_cell(power['fps_per_watt'], '{:.3f}')} FPS per W")
+    for key, name, unit in (("temperature_c", "GPU temperature", "°C"),
+                            ("clock_mhz", "GPU clock", "MHz")):
+        ends = power[key]
+        if ends is not None:
+            parts.append(f"{name} {_cell(ends['start'], '{:.0f}')} -> "
+                         f"{_cell(ends['end'], '{:.0f}')} {unit}")
+    return [f"diagnostic, not graded: {'; '.join(parts)} (first and last "
+            f"{power['span_s']:g} s)"]
+
+
 def interval_notes(interval: dict[str, Any]) -> list[str]:
     """The measurement intervals as table notes, each figure named and formatted as its column
     (COLUMNS): the printed ones, then the others grouped by why they are not estimated."""
@@ -368,12 +392,15 @@ def file_sha256(path: pathlib.Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def display_timing_option(refresh_hz: float | None, vrr: str | None) -> DisplayTiming | None:
-    """--refresh-hz and --vrr as card.yaml's display_timing would give them, checked by the
-    same rules (a usage error names the option)."""
+def display_timing_option(refresh_hz: float | None, vrr: str | None,
+                          presentation: str | None = None) -> DisplayTiming | None:
+    """--refresh-hz, --vrr and --presentation as card.yaml's display_timing would give them,
+    checked by the same rules (a usage error names the option)."""
     if refresh_hz is None:
-        if vrr is not None:
-            raise click.UsageError("--vrr needs --refresh-hz (the display's highest refresh)")
+        for given, option in ((vrr, "--vrr"), (presentation, "--presentation")):
+            if given is not None:
+                raise click.UsageError(
+                    f"{option} needs --refresh-hz (the display's highest refresh)")
         return None
     window: object = "none"
     if vrr is not None and vrr.strip().lower() != "none":
@@ -386,7 +413,10 @@ def display_timing_option(refresh_hz: float | None, vrr: str | None) -> DisplayT
             raise click.BadParameter(f"expected MIN-MAX in Hz (e.g. 48-165) or none, got {vrr!r}",
                                      param_hint="--vrr") from None
     try:
-        card = CardDisplayTiming.model_validate({"refresh_hz": refresh_hz, "vrr": window})
+        fields: dict[str, object] = {"refresh_hz": refresh_hz, "vrr": window}
+        if presentation is not None:
+            fields["presentation"] = presentation
+        card = CardDisplayTiming.model_validate(fields)
     except ValidationError as exc:
         error = exc.errors()[0]
         hint = "--refresh-hz" if error["loc"][:1] == ("refresh_hz",) else "--vrr"
@@ -415,11 +445,16 @@ def display_timing_option(refresh_hz: float | None, vrr: str | None) -> DisplayT
 @click.option("--vrr", default=None, metavar="MIN-MAX|none",
               help="The display's variable-refresh window in Hz, e.g. 48-165, or none (the "
               "default with --refresh-hz: a fixed refresh).")
+@click.option("--presentation", type=click.Choice(("fullscreen", "windowed")), default=None,
+              help="How the game presented (needs --refresh-hz): fullscreen checks the "
+              "captures for composed presentation; as card.yaml's "
+              "test_system.display_timing.presentation.")
 def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_json: bool,
-            interval: bool, refresh_hz: float | None, vrr: str | None) -> None:
+            interval: bool, refresh_hz: float | None, vrr: str | None,
+            presentation: str | None) -> None:
     """SOP v1.1 figures and diagnostics per capture."""
     keep_freed_memory()
-    timing = display_timing_option(refresh_hz, vrr)
+    timing = display_timing_option(refresh_hz, vrr, presentation)
     results = measure(list(captures), fmt, process, interval, timing)
     good = [r for r in results if "error" not in r]
     if as_json:

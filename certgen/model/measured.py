@@ -1,7 +1,7 @@
 """What the capture measured beside the present intervals: latency, animation error, refresh
 cadence and the causes of its hitches (certgen.measured, docs/spec/metrics.md "Measured by the
 capture"). Diagnostics, never graded; `metrics --json` keys `latency`, `animation_error`,
-`refresh_cadence` and `hitch_causes` (pinned)."""
+`refresh_cadence`, `hitch_causes`, `validity` and `power_thermals` (pinned)."""
 
 from __future__ import annotations
 
@@ -49,15 +49,26 @@ class AnimationError(Frozen):
     column: str = Field(description="The capture column read: MsAnimationError (AnimationError with --v2_metrics).")
 
 
-class DisplayTiming(Frozen):
-    """card.yaml `test_system.display_timing` (or `metrics --refresh-hz/--vrr`): the refresh
-    the display ran at, which the refresh-cadence figures need. Declared, never guessed."""
+Presentation = Literal["fullscreen", "windowed"]
+
+
+class DisplayTiming(WithLaterKeys):
+    """card.yaml `test_system.display_timing` (or `metrics --refresh-hz/--vrr/--presentation`):
+    the refresh the display ran at, which the refresh-cadence figures need, and how the game
+    presented. Declared, never guessed."""
 
     refresh_hz: float = Field(description="The display's refresh rate (its highest under VRR), Hz.")
     vrr_min_hz: float | None = Field(
         description="Lowest refresh of the variable-refresh window, Hz; null: fixed refresh.")
     vrr_max_hz: float | None = Field(
         description="Highest refresh of the variable-refresh window, Hz; null: fixed refresh.")
+
+    presentation: Presentation | None = Field(
+        default=None, description="How the runs were presented, as declared: fullscreen or "
+                                  "windowed; null: not declared (absent in records of an older "
+                                  "certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("presentation",)
 
     @property
     def refresh_ms(self) -> float:
@@ -143,6 +154,72 @@ class HitchCauses(Frozen):
     top: tuple[HitchEvent, ...] = Field(description="The longest events, longest first.")
 
 
+ValidityCheck = Literal["generated_zero_interval", "repeated_cpu_start",
+                        "composed_presentation", "tearing_with_vrr", "wrapped_interval"]
+
+
+class ValidityCount(Frozen):
+    """What some of a finding's frames carry in the column it reads, and how many."""
+
+    value: str = Field(description="As written, e.g. a frame type or a presentation mode.")
+    frames: int = Field(description="Frames with it.")
+
+
+class ValidityFinding(Frozen):
+    """One capture-validity check that found frames (certgen.validity)."""
+
+    check: ValidityCheck = Field(description="Which check (docs/spec/metrics.md, \"Capture validity\").")
+    frames: int = Field(description="Frames it found.")
+    of_frames: int = Field(description="The run's frames: every frame time the capture gave.")
+    column: str = Field(description="The capture column the check reads.")
+    values: tuple[ValidityCount, ...] = Field(
+        description="What the frames found carry (frame types, presentation modes), most "
+                    "frames first; empty where there is nothing to name.")
+
+    @property
+    def named(self) -> str:
+        """`values` as one line, e.g. "Composed: Flip ×7, Composed: Copy with GPU GDI ×3"
+        (capture text: the documents escape it)."""
+        return ", ".join(f"{c.value} ×{c.frames}" for c in self.values)
+
+
+class CaptureValidity(Frozen):
+    """`validity`: the capture-validity checks the capture's columns (and the declared display)
+    allow, and what they found. A check that could not run is not in `checked`: never passed."""
+
+    checked: tuple[ValidityCheck, ...] = Field(description="The checks that ran, in rule order.")
+    findings: tuple[ValidityFinding, ...] = Field(
+        description="The checks that found frames, in rule order (empty: none found any).")
+
+
+class SensorEnds(Frozen):
+    """A sensor FrameView samples per frame, at the run's start and end (a throttling hint)."""
+
+    column: str = Field(description="The capture column read, e.g. GPU0Temp(C).")
+    start: float | None = Field(
+        description="Median over the frames of the run's first span_s seconds; null: no value.")
+    end: float | None = Field(
+        description="Median over the frames of the run's last span_s seconds; null: no value.")
+
+
+class PowerThermals(Frozen):
+    """`power_thermals`: FrameView's power and GPU sensors over the run (diagnostics)."""
+
+    power_column: str | None = Field(
+        description="The power column read (the first with a value of PCAT Power Total(W), NV "
+                    "Pwr(W) (API), AMDPwr(W) (API), GPUOnlyPwr(W) (API)); null: none has one.")
+    power_frames: int = Field(description="Frames with a power value above 0 W.")
+    avg_power_w: float | None = Field(
+        description="Their power weighted by present interval (time-weighted), W; null: none.")
+    fps_per_watt: float | None = Field(
+        description="The run's time-weighted FPS (every frame, as the SOP's average) divided "
+                    "by avg_power_w; null without a power value.")
+    span_s: float = Field(description="Seconds at each end of the run the sensor ends cover "
+                                      "(half the run when it is shorter than twice that).")
+    temperature_c: SensorEnds | None = Field(description="GPU temperature, °C; null: no column.")
+    clock_mhz: SensorEnds | None = Field(description="GPU clock, MHz; null: no column.")
+
+
 class MeasuredByCapture(WithLaterKeys):
     """record.json `runs[].measured`: what the capture measured beside its present intervals,
     as `metrics --json` gives it (each part null where the capture did not measure it)."""
@@ -157,7 +234,16 @@ class MeasuredByCapture(WithLaterKeys):
         default=None, description="Hitch causes; null without a CPU or GPU busy column "
                                   "(absent in records of an older certgen).")
 
-    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refresh_cadence", "hitch_causes")
+    validity: CaptureValidity | None = Field(
+        default=None, description="Capture-validity checks (absent in records of an older "
+                                  "certgen).")
+    power_thermals: PowerThermals | None = Field(
+        default=None, description="FrameView power and GPU sensors; null without a power, "
+                                  "temperature or clock column (absent in records of an older "
+                                  "certgen).")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("refresh_cadence", "hitch_causes", "validity",
+                                             "power_thermals")
 
     @property
     def any(self) -> bool:
@@ -166,6 +252,13 @@ class MeasuredByCapture(WithLaterKeys):
         lat = self.latency
         return any(x is not None for x in (self.animation_error, lat.pc_latency_ms,
                                            lat.click_to_photon_ms, lat.all_input_to_photon_ms))
+
+    @property
+    def validity_or_power(self) -> bool:
+        """Whether a capture-validity check found frames, or FrameView recorded power or GPU
+        sensors (the documents show that section only then)."""
+        found = self.validity is not None and bool(self.validity.findings)
+        return found or self.power_thermals is not None
 
     @property
     def cadence_or_hitches(self) -> bool:
