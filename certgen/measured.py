@@ -267,11 +267,12 @@ def hitch_causes_figures(frames_ms: FloatArray, columns: dict[str, tuple[str, Fl
 
 
 def hitch_causes_of(capture: Capture) -> HitchCauses | None:
-    """The hitch ledger, or None: not measured by this capture (no CPU or GPU busy column)."""
+    """The hitch ledger, or None: not measured by this capture (no CPU or GPU busy column
+    with a value: a column `NA` on every frame is no column)."""
     columns: dict[str, tuple[str, FloatArray]] = {}
     for role, names in HITCH_ROLES.items():
         found = capture.measured_column(*names)
-        if found is not None:
+        if found is not None and bool(np.isfinite(found[1]).any()):
             columns[role] = found
     return hitch_causes_figures(capture.frame_times_ms, columns)
 
@@ -333,21 +334,19 @@ def power_thermals_figures(frames_ms: FloatArray, power: tuple[str, FloatArray] 
 def power_thermals_of(capture: Capture) -> PowerThermals | None:
     """FrameView's power and GPU sensors, or None: not measured by this capture. The power
     column is the first of POWER_COLUMNS with a value above 0 W (FrameView writes every one,
-    NA where it has no such sensor)."""
+    NA where it has no such sensor); a sensor column `NA` on every frame is no column."""
     power = None
     for name in POWER_COLUMNS:
         found = capture.measured_column(name)
         if found is not None and bool((found[1] > 0.0).any()):
             power = found
             break
-    if power is None:  # columns present but no value: the first, to say "no value"
-        power = next((f for f in map(capture.measured_column, POWER_COLUMNS) if f is not None),
-                     None)
-    temperature = capture.measured_column(TEMPERATURE_COLUMN)
-    clock = capture.measured_column(CLOCK_COLUMN)
-    return power_thermals_figures(capture.frame_times_ms, power,
-                                  None if temperature is None else temperature[1],
-                                  None if clock is None else clock[1])
+    sensors = []
+    for name in (TEMPERATURE_COLUMN, CLOCK_COLUMN):
+        found = capture.measured_column(name)
+        sensors.append(None if found is None or not bool(np.isfinite(found[1]).any())
+                       else found[1])
+    return power_thermals_figures(capture.frame_times_ms, power, *sensors)
 
 
 def measured_by(capture: Capture, timing: DisplayTiming | None = None) -> MeasuredByCapture:

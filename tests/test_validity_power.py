@@ -251,14 +251,25 @@ def test_the_measured_board_power_is_preferred_and_na_is_no_reading() -> None:
     got = power_thermals_of(capture)
     assert got is not None and (got.power_column, got.avg_power_w) == ("PCAT Power Total(W)",
                                                                        250.0)
-    # Every power cell NA: power has no reading; the sensors are still given, never 0 W.
-    none = [{**row, "NV Pwr(W) (API)": "NA"} for row in SENSORS]
+    # Every power cell NA (or 0 W): power has no reading; the sensors are still given.
+    none = [{**row, "NV Pwr(W) (API)": "NA" if i % 2 else "0"} for i, row in enumerate(SENSORS)]
     _, capture = both_paths_fv(_frameview(none))
     got = power_thermals_of(capture)
     assert got is not None
     assert (got.power_column, got.power_frames, got.avg_power_w, got.fps_per_watt) == (
         None, 0, None, None)
     assert got.temperature_c is not None and got.temperature_c.start == 61.0
+    # Every sensor NA too: not measured by this capture (the columns are there, no value is).
+    blank = [{**row, "GPU0Temp(C)": "NA", "GPU0Clk(MHz)": "NA"} for row in none]
+    assert power_thermals_of(both_paths_fv(_frameview(blank))[1]) is None
+
+
+def test_busy_columns_na_on_every_frame_give_no_hitch_causes() -> None:
+    from certgen.measured import hitch_causes_of
+
+    plain = both_paths(pm25([{"MsBetweenPresents": "10.0"}] * 50), "plain.csv")
+    assert plain.measured_column("MsCPUBusy") is not None  # the column is there, all NA
+    assert hitch_causes_of(plain) is None
 
 
 def test_a_capture_without_sensors_has_no_power() -> None:
@@ -378,3 +389,71 @@ def test_certificate_shows_checks_and_power(lang: str, words: tuple[str, ...],
     quiet = complete_record({"runs": [runs[2]], "test_system": {**TEST_SYSTEM, "notes": None, "display_timing": timing}})
     assert 'class="validity-diagnostics"' not in render_certificate_html(
         quiet, lang, record_sha256="0" * 64)
+
+
+def _hitchy_pm25(frames: int, seed: int) -> bytes:
+    """A PresentMon 2.5 capture with work columns: steady 10 ms frames (CPU busy 6, wait 4, GPU
+    busy 8) and a CPU-bound 40 ms hitch every 500 frames; 20 generated frames logged at 0 ms."""
+    rows: list[dict[str, str]] = [{"MsBetweenPresents": "NA"}]
+    for i in range(frames):
+        t, cpu, wait, gpu = (40.0, 33.0, 7.0, 8.0) if i % 500 == 250 else (10.0, 6.0, 4.0, 8.0)
+        row = {"MsBetweenPresents": f"{t:.4f}", "MsCPUBusy": f"{cpu:.4f}",
+               "MsCPUWait": f"{wait:.4f}", "MsGPUBusy": f"{gpu:.4f}"}
+        if i % 150 == 75:
+            row.update({"MsBetweenPresents": "0.0000", "FrameType": "AMD AFMF"})
+        rows.append(row)
+    return pm25(rows)
+
+
+@pytest.fixture(scope="module")
+def checks_report(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A before/after report: before is a FrameView log with power and GPU sensors, after a
+    PresentMon 2.5 capture with hitches and generated frames at 0 ms (one compare run)."""
+    import contextlib
+
+    from certgen.cli import main
+
+    tmp = tmp_path_factory.mktemp("checks")
+    before = tmp / "before.csv"
+    rows = [{"MsBetweenPresents": f"{10.0 + (i % 7) * 0.1:.3f}", "NV Pwr(W) (API)": "180.0",
+             "GPU0Temp(C)": str(60 + i // 1000), "GPU0Clk(MHz)": str(2700 - i // 100)}
+            for i in range(3000)]
+    before.write_bytes(_frameview(rows))
+    after = tmp / "after.csv"
+    after.write_bytes(_hitchy_pm25(3000, 1))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["compare", str(before), str(after), "--out", str(tmp / "r"),
+                     "--lang", "en,ru,pt"])
+    assert (code or 0) == 0, err.getvalue()
+    return tmp / "r"
+
+
+@pytest.mark.parametrize(("lang", "head"), [
+    ("en", "Hitch causes, capture checks and power"),
+    ("ru", "Причины фризов, проверки записи и\u00a0питание"),
+    ("pt", "Causas dos engasgos, verificações da captura e energia"),
+])
+def test_the_report_shows_hitches_checks_and_power(lang: str, head: str,
+                                                    checks_report: pathlib.Path,
+                                                    snapshot: object) -> None:
+    html = (checks_report / f"report.{lang}.html").read_text(encoding="utf-8")
+    assert head in html
+    section = html.split(head, 1)[1].split("</table>", 1)[0]
+    # The after side: 6 CPU-bound hitches (frames 250, 750, …), 20 generated frames at 0 ms.
+    assert ">6 <span" in section
+    assert section == snapshot
+
+
+def test_the_report_has_no_such_section_for_plain_captures(
+        tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = []
+    for name in ("before", "after"):
+        path = tmp_path / f"{name}.csv"
+        path.write_bytes(pm25([{"MsBetweenPresents": f"{10.0 + (i % 5) * 0.2:.4f}"}
+                               for i in range(2000)]))
+        paths.append(str(path))
+    code, _, err = run_cli(["compare", *paths, "--out", str(tmp_path / "r")], capsys)
+    assert code == 0, err
+    html = (tmp_path / "r" / "report.en.html").read_text(encoding="utf-8")
+    assert "Hitch causes, capture checks and power" not in html
