@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 from gen_presentmon import DEFAULT_FRAMES, DEFAULT_SEED, OUT_DIR, frame_times_us
 
-GENERATOR_VERSION = 3
-"""2: the PresentMon 2.x shape carries latency and animation-error values (bench row f)."""
+GENERATOR_VERSION = 4
+"""2: the PresentMon 2.x shape carries latency and animation-error values (bench row f); 4: its
+unread peer renames the columns of the capture-validity checks too."""
 SHAPES = ("pm2", "pm2-unread", "frameview")
 
 PM2_HEADER = (
@@ -42,10 +43,13 @@ PM2_UNREAD_HEADER = (PM2_HEADER.replace("MsPCLatency", "XsPCLatency")
                      .replace("MsAllInputToPhotonLatency", "XsAllInputToPhotonLatency")
                      .replace("MsClickToPhotonLatency", "XsClickToPhotonLatency")
                     .replace("MsCPUBusy", "XsCPUBusy").replace("MsCPUWait", "XsCPUWait")
-                    .replace("MsGPUBusy", "XsGPUBusy").replace("MsGPUTime", "XsGPUTime"))
-"""The same header with every column certgen.measured reads renamed (same length: latency,
-animation error, and the CPU / GPU columns of the hitch causes): certgen reads the same bytes
-but not those columns, the in-run peer of bench row f."""
+                    .replace("MsGPUBusy", "XsGPUBusy").replace("MsGPUTime", "XsGPUTime")
+                    .replace("AllowsTearing", "XllowsTearing").replace("PresentMode", "XresentMode")
+                    .replace("CPUStartQPC", "XPUStartQPC"))
+"""The same header with every column certgen.measured and certgen.validity read renamed (same
+length: latency, animation error, the CPU / GPU columns of the hitch causes, and the
+presentation mode, tearing flag and CPU start of the validity checks): certgen reads the same
+bytes but not those columns, the in-run peer of bench row f."""
 PM2_GAME = "Game.exe,24892,0x2A70D2CAC00,DXGI,0,0,0,Composed: Flip,Application,"
 PM2_DWM = "dwm.exe,2656,0x19D7EF5E390,DXGI,1,0,0,Hardware: Legacy Flip,Application,"
 QPC_PER_MS = 10_000  # a 10 MHz QueryPerformanceCounter

@@ -24,7 +24,8 @@ e) the measurement intervals (certgen.uncertainty.bootstrap_pairs, 10,000 resamp
 f) what the capture measured (certgen.measured: latency, animation error, refresh cadence,
    hitch causes): `certgen metrics --json` on the PresentMon 2.x shape (a2, whose latency,
    animation-error and CPU / GPU busy columns carry values) against the same process on the
-   same bytes with the seven columns only certgen.measured reads renamed (GPU time too, which
+   same bytes with every column only certgen.measured and certgen.validity read renamed
+   (PresentMode, AllowsTearing and CPUStartQPC too; GPU time too, which
    would stand in for GPU busy; the display-change
    column the cadence uses is read for the display diagnostics anyway), so that certgen reads
    everything else alike and not them; whole processes, interleaved. Target <= 1.15x.

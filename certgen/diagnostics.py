@@ -288,8 +288,28 @@ def _is_stutter(times: FloatArray, medians: FloatArray) -> npt.NDArray[np.bool_]
     return (times > STUTTER_RATIO * medians) & (times > medians + STUTTER_MARGIN_MS)
 
 
+_LAST_EVENTS: list[tuple[FloatArray, IntArray]] = []
+"""The last frames stutter_events was given and its answer (one entry): the diagnostics and the
+hitch causes (certgen.measured) ask for the same capture's events one after the other."""
+
+
 def stutter_events(frames: FloatArray) -> IntArray:
     """Indices of stutter events (the rule in the module docstring), in frame order.
+
+    The same frames as the last call (compared value for value, a fraction of the rule's cost)
+    give the same answer without computing it again; the answer is read-only."""
+    if _LAST_EVENTS:
+        seen, events = _LAST_EVENTS[0]
+        if seen.shape == frames.shape and np.array_equal(seen, frames):
+            return events
+    events = _stutter_events(frames)
+    events.flags.writeable = False
+    _LAST_EVENTS[:] = [(frames.copy(), events)]
+    return events
+
+
+def _stutter_events(frames: FloatArray) -> IntArray:
+    """stutter_events without the memo.
 
     Exact and fast on any capture: cheap bounds of each window's median decide most frames,
     since the rule is monotone in the median. Lower bounds (the block bound of _block_floor per

@@ -236,3 +236,19 @@ def test_p99_on_long_captures_is_numpys_percentile(seed: int) -> None:
     counted = frames[frames <= 200.0]
     diag = compute_diagnostics(frames)
     assert (diag.p99_ms, diag.p99_9_ms) == tuple(np.percentile(counted, [99.0, 99.9]))
+
+
+def test_stutter_events_memo_answers_only_for_equal_frames() -> None:
+    """The one-entry memo (the hitch causes ask again for the diagnostics' events): equal frames
+    give the same answer; frames that differ in one value are computed afresh."""
+    from certgen.diagnostics import _stutter_events, stutter_events
+
+    frames = np.full(3000, 10.0)
+    frames[[500, 1500]] = 40.0
+    first = stutter_events(frames)
+    assert first.tolist() == _stutter_events(frames).tolist() == [500, 1500]
+    assert stutter_events(frames.copy()) is first  # equal values: the memo's answer
+    changed = frames.copy()
+    changed[2500] = 40.0
+    assert stutter_events(changed).tolist() == [500, 1500, 2500]
+    assert not first.flags.writeable  # callers share it: nobody may change it
