@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("certgen.commands.verify", "Check a certificate PDF: signature, record, figures."),
     "registry": ("certgen.commands.registry",
                  "Publish the verification registry of built certificates."),
+    "calibrate": ("certgen.commands.calibrate",
+                  "The fleet calibration review of the SOP's thresholds."),
     "site": ("certgen.commands.site", "Build the publishable static site."),
     "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
 }

@@ -174,6 +174,10 @@ class CompareError(CertgenError, ValueError):
     """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
 
 
+class CalibrationError(CertgenError, ValueError):
+    """The fleet calibration review cannot be made (an empty fleet, a bad candidate rules file)."""
+
+
 class ExplainerError(CertgenError, ValueError):
     """An explainer page cannot be built (unknown placeholder, bad front matter, bad formula)."""
 

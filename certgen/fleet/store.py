@@ -623,6 +623,13 @@ class FleetStore:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read snapshot for several reads (the calibration review streams the runs and
+        reads the cohorts: both from the same state of the fleet)."""
+        with self._reading():
+            yield
+
     def iter_runs(self) -> Iterator[FleetRun]:
         """Every row, ordered by (certificate_id, run_index), read page by page (keyset).
 

@@ -304,3 +304,69 @@ def stack_charts(charts: Sequence[str], *, title: str, description: str | None =
             f'width="{WIDTH:.0f}" height="{height:.0f}" role="img" '
             f'aria-label="{_attr(label)}"><title>{escape(title)}</title>{desc}'
             + "".join(charts) + "</svg>\n")
+
+
+HIST_WIDTH = 360.0
+HIST_HEIGHT = 150.0
+HIST_LEFT = 40.0
+HIST_BOTTOM = 30.0
+HIST_TOP = 14.0
+HIST_RIGHT = 10.0
+
+
+def histogram_svg(counts: Sequence[int], low: float, high: float, *, lang: str, title: str,
+                  description: str, marks: Sequence[tuple[float, str]] = (),
+                  digits: int = 0) -> str:
+    """A histogram of equal-width bars over [low, high] as inline SVG (the calibration report's
+    distributions), with a vertical dashed mark and its label at each of `marks` (a grade line,
+    the Soft Limit). `title` and `description` are the text alternative (already translated).
+    Text is at least 11 px at the SVG's own width, so it stays legible scaled to a phone."""
+    plot_w = HIST_WIDTH - HIST_LEFT - HIST_RIGHT
+    plot_h = HIST_HEIGHT - HIST_TOP - HIST_BOTTOM
+    top = max(max(counts, default=0), 1)
+    step = _nice_step(float(top), 3)
+    y_top = math.ceil(top / step) * step
+    bar_w = plot_w / max(len(counts), 1)
+
+    def x_of(value: float) -> float:
+        return HIST_LEFT + (value - low) / (high - low) * plot_w
+
+    def y_of(count: float) -> float:
+        return HIST_TOP + plot_h * (1.0 - count / y_top)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(HIST_WIDTH)} '
+        f'{_f(HIST_HEIGHT)}" role="img" font-family="DejaVu Sans, sans-serif" font-size="11">',
+        f"<title>{escape(title)}</title><desc>{escape(description)}</desc>",
+    ]
+    k = 0.0
+    while k <= y_top + 1e-9:
+        y = y_of(k)
+        parts.append(f'<line x1="{_f(HIST_LEFT)}" y1="{_f(y)}" x2="{_f(HIST_WIDTH - HIST_RIGHT)}" '
+                     f'y2="{_f(y)}" stroke="#d5dbe1" stroke-width="0.6"/>')
+        parts.append(f'<text x="{_f(HIST_LEFT - 4)}" y="{_f(y + 4)}" text-anchor="end" '
+                     f'fill="#3c4650">{escape(fmt_number(k, lang, 0))}</text>')
+        k += step
+    for i, count in enumerate(counts):
+        if count:
+            y = y_of(float(count))
+            parts.append(f'<rect x="{_f(HIST_LEFT + i * bar_w + 0.5)}" y="{_f(y)}" '
+                         f'width="{_f(bar_w - 1.0)}" height="{_f(HIST_TOP + plot_h - y)}" '
+                         f'fill="#5b7fa6"/>')
+    base = HIST_TOP + plot_h
+    parts.append(f'<line x1="{_f(HIST_LEFT)}" y1="{_f(base)}" x2="{_f(HIST_WIDTH - HIST_RIGHT)}" '
+                 f'y2="{_f(base)}" stroke="#3c4650" stroke-width="0.8"/>')
+    for value in (low, (low + high) / 2.0, high):
+        parts.append(f'<text x="{_f(x_of(value))}" y="{_f(base + 14)}" text-anchor="middle" '
+                     f'fill="#3c4650">{escape(fmt_number(value, lang, digits))}</text>')
+    for value, label in marks:
+        if low <= value <= high:
+            x = x_of(value)
+            parts.append(f'<line x1="{_f(x)}" y1="{_f(HIST_TOP)}" x2="{_f(x)}" y2="{_f(base)}" '
+                         f'stroke="#b3261e" stroke-width="1.2" stroke-dasharray="4 2"/>')
+            anchor = "end" if x > HIST_LEFT + plot_w * 0.7 else "start"
+            dx = -3.0 if anchor == "end" else 3.0
+            parts.append(f'<text x="{_f(x + dx)}" y="{_f(HIST_TOP + 10)}" '
+                         f'text-anchor="{anchor}" fill="#b3261e">{escape(label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

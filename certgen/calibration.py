@@ -1,0 +1,459 @@
+"""The fleet calibration review the SOP promises (issue 26; docs/spec/calibration.md).
+
+The SOP's thresholds (the 0.7 / 0.3 weights, the 88 and 95 grade lines, the 0.60 stutter Soft
+Limit, the 30-run ranking minimum) are priors pending fleet calibration (n ≈ 300 certified
+cards). This module reads the fleet once, as a stream (FleetStore.iter_runs, one read
+snapshot), into compact per-run and per-card arrays, and answers the review's questions from
+them: readiness, distributions, where each line sits in the fleet, how the grade shares move
+as a line or the weights move, which certificates sit near a line, what a candidate rules file
+would change, and how stable each percentile is (a bootstrap over cards, fixed seed).
+
+Grades are the SOP's fluidity gates (certgen.rules) applied to each card's tier means:
+PLATINUM needs one measured tier at or above the platinum line and every measured tier at or
+above the gold line; GOLD every measured tier at or above the gold line; a card with no
+measured tier gets the rules' cap. What the fleet rows cannot re-derive (a grade cap from
+another SOP phase, a Soft Limit refusal, a re-run audit outcome: recorded only in the
+certificates) is not assumed: `calibration.json` says so (`not_derived`).
+
+Arithmetic is exact: a stored Fluidity Score with at most 2 decimals is held as whole
+hundredths, g and s with at most 4 decimals as whole ten-thousandths, so tier means and the
+Fluidity Score under other weights are integer sums rounded half away from zero, as
+certgen.rules.mean_score and certgen.metrics.fluidity_score round (a test compares them run for
+run). A value with more decimals (a fleet another tool wrote) takes those functions themselves.
+
+Nothing here touches the disk; certgen.builders.calibration writes the report.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from certgen.errors import CalibrationError
+from certgen.metrics import fluidity_score
+from certgen.model import Weights
+from certgen.model.calibration import (
+    Calibration,
+    CandidateReview,
+    CohortReadiness,
+    Distribution,
+    GradeChange,
+    LineReview,
+    NearLine,
+    Readiness,
+    SensitivityPoint,
+    WeightPoint,
+)
+from certgen.rules import mean_score, resolution_pixels
+
+if TYPE_CHECKING:
+    from certgen.fleet.model import FleetRun
+    from certgen.model.cohort import Cohort
+    from certgen.sop import Rules
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+BOOTSTRAP_RESAMPLES: Final = 1000
+"""Resamples of the fleet's cards behind each percentile's interval."""
+BOOTSTRAP_SEED: Final = 20260
+"""The bootstrap's fixed seed: the same fleet gives the same interval, byte for byte."""
+INTERVAL_LEVEL: Final = 0.95
+"""The central share of the bootstrap percentiles each interval spans."""
+NEAR_LINE_POINTS: Final = 1.0
+"""A certificate whose tier mean is within this many points of a grade line is listed."""
+RANK_MINIMUMS: Final = (20, 30, 50)
+"""Ranking minimums the review counts published ranks at (the SOP's 30 among them)."""
+WEIGHT_GRID: Final = (0.60, 0.65, 0.70, 0.75, 0.80)
+"""Weights of the consistency gap the sensitivity tries (the stutter's is 1 minus it)."""
+LINE_STEP: Final = 1.0
+"""Grade-line positions the sensitivity curves step by, in points."""
+LINE_SPAN: Final = 6.0
+"""How far each curve goes either side of the line, in points."""
+QUANTILES: Final = (0.05, 0.25, 0.5, 0.75, 0.95)
+"""The quantiles given for each distribution (numpy's linear interpolation, as p99_ms)."""
+HISTOGRAM_BINS: Final = 20
+"""Bars of each histogram (equal widths over a fixed range per figure)."""
+HISTOGRAM_RANGES: Final = {"fluidity_score": (0.0, 100.0), "consistency_gap": (0.0, 1.0),
+                           "stutter": (0.0, 1.0)}
+"""Fixed ranges, so two fleets' histograms compare bar for bar (values outside: end bars)."""
+LARGEST_COHORTS: Final = 3
+"""Cohorts given a distribution of their own beside the tiers."""
+FIGURES: Final = ("fluidity_score", "consistency_gap", "stutter")
+"""The run figures whose distributions the review gives: S_F, g, s."""
+
+SF_SCALE: Final = 100
+"""A Fluidity Score held as whole hundredths."""
+RATIO_SCALE: Final = 10_000
+"""g and s held as whole ten-thousandths."""
+
+
+def _scaled(value: float, scale: int) -> int | None:
+    """value × scale as a whole number when that is exact (its decimal form has no more
+    decimals than the scale), else None."""
+    scaled = round(value * scale)
+    return scaled if Decimal(repr(value)) * scale == scaled else None
+
+
+def _round_div(total: IntArray, count: IntArray) -> IntArray:
+    """total / count rounded half away from zero, in whole numbers (count > 0)."""
+    sign = np.sign(total)
+    out: IntArray = sign * ((2 * np.abs(total) + count) // (2 * count))
+    return out
+
+
+@dataclass(frozen=True)
+class FleetArrays:
+    """The fleet as the review reads it: one entry per run, in (certificate, run) order, and
+    the certificate ids packed (ids[offsets[i]:offsets[i + 1]] is card i's)."""
+
+    card: IntArray
+    """Per run, its card's index (cards in the fleet's certificate order)."""
+    tier: IntArray
+    """Per run, its resolution's index into `resolutions`."""
+    cohort: IntArray
+    """Per run, its cohort's index into `cohorts`."""
+    sf: FloatArray
+    """Per run, the stored Fluidity Score (NaN: not measured)."""
+    gap: FloatArray
+    stutter: FloatArray
+    resolutions: tuple[str, ...]
+    """Resolutions, by pixel count then text."""
+    cohorts: tuple[Cohort, ...]
+    ids: bytes
+    offsets: IntArray
+    issued: tuple[str | None, str | None]
+    """The earliest and latest issue dates in the fleet (None: no row states one)."""
+
+    @property
+    def cards(self) -> int:
+        return int(self.offsets.size - 1)
+
+    def card_id(self, index: int) -> str:
+        return self.ids[int(self.offsets[index]):int(self.offsets[index + 1])].decode("utf-8")
+
+
+def read_fleet(runs: Iterable[FleetRun]) -> FleetArrays:
+    """Stream the fleet's runs (ordered by certificate, then run) into FleetArrays."""
+    card, tier, cohort = array("q"), array("q"), array("q")
+    sf, gap, stutter = array("d"), array("d"), array("d")
+    ids = bytearray()
+    offsets = array("q", [0])
+    resolutions: dict[str, int] = {}
+    cohorts: dict[Cohort, int] = {}
+    first: str | None = None
+    last: str | None = None
+    current: str | None = None
+    nan = float("nan")
+    for run in runs:
+        if run.certificate_id != current:
+            current = run.certificate_id
+            ids += current.encode("utf-8")
+            offsets.append(len(ids))
+        card.append(len(offsets) - 2)
+        tier.append(resolutions.setdefault(run.cohort.resolution, len(resolutions)))
+        cohort.append(cohorts.setdefault(run.cohort, len(cohorts)))
+        sf.append(nan if run.fluidity_score is None else run.fluidity_score)
+        gap.append(nan if run.consistency_gap is None else run.consistency_gap)
+        stutter.append(nan if run.stutter is None else run.stutter)
+        if run.issued is not None:
+            first = run.issued if first is None or run.issued < first else first
+            last = run.issued if last is None or run.issued > last else last
+    # Resolutions by pixels, then text (the tier order of certgen.rules).
+    order = sorted(resolutions, key=lambda r: (resolution_pixels(r), r))
+    remap = np.empty(len(order), dtype=np.int64)
+    for new, name in enumerate(order):
+        remap[resolutions[name]] = new
+    tiers = np.frombuffer(tier, dtype=np.int64)
+    return FleetArrays(
+        card=np.frombuffer(card, dtype=np.int64).copy(),
+        tier=remap[tiers] if tiers.size else tiers.copy(),
+        cohort=np.frombuffer(cohort, dtype=np.int64).copy(),
+        sf=np.frombuffer(sf, dtype=np.float64).copy(),
+        gap=np.frombuffer(gap, dtype=np.float64).copy(),
+        stutter=np.frombuffer(stutter, dtype=np.float64).copy(),
+        resolutions=tuple(order), cohorts=tuple(cohorts), ids=bytes(ids),
+        offsets=np.frombuffer(offsets, dtype=np.int64).copy(), issued=(first, last))
+
+
+# ------------------------------------------------------------------------------ tier means
+
+
+@dataclass(frozen=True)
+class TierMeans:
+    """Each (card, tier) with a scored run: its mean Fluidity Score in whole hundredths."""
+
+    card: IntArray
+    tier: IntArray
+    centi: IntArray
+
+
+def run_scores(fleet: FleetArrays, weights: Weights | None
+               ) -> tuple[IntArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Per run, its Fluidity Score in whole hundredths, whether it has one, and whether the
+    hundredths are exact: the stored score (weights None; one with more decimals is not) or
+    certgen.metrics.fluidity_score of its stored g and s under `weights` (always exact: that
+    function rounds to 2 decimals)."""
+    if weights is None:
+        has = np.isfinite(fleet.sf)
+        scaled = np.rint(np.where(has, fleet.sf, 0.0) * SF_SCALE)
+        exact = ~has | (scaled / SF_SCALE == fleet.sf)
+        return scaled.astype(np.int64), has, exact
+    has = np.isfinite(fleet.gap) & np.isfinite(fleet.stutter)
+    g, s = np.where(has, fleet.gap, 0.0), np.where(has, fleet.stutter, 0.0)
+    wg, ws = (_scaled(w, RATIO_SCALE) for w in (weights.consistency_gap, weights.stutter))
+    gi, si = np.rint(g * RATIO_SCALE), np.rint(s * RATIO_SCALE)
+    fast = (gi / RATIO_SCALE == g) & (si / RATIO_SCALE == s)
+    centi = np.zeros(g.size, dtype=np.int64)
+    if wg is not None and ws is not None:
+        # S_F = 100 (1 - (w_g g + w_s s)); in hundredths, with every factor a whole number:
+        # (10^8 - (W_g G + W_s S)) / 10^4, rounded half away from zero.
+        v = RATIO_SCALE * RATIO_SCALE - (wg * gi.astype(np.int64) + ws * si.astype(np.int64))
+        centi = np.sign(v) * ((np.abs(v) + RATIO_SCALE // 2) // RATIO_SCALE)
+    else:
+        fast[:] = False
+    for j in np.flatnonzero(has & ~fast).tolist():  # the metrics' own function
+        centi[j] = round(fluidity_score(float(g[j]), float(s[j]), weights) * SF_SCALE)
+    return centi, has, np.ones(g.size, dtype=bool)
+
+
+def tier_means(fleet: FleetArrays, centi: IntArray, has: npt.NDArray[np.bool_],
+               exact: npt.NDArray[np.bool_]) -> TierMeans:
+    """Each card's tier means over its scored runs, in whole hundredths, as
+    certgen.rules.mean_score gives them: an exact integer mean rounded half away from zero,
+    or mean_score itself where a stored score has more than 2 decimals."""
+    n_tiers = max(len(fleet.resolutions), 1)
+    key = fleet.card[has] * n_tiers + fleet.tier[has]
+    groups, inverse = np.unique(key, return_inverse=True)
+    sums = np.zeros(groups.size, dtype=np.int64)
+    np.add.at(sums, inverse, centi[has])
+    counts = np.bincount(inverse, minlength=groups.size).astype(np.int64)
+    means = _round_div(sums, counts) if groups.size else sums
+    inexact = np.unique(inverse[~exact[has]])
+    if inexact.size:
+        raw = fleet.sf[has]
+        for k in inexact.tolist():
+            scores = raw[inverse == k].tolist()
+            means[k] = round(mean_score(scores) * SF_SCALE)
+    return TierMeans(card=groups // n_tiers, tier=groups % n_tiers, centi=means)
+
+
+@dataclass(frozen=True)
+class CardSpan:
+    """Per card, its lowest and highest measured tier mean (hundredths) and whether it has one."""
+
+    low: IntArray
+    high: IntArray
+    measured: npt.NDArray[np.bool_]
+
+
+def card_spans(fleet: FleetArrays, means: TierMeans) -> CardSpan:
+    low = np.full(fleet.cards, np.iinfo(np.int64).max, dtype=np.int64)
+    high = np.full(fleet.cards, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(low, means.card, means.centi)
+    np.maximum.at(high, means.card, means.centi)
+    measured = np.zeros(fleet.cards, dtype=bool)
+    measured[means.card] = True
+    return CardSpan(low=low, high=high, measured=measured)
+
+
+def grades_of(span: CardSpan, gold: float, platinum: float, rules: Rules) -> IntArray:
+    """Per card, the index into rules.grades the fluidity gates give (certgen.rules.grade_gates
+    with no cap): 0 PLATINUM, 1 GOLD, 2 SILVER; no measured tier: the rules' cap."""
+    gold_c, platinum_c = round(gold * SF_SCALE), round(platinum * SF_SCALE)
+    gold_ok = span.low >= gold_c
+    platinum_ok = gold_ok & (span.high >= platinum_c)
+    grade = np.where(platinum_ok, 0, np.where(gold_ok, 1, 2))
+    cap = rules.grades.index(rules.no_measured_tier_cap)
+    out: IntArray = np.where(span.measured, grade, cap).astype(np.int64)
+    return out
+
+
+def shares(grades: IntArray, rules: Rules) -> dict[str, float]:
+    """The share (0-100) of cards at each grade, highest first."""
+    n = grades.size
+    counts = np.bincount(grades, minlength=len(rules.grades))
+    return {name: (100.0 * float(counts[i]) / n) for i, name in enumerate(rules.grades)}
+
+
+def changed_gate(before: int, after: int, rules: Rules) -> str:
+    """The gate whose verdict differs between two grades (certgen.rules' gate names)."""
+    if rules.grades[0] in (rules.grades[before], rules.grades[after]):
+        return "platinum_one_tier"
+    return "gold_every_tier"
+
+
+# ------------------------------------------------------------------------------ review
+
+
+def percentile_below(values: FloatArray, line: float) -> float | None:
+    """The share (0-100) of values strictly below `line`; None without a value."""
+    if values.size == 0:
+        return None
+    return 100.0 * float(np.count_nonzero(values < line)) / values.size
+
+
+def bootstrap_interval(below: IntArray, total: IntArray, seed: int
+                       ) -> tuple[float, float] | None:
+    """The central INTERVAL_LEVEL of the share (0-100) below a line over BOOTSTRAP_RESAMPLES
+    resamples of the cards (with replacement); per card: its values below, its values."""
+    cards = below.size
+    if cards == 0 or int(total.sum()) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    out = np.empty(BOOTSTRAP_RESAMPLES)
+    for b in range(BOOTSTRAP_RESAMPLES):
+        pick = rng.integers(0, cards, cards)
+        n = int(total[pick].sum())
+        out[b] = 100.0 * float(below[pick].sum()) / n if n else np.nan
+    out = out[np.isfinite(out)]
+    tail = (1.0 - INTERVAL_LEVEL) / 2.0 * 100.0
+    lo, hi = np.percentile(out, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def _line_review(name: str, value: float, values: FloatArray, owner: IntArray, cards: int,
+                 seed: int) -> LineReview:
+    below = np.bincount(owner[values < value], minlength=cards).astype(np.int64)
+    total = np.bincount(owner, minlength=cards).astype(np.int64)
+    interval = bootstrap_interval(below, total, seed)
+    return LineReview(name=name, value=value, values=int(values.size),
+                      fleet_percentile=percentile_below(values, value),
+                      interval=None if interval is None else list(interval))
+
+
+def distribution(name: str, group: str, values: FloatArray) -> Distribution:
+    """Quantiles and a fixed-range histogram of one figure over one group of runs."""
+    known = values[np.isfinite(values)]
+    lo, hi = HISTOGRAM_RANGES[name]
+    counts: list[int] = []
+    quantiles: list[float] | None = None
+    if known.size:
+        clipped = np.clip(known, lo, hi)
+        counts = np.histogram(clipped, bins=HISTOGRAM_BINS, range=(lo, hi))[0].tolist()
+        quantiles = [float(q) for q in np.percentile(known, [100.0 * q for q in QUANTILES])]
+    return Distribution(figure=name, group=group, runs=int(known.size), quantiles=quantiles,
+                        histogram_range=[lo, hi], histogram=counts)
+
+
+def _grid(center: float) -> list[float]:
+    steps = round(LINE_SPAN / LINE_STEP)
+    return [round(center + LINE_STEP * k, 2) for k in range(-steps, steps + 1)]
+
+
+def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules: Rules,
+           candidates: Sequence[Rules] = ()) -> Calibration:
+    """The whole review of one fleet under `rules`, with each candidate rules version."""
+    cards = fleet.cards
+    if cards == 0:
+        raise CalibrationError("the fleet holds no certified card: nothing to review")
+    means = tier_means(fleet, *run_scores(fleet, None))
+    span = card_spans(fleet, means)
+    grades = grades_of(span, rules.gold_line, rules.platinum_line, rules)
+    tier_values = means.centi / SF_SCALE
+    stutter_known = np.isfinite(fleet.stutter)
+
+    lines = {
+        "gold": _line_review("gold", rules.gold_line, tier_values, means.card, cards,
+                             BOOTSTRAP_SEED),
+        "platinum": _line_review("platinum", rules.platinum_line, tier_values, means.card,
+                                 cards, BOOTSTRAP_SEED + 1),
+        "soft_limit": _line_review("soft_limit", rules.soft_limit_stutter,
+                                   fleet.stutter[stutter_known], fleet.card[stutter_known],
+                                   cards, BOOTSTRAP_SEED + 2),
+    }
+    past_limit = (None if not stutter_known.any() else 100.0 * float(
+        np.count_nonzero(fleet.stutter[stutter_known] > rules.soft_limit_stutter))
+        / int(np.count_nonzero(stutter_known)))
+
+    # Readiness: cards against the SOP's n, cohorts against the ranking minimum.
+    minimum = rules.ranking_min_cohort
+    readiness = Readiness(
+        cards=cards, runs=int(fleet.card.size), target_cards=rules.calibration_fleet_target,
+        cohorts=len(cohort_sizes),
+        cohorts_ranked=sum(1 for _, n in cohort_sizes if n >= minimum),
+        ranking_minimum=minimum, issued_from=fleet.issued[0], issued_to=fleet.issued[1],
+        largest=[CohortReadiness(cohort=c.label(), runs=n, ranked=n >= minimum)
+                 for c, n in cohort_sizes[:LARGEST_COHORTS]],
+        published_ranks={str(k): sum(n for _, n in cohort_sizes if n >= k)
+                         for k in RANK_MINIMUMS})
+
+    # Distributions: per tier, then the largest cohorts.
+    dists: list[Distribution] = []
+    for t, resolution in enumerate(fleet.resolutions):
+        at = fleet.tier == t
+        for name, values in (("fluidity_score", fleet.sf), ("consistency_gap", fleet.gap),
+                             ("stutter", fleet.stutter)):
+            dists.append(distribution(name, resolution, values[at]))
+    cohort_index = {c: i for i, c in enumerate(fleet.cohorts)}
+    for c, _ in cohort_sizes[:LARGEST_COHORTS]:
+        at = fleet.cohort == cohort_index[c]
+        dists.append(distribution("fluidity_score", c.label(), fleet.sf[at]))
+
+    # Sensitivity: the shares as one line moves, the other where the rules put it.
+    sensitivity: list[SensitivityPoint] = []
+    for line, center in (("gold", rules.gold_line), ("platinum", rules.platinum_line)):
+        for value in _grid(center):
+            gold, platinum = (value, rules.platinum_line) if line == "gold" else (
+                rules.gold_line, value)
+            sensitivity.append(SensitivityPoint(
+                line=line, value=value, grade_shares=shares(grades_of(span, gold, platinum,
+                                                                      rules), rules)))
+    weights: list[WeightPoint] = []
+    for wg in WEIGHT_GRID:
+        w = Weights(consistency_gap=wg, stutter=round(1.0 - wg, 2))
+        alt = card_spans(fleet, tier_means(fleet, *run_scores(fleet, w)))
+        weights.append(WeightPoint(consistency_gap=wg, stutter=w.stutter, grade_shares=shares(
+            grades_of(alt, rules.gold_line, rules.platinum_line, rules), rules)))
+
+    near: list[NearLine] = []
+    for line, value in (("gold", rules.gold_line), ("platinum", rules.platinum_line)):
+        close = np.abs(means.centi - round(value * SF_SCALE)) <= round(
+            NEAR_LINE_POINTS * SF_SCALE)
+        for j in np.flatnonzero(close).tolist():
+            near.append(NearLine(certificate_id=fleet.card_id(int(means.card[j])), line=line,
+                                 resolution=fleet.resolutions[int(means.tier[j])],
+                                 tier_mean=int(means.centi[j]) / SF_SCALE))
+    near.sort(key=lambda n: (n.line, n.certificate_id, n.resolution))
+
+    reviews = [_candidate(fleet, span, grades, rules, c) for c in candidates]
+    return Calibration(
+        sop=rules.sop, rules=rules.rules_version, cards=cards, runs=int(fleet.card.size),
+        target_cards=rules.calibration_fleet_target, readiness=readiness, lines=lines,
+        past_soft_limit=past_limit, grade_shares=shares(grades, rules),
+        distributions=dists, sensitivity=sensitivity, weights=weights, near_lines=near,
+        candidates=reviews)
+
+
+def _candidate(fleet: FleetArrays, span: CardSpan, grades: IntArray, rules: Rules,
+               candidate: Rules) -> CandidateReview:
+    """Every card re-graded under `candidate` beside `rules`: its grade shares and the cards
+    whose grade changes, by certificate id."""
+    same_weights = (candidate.weight_gap, candidate.weight_stutter) == (
+        rules.weight_gap, rules.weight_stutter)
+    if same_weights:
+        new_span = span
+    else:
+        w = Weights(consistency_gap=candidate.weight_gap, stutter=candidate.weight_stutter)
+        new_span = card_spans(fleet, tier_means(fleet, *run_scores(fleet, w)))
+    regraded = grades_of(new_span, candidate.gold_line, candidate.platinum_line, candidate)
+    names_now, names_then = rules.grades, candidate.grades
+    changes = [
+        GradeChange(certificate_id=fleet.card_id(i), **{"from": names_now[int(grades[i])]},
+                    to=names_then[int(regraded[i])],
+                    gate=changed_gate(int(grades[i]), int(regraded[i]), rules))
+        for i in np.flatnonzero(regraded != grades).tolist()]
+    changes.sort(key=lambda c: c.certificate_id)
+    up = sum(1 for c in changes if names_then.index(c.to) < names_now.index(c.from_))
+    return CandidateReview(
+        rules=candidate.sop, rules_version=candidate.rules_version,
+        weights_recomputed=not same_weights,
+        grade_shares=shares(regraded, candidate), changes=changes, up=up,
+        down=len(changes) - up)
+
