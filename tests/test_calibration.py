@@ -193,7 +193,7 @@ def test_the_command_writes_the_report_in_three_languages(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
     out = tmp_path / "out"
-    code, stdout, err = run_cli(["calibrate", "--fleet", location, "--out", str(out),
+    code, _, err = run_cli(["calibrate", "--fleet", location, "--out", str(out),
                                  "--lang", "en,ru,pt", "--rules",
                                  str(_candidate(tmp_path, "c.yaml"))], capsys)
     assert code == 0, err
