@@ -30,12 +30,14 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from certgen.errors import CalibrationError
+from certgen.errors import CalibrationError, FleetError
+from certgen.fleet.model import METRIC_RANGES, _bound, _shown
+from certgen.fleet.store import _stored_shown
 from certgen.metrics import fluidity_score
 from certgen.model import Weights
 from certgen.model.calibration import (
@@ -53,11 +55,11 @@ from certgen.model.calibration import (
 from certgen.rules import mean_score, resolution_pixels
 
 if TYPE_CHECKING:
-    from certgen.fleet.model import FleetRun
     from certgen.model.cohort import Cohort
     from certgen.sop import Rules
 
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
 
 BOOTSTRAP_RESAMPLES: Final = 1000
@@ -68,6 +70,8 @@ INTERVAL_LEVEL: Final = 0.95
 """The central share of the bootstrap percentiles each interval spans."""
 NEAR_LINE_POINTS: Final = 1.0
 """A certificate whose tier mean is within this many points of a grade line is listed."""
+NEAR_LINE_LIST: Final = 1000
+"""At most this many of them are listed per line, the closest first (all are counted)."""
 RANK_MINIMUMS: Final = (20, 30, 50)
 """Ranking minimums the review counts published ranks at (the SOP's 30 among them)."""
 WEIGHT_GRID: Final = (0.60, 0.65, 0.70, 0.75, 0.80)
@@ -88,6 +92,8 @@ LARGEST_COHORTS: Final = 3
 FIGURES: Final = ("fluidity_score", "consistency_gap", "stutter")
 """The run figures whose distributions the review gives: S_F, g, s."""
 
+CHUNK_RUNS: Final = 131_072
+"""Runs whose scores under other weights are computed at once (bounded temporaries)."""
 SF_SCALE: Final = 100
 """A Fluidity Score held as whole hundredths."""
 RATIO_SCALE: Final = 10_000
@@ -102,10 +108,15 @@ def _scaled(value: float, scale: int) -> int | None:
 
 
 def _round_div(total: IntArray, count: IntArray) -> IntArray:
-    """total / count rounded half away from zero, in whole numbers (count > 0)."""
-    sign = np.sign(total)
-    out: IntArray = sign * ((2 * np.abs(total) + count) // (2 * count))
-    return out
+    """total / count rounded half away from zero, in whole numbers (count > 0), computed in
+    place on `total` (scores are never negative; a negative total is handled all the same)."""
+    negative = total < 0
+    np.abs(total, out=total)
+    total *= 2
+    total += count
+    np.floor_divide(total, 2 * count, out=total)
+    np.negative(total, out=total, where=negative)
+    return total
 
 
 @dataclass(frozen=True)
@@ -113,11 +124,11 @@ class FleetArrays:
     """The fleet as the review reads it: one entry per run, in (certificate, run) order, and
     the certificate ids packed (ids[offsets[i]:offsets[i + 1]] is card i's)."""
 
-    card: IntArray
+    card: npt.NDArray[np.int32]
     """Per run, its card's index (cards in the fleet's certificate order)."""
     tier: IntArray
     """Per run, its resolution's index into `resolutions`."""
-    cohort: IntArray
+    cohort: npt.NDArray[np.int32]
     """Per run, its cohort's index into `cohorts`."""
     sf: FloatArray
     """Per run, the stored Fluidity Score (NaN: not measured)."""
@@ -125,8 +136,9 @@ class FleetArrays:
     stutter: FloatArray
     resolutions: tuple[str, ...]
     """Resolutions, by pixel count then text."""
-    cohorts: tuple[Cohort, ...]
-    ids: bytes
+    cohorts: tuple[str, ...]
+    """The cohort keys (Cohort.key()) runs index into."""
+    ids: bytes | bytearray
     offsets: IntArray
     issued: tuple[str | None, str | None]
     """The earliest and latest issue dates in the fleet (None: no row states one)."""
@@ -139,47 +151,82 @@ class FleetArrays:
         return self.ids[int(self.offsets[index]):int(self.offsets[index + 1])].decode("utf-8")
 
 
-def read_fleet(runs: Iterable[FleetRun]) -> FleetArrays:
-    """Stream the fleet's runs (ordered by certificate, then run) into FleetArrays."""
-    card, tier, cohort = array("q"), array("q"), array("q")
+def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the fleet"
+               ) -> FleetArrays:
+    """The fleet's runs, as FleetStore.calibration_pages gives them (ordered by certificate,
+    then run), in FleetArrays. A stored value certgen would not have written (another tool's,
+    a damaged file's) is a FleetError naming the certificate and the field, never a figure."""
+    card, tier, cohort = array("i"), array("i"), array("i")
     sf, gap, stutter = array("d"), array("d"), array("d")
     ids = bytearray()
-    offsets = array("q", [0])
+    offsets = array("q", [0])  # byte offsets: an id blob may pass 2 GiB
     resolutions: dict[str, int] = {}
-    cohorts: dict[Cohort, int] = {}
+    cohorts: dict[str, int] = {}
     first: str | None = None
     last: str | None = None
     current: str | None = None
     nan = float("nan")
-    for run in runs:
-        if run.certificate_id != current:
-            current = run.certificate_id
-            ids += current.encode("utf-8")
-            offsets.append(len(ids))
-        card.append(len(offsets) - 2)
-        tier.append(resolutions.setdefault(run.cohort.resolution, len(resolutions)))
-        cohort.append(cohorts.setdefault(run.cohort, len(cohorts)))
-        sf.append(nan if run.fluidity_score is None else run.fluidity_score)
-        gap.append(nan if run.consistency_gap is None else run.consistency_gap)
-        stutter.append(nan if run.stutter is None else run.stutter)
-        if run.issued is not None:
-            first = run.issued if first is None or run.issued < first else first
-            last = run.issued if last is None or run.issued > last else last
+    for page in pages:
+        for cert, issued, resolution, key, score, g, s, *_ in page:
+            if cert != current:
+                if not isinstance(cert, str):
+                    raise FleetError(f"a certificate id is {_stored_shown(cert)}, expected a "
+                                     "text", file=where)
+                current = cert
+                ids += cert.encode("utf-8")
+                offsets.append(len(ids))
+            if not (isinstance(resolution, str) and isinstance(key, str)
+                    and (issued is None or isinstance(issued, str))):
+                raise FleetError(f"certificate {_shown(cert)}: its resolution, cohort or issue "
+                                 "date is not a text", file=where)
+            card.append(len(offsets) - 2)
+            tier.append(resolutions.setdefault(resolution, len(resolutions)))
+            cohort.append(cohorts.setdefault(key, len(cohorts)))
+            try:
+                sf.append(nan if score is None else score)
+                gap.append(nan if g is None else g)
+                stutter.append(nan if s is None else s)
+            except TypeError:
+                odd = next(v for v in (score, g, s) if not isinstance(v, (int, float, type(None))))
+                raise FleetError(f"certificate {_shown(cert)}: a figure holds "
+                                 f"{_stored_shown(odd)}, expected a number", file=where) from None
+            if issued is not None:
+                if first is None or issued < first:
+                    first = issued
+                if last is None or issued > last:
+                    last = issued
+    arrays = {"fluidity_score": np.frombuffer(sf, dtype=np.float64),
+              "consistency_gap": np.frombuffer(gap, dtype=np.float64),
+              "stutter": np.frombuffer(stutter, dtype=np.float64)}
+    cards = np.frombuffer(card, dtype=np.int32)
+    for name, values in arrays.items():
+        low, high = METRIC_RANGES[name]
+        bad = ~np.isnan(values) & ~((values >= low) & (values <= high))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            i = int(cards[j])
+            raise FleetError(f"certificate {_shown(ids[offsets[i]:offsets[i + 1]].decode())}: "
+                             f"{name}: holds {values[j]!r}, outside {_bound(low)} to "
+                             f"{_bound(high)}", file=where)
     # Resolutions by pixels, then text (the tier order of certgen.rules).
-    order = sorted(resolutions, key=lambda r: (resolution_pixels(r), r))
+    order = sorted(resolutions, key=lambda r: (_pixels_or_zero(r), r))
     remap = np.empty(len(order), dtype=np.int64)
     for new, name in enumerate(order):
         remap[resolutions[name]] = new
-    tiers = np.frombuffer(tier, dtype=np.int64)
+    tiers = np.frombuffer(tier, dtype=np.int32)
     return FleetArrays(
-        card=np.frombuffer(card, dtype=np.int64).copy(),
-        tier=remap[tiers] if tiers.size else tiers.copy(),
-        cohort=np.frombuffer(cohort, dtype=np.int64).copy(),
-        sf=np.frombuffer(sf, dtype=np.float64).copy(),
-        gap=np.frombuffer(gap, dtype=np.float64).copy(),
-        stutter=np.frombuffer(stutter, dtype=np.float64).copy(),
-        resolutions=tuple(order), cohorts=tuple(cohorts), ids=bytes(ids),
-        offsets=np.frombuffer(offsets, dtype=np.int64).copy(), issued=(first, last))
+        card=cards, tier=remap[tiers] if tiers.size else tiers.astype(np.int64),
+        cohort=np.frombuffer(cohort, dtype=np.int32), sf=arrays["fluidity_score"],
+        gap=arrays["consistency_gap"], stutter=arrays["stutter"],
+        resolutions=tuple(order), cohorts=tuple(cohorts), ids=ids,
+        offsets=np.frombuffer(offsets, dtype=np.int64), issued=(first, last))
+
+
+def _pixels_or_zero(resolution: str) -> int:
+    try:
+        return resolution_pixels(resolution)
+    except ValueError:  # not WxH: sorted after nothing, by its text
+        return 0
 
 
 # ------------------------------------------------------------------------------ tier means
@@ -189,73 +236,99 @@ def read_fleet(runs: Iterable[FleetRun]) -> FleetArrays:
 class TierMeans:
     """Each (card, tier) with a scored run: its mean Fluidity Score in whole hundredths."""
 
-    card: IntArray
-    tier: IntArray
-    centi: IntArray
+    card: Int32Array
+    tier: npt.NDArray[np.int16]
+    centi: Int32Array
 
 
 def run_scores(fleet: FleetArrays, weights: Weights | None
-               ) -> tuple[IntArray, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+               ) -> tuple[Int32Array, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Per run, its Fluidity Score in whole hundredths, whether it has one, and whether the
     hundredths are exact: the stored score (weights None; one with more decimals is not) or
     certgen.metrics.fluidity_score of its stored g and s under `weights` (always exact: that
-    function rounds to 2 decimals)."""
+    function rounds to 2 decimals). Unscored runs hold 0."""
     if weights is None:
-        has = np.isfinite(fleet.sf)
-        scaled = np.rint(np.where(has, fleet.sf, 0.0) * SF_SCALE)
-        exact = ~has | (scaled / SF_SCALE == fleet.sf)
-        return scaled.astype(np.int64), has, exact
-    has = np.isfinite(fleet.gap) & np.isfinite(fleet.stutter)
-    g, s = np.where(has, fleet.gap, 0.0), np.where(has, fleet.stutter, 0.0)
+        has = ~np.isnan(fleet.sf)
+        centi = np.zeros(fleet.sf.size, dtype=np.int32)
+        scaled = np.rint(fleet.sf[has] * SF_SCALE)
+        exact = np.ones(fleet.sf.size, dtype=bool)
+        exact[has] = scaled / SF_SCALE == fleet.sf[has]
+        centi[has] = scaled
+        return centi, has, exact
+    has = ~np.isnan(fleet.gap) & ~np.isnan(fleet.stutter)
+    centi = np.zeros(fleet.gap.size, dtype=np.int32)
     wg, ws = (_scaled(w, RATIO_SCALE) for w in (weights.consistency_gap, weights.stutter))
-    gi, si = np.rint(g * RATIO_SCALE), np.rint(s * RATIO_SCALE)
-    fast = (gi / RATIO_SCALE == g) & (si / RATIO_SCALE == s)
-    centi = np.zeros(g.size, dtype=np.int64)
-    if wg is not None and ws is not None:
-        # S_F = 100 (1 - (w_g g + w_s s)); in hundredths, with every factor a whole number:
-        # (10^8 - (W_g G + W_s S)) / 10^4, rounded half away from zero.
-        v = RATIO_SCALE * RATIO_SCALE - (wg * gi.astype(np.int64) + ws * si.astype(np.int64))
-        centi = np.sign(v) * ((np.abs(v) + RATIO_SCALE // 2) // RATIO_SCALE)
-    else:
-        fast[:] = False
-    for j in np.flatnonzero(has & ~fast).tolist():  # the metrics' own function
-        centi[j] = round(fluidity_score(float(g[j]), float(s[j]), weights) * SF_SCALE)
-    return centi, has, np.ones(g.size, dtype=bool)
+    for lo in range(0, fleet.gap.size, CHUNK_RUNS):  # a chunk at a time: bounded temporaries
+        part = slice(lo, lo + CHUNK_RUNS)
+        known = has[part]
+        g, s = fleet.gap[part][known], fleet.stutter[part][known]
+        gi = np.rint(g * RATIO_SCALE).astype(np.int64)
+        si = np.rint(s * RATIO_SCALE).astype(np.int64)
+        slow = (gi / RATIO_SCALE != g) | (si / RATIO_SCALE != s)
+        values = np.zeros(g.size, dtype=np.int64)
+        if wg is not None and ws is not None:
+            # S_F = 100 (1 - (w_g g + w_s s)); in hundredths, with every factor a whole
+            # number: (10^8 - (W_g G + W_s S)) / 10^4, rounded half away from zero.
+            v = RATIO_SCALE * RATIO_SCALE - (wg * gi + ws * si)
+            values = np.sign(v) * ((np.abs(v) + RATIO_SCALE // 2) // RATIO_SCALE)
+        else:
+            slow[:] = True
+        for j in np.flatnonzero(slow).tolist():  # the metrics' own function
+            values[j] = round(fluidity_score(float(g[j]), float(s[j]), weights) * SF_SCALE)
+        out = centi[part]
+        out[known] = values
+    return centi, has, np.ones(fleet.gap.size, dtype=bool)
 
 
-def tier_means(fleet: FleetArrays, centi: IntArray, has: npt.NDArray[np.bool_],
+def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_],
                exact: npt.NDArray[np.bool_]) -> TierMeans:
     """Each card's tier means over its scored runs, in whole hundredths, as
     certgen.rules.mean_score gives them: an exact integer mean rounded half away from zero,
-    or mean_score itself where a stored score has more than 2 decimals."""
-    n_tiers = max(len(fleet.resolutions), 1)
-    key = fleet.card[has] * n_tiers + fleet.tier[has]
-    groups, inverse = np.unique(key, return_inverse=True)
-    sums = np.zeros(groups.size, dtype=np.int64)
-    np.add.at(sums, inverse, centi[has])
-    counts = np.bincount(inverse, minlength=groups.size).astype(np.int64)
-    means = _round_div(sums, counts) if groups.size else sums
-    inexact = np.unique(inverse[~exact[has]])
-    if inexact.size:
-        raw = fleet.sf[has]
-        for k in inexact.tolist():
-            scores = raw[inverse == k].tolist()
-            means[k] = round(mean_score(scores) * SF_SCALE)
-    return TierMeans(card=groups // n_tiers, tier=groups % n_tiers, centi=means)
+    or mean_score itself where a stored score has more than 2 decimals. Runs come ordered by
+    card, so each tier's runs are grouped by card without a sort (and in 4-byte integers: a
+    million cards fit the review's memory bound)."""
+    cards: list[Int32Array] = []
+    tiers: list[npt.NDArray[np.int16]] = []
+    means: list[Int32Array] = []
+    for t in range(len(fleet.resolutions)):
+        at = has & (fleet.tier == t)
+        owner = fleet.card[at]
+        if owner.size == 0:
+            continue
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        sums = np.add.reduceat(centi[at], starts, dtype=np.int64)
+        counts = np.diff(np.r_[starts, owner.size])
+        mean = _round_div(sums, counts).astype(np.int32)
+        del sums
+        odd = np.flatnonzero(~np.logical_and.reduceat(exact[at], starts))
+        if odd.size:
+            where = np.flatnonzero(at)
+            for k in odd.tolist():
+                run = where[starts[k]:starts[k] + counts[k]]
+                mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
+        cards.append(owner[starts])
+        tiers.append(np.full(starts.size, t, dtype=np.int16))
+        means.append(mean)
+        del owner, starts, counts, at
+    if not cards:
+        return TierMeans(card=np.zeros(0, dtype=np.int32), tier=np.zeros(0, dtype=np.int16),
+                         centi=np.zeros(0, dtype=np.int32))
+    return TierMeans(card=np.concatenate(cards), tier=np.concatenate(tiers),
+                     centi=np.concatenate(means))
 
 
 @dataclass(frozen=True)
 class CardSpan:
     """Per card, its lowest and highest measured tier mean (hundredths) and whether it has one."""
 
-    low: IntArray
-    high: IntArray
+    low: Int32Array
+    high: Int32Array
     measured: npt.NDArray[np.bool_]
 
 
 def card_spans(fleet: FleetArrays, means: TierMeans) -> CardSpan:
-    low = np.full(fleet.cards, np.iinfo(np.int64).max, dtype=np.int64)
-    high = np.full(fleet.cards, np.iinfo(np.int64).min, dtype=np.int64)
+    low = np.full(fleet.cards, np.iinfo(np.int32).max, dtype=np.int32)
+    high = np.full(fleet.cards, np.iinfo(np.int32).min, dtype=np.int32)
     np.minimum.at(low, means.card, means.centi)
     np.maximum.at(high, means.card, means.centi)
     measured = np.zeros(fleet.cards, dtype=bool)
@@ -263,19 +336,21 @@ def card_spans(fleet: FleetArrays, means: TierMeans) -> CardSpan:
     return CardSpan(low=low, high=high, measured=measured)
 
 
-def grades_of(span: CardSpan, gold: float, platinum: float, rules: Rules) -> IntArray:
+def grades_of(span: CardSpan, gold: float, platinum: float, rules: Rules
+              ) -> npt.NDArray[np.int8]:
     """Per card, the index into rules.grades the fluidity gates give (certgen.rules.grade_gates
     with no cap): 0 PLATINUM, 1 GOLD, 2 SILVER; no measured tier: the rules' cap."""
     gold_c, platinum_c = round(gold * SF_SCALE), round(platinum * SF_SCALE)
     gold_ok = span.low >= gold_c
     platinum_ok = gold_ok & (span.high >= platinum_c)
-    grade = np.where(platinum_ok, 0, np.where(gold_ok, 1, 2))
-    cap = rules.grades.index(rules.no_measured_tier_cap)
-    out: IntArray = np.where(span.measured, grade, cap).astype(np.int64)
-    return out
+    grade = np.full(span.low.size, 2, dtype=np.int8)
+    grade[gold_ok] = 1
+    grade[platinum_ok] = 0
+    grade[~span.measured] = rules.grades.index(rules.no_measured_tier_cap)
+    return grade
 
 
-def shares(grades: IntArray, rules: Rules) -> dict[str, float]:
+def shares(grades: npt.NDArray[np.int8], rules: Rules) -> dict[str, float]:
     """The share (0-100) of cards at each grade, highest first."""
     n = grades.size
     counts = np.bincount(grades, minlength=len(rules.grades))
@@ -292,39 +367,43 @@ def changed_gate(before: int, after: int, rules: Rules) -> str:
 # ------------------------------------------------------------------------------ review
 
 
-def percentile_below(values: FloatArray, line: float) -> float | None:
-    """The share (0-100) of values strictly below `line`; None without a value."""
-    if values.size == 0:
-        return None
-    return 100.0 * float(np.count_nonzero(values < line)) / values.size
-
-
 def bootstrap_interval(below: IntArray, total: IntArray, seed: int
                        ) -> tuple[float, float] | None:
     """The central INTERVAL_LEVEL of the share (0-100) below a line over BOOTSTRAP_RESAMPLES
-    resamples of the cards (with replacement); per card: its values below, its values."""
+    resamples of the cards (with replacement); per card: its values below, its values.
+
+    Cards with the same (below, values) are interchangeable for this share, so a resample is
+    drawn as how many cards of each such pattern it holds (one multinomial draw over the
+    patterns): the same distribution as drawing the cards one by one, in time that does not
+    grow with the fleet (a million cards: a few patterns)."""
     cards = below.size
     if cards == 0 or int(total.sum()) == 0:
         return None
+    width = int(total.max()) + 1
+    tally = np.bincount(below * width + total)  # pattern code -> cards (values are small)
+    codes = np.flatnonzero(tally)
+    counts = tally[codes]
     rng = np.random.default_rng(seed)
-    out = np.empty(BOOTSTRAP_RESAMPLES)
-    for b in range(BOOTSTRAP_RESAMPLES):
-        pick = rng.integers(0, cards, cards)
-        n = int(total[pick].sum())
-        out[b] = 100.0 * float(below[pick].sum()) / n if n else np.nan
-    out = out[np.isfinite(out)]
+    drawn = rng.multinomial(cards, counts / cards, size=BOOTSTRAP_RESAMPLES)
+    n = drawn @ (codes % width)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = 100.0 * (drawn @ (codes // width)) / n
+    share = share[n > 0]
     tail = (1.0 - INTERVAL_LEVEL) / 2.0 * 100.0
-    lo, hi = np.percentile(out, [tail, 100.0 - tail])
+    lo, hi = np.percentile(share, [tail, 100.0 - tail])
     return float(lo), float(hi)
 
 
-def _line_review(name: str, value: float, values: FloatArray, owner: IntArray, cards: int,
-                 seed: int) -> LineReview:
-    below = np.bincount(owner[values < value], minlength=cards).astype(np.int64)
-    total = np.bincount(owner, minlength=cards).astype(np.int64)
+def _line_review(name: str, value: float, values: npt.NDArray[np.float64] | Int32Array,
+                 owner: Int32Array, cards: int, seed: int, scale: int = 1) -> LineReview:
+    """Where `value` sits among `values` (held ×scale: tier means in hundredths), with its
+    bootstrap interval over the cards owning them."""
+    under = values < value * scale
+    below = np.bincount(owner[under], minlength=cards)
+    total = np.bincount(owner, minlength=cards)
     interval = bootstrap_interval(below, total, seed)
-    return LineReview(name=name, value=value, values=int(values.size),
-                      fleet_percentile=percentile_below(values, value),
+    share = None if values.size == 0 else 100.0 * float(np.count_nonzero(under)) / values.size
+    return LineReview(name=name, value=value, values=int(values.size), fleet_percentile=share,
                       interval=None if interval is None else list(interval))
 
 
@@ -347,6 +426,27 @@ def _grid(center: float) -> list[float]:
     return [round(center + LINE_STEP * k, 2) for k in range(-steps, steps + 1)]
 
 
+def _near_lines(fleet: FleetArrays, means: TierMeans, rules: Rules
+                ) -> tuple[list[NearLine], dict[str, int]]:
+    """The tier means within NEAR_LINE_POINTS of each grade line: all counted, the
+    NEAR_LINE_LIST closest listed (then by certificate id)."""
+    near: list[NearLine] = []
+    counts: dict[str, int] = {}
+    for line, value in (("gold", rules.gold_line), ("platinum", rules.platinum_line)):
+        distance = np.abs(means.centi - round(value * SF_SCALE))
+        close = np.flatnonzero(distance <= round(NEAR_LINE_POINTS * SF_SCALE))
+        counts[line] = int(close.size)
+        if close.size > NEAR_LINE_LIST:  # only the ties of the last listed distance to sort
+            cutoff = np.partition(distance[close], NEAR_LINE_LIST - 1)[NEAR_LINE_LIST - 1]
+            close = close[distance[close] <= cutoff]
+        found = sorted((int(distance[j]), fleet.card_id(int(means.card[j])), int(j))
+                       for j in close.tolist())[:NEAR_LINE_LIST]
+        near += [NearLine(certificate_id=cert, line=line,
+                          resolution=fleet.resolutions[int(means.tier[j])],
+                          tier_mean=int(means.centi[j]) / SF_SCALE) for _, cert, j in found]
+    return near, counts
+
+
 def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules: Rules,
            candidates: Sequence[Rules] = ()) -> Calibration:
     """The whole review of one fleet under `rules`, with each candidate rules version."""
@@ -356,18 +456,19 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
     means = tier_means(fleet, *run_scores(fleet, None))
     span = card_spans(fleet, means)
     grades = grades_of(span, rules.gold_line, rules.platinum_line, rules)
-    tier_values = means.centi / SF_SCALE
     stutter_known = np.isfinite(fleet.stutter)
 
     lines = {
-        "gold": _line_review("gold", rules.gold_line, tier_values, means.card, cards,
-                             BOOTSTRAP_SEED),
-        "platinum": _line_review("platinum", rules.platinum_line, tier_values, means.card,
-                                 cards, BOOTSTRAP_SEED + 1),
+        "gold": _line_review("gold", rules.gold_line, means.centi, means.card, cards,
+                             BOOTSTRAP_SEED, SF_SCALE),
+        "platinum": _line_review("platinum", rules.platinum_line, means.centi, means.card,
+                                 cards, BOOTSTRAP_SEED + 1, SF_SCALE),
         "soft_limit": _line_review("soft_limit", rules.soft_limit_stutter,
                                    fleet.stutter[stutter_known], fleet.card[stutter_known],
                                    cards, BOOTSTRAP_SEED + 2),
     }
+    near, near_counts = _near_lines(fleet, means, rules)
+    del means  # a tier mean per card and tier: the largest array the rest does not need
     past_limit = (None if not stutter_known.any() else 100.0 * float(
         np.count_nonzero(fleet.stutter[stutter_known] > rules.soft_limit_stutter))
         / int(np.count_nonzero(stutter_known)))
@@ -391,9 +492,9 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         for name, values in (("fluidity_score", fleet.sf), ("consistency_gap", fleet.gap),
                              ("stutter", fleet.stutter)):
             dists.append(distribution(name, resolution, values[at]))
-    cohort_index = {c: i for i, c in enumerate(fleet.cohorts)}
+    cohort_index = {key: i for i, key in enumerate(fleet.cohorts)}
     for c, _ in cohort_sizes[:LARGEST_COHORTS]:
-        at = fleet.cohort == cohort_index[c]
+        at = fleet.cohort == cohort_index.get(c.key(), -1)
         dists.append(distribution("fluidity_score", c.label(), fleet.sf[at]))
 
     # Sensitivity: the shares as one line moves, the other where the rules put it.
@@ -412,26 +513,17 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         weights.append(WeightPoint(consistency_gap=wg, stutter=w.stutter, grade_shares=shares(
             grades_of(alt, rules.gold_line, rules.platinum_line, rules), rules)))
 
-    near: list[NearLine] = []
-    for line, value in (("gold", rules.gold_line), ("platinum", rules.platinum_line)):
-        close = np.abs(means.centi - round(value * SF_SCALE)) <= round(
-            NEAR_LINE_POINTS * SF_SCALE)
-        for j in np.flatnonzero(close).tolist():
-            near.append(NearLine(certificate_id=fleet.card_id(int(means.card[j])), line=line,
-                                 resolution=fleet.resolutions[int(means.tier[j])],
-                                 tier_mean=int(means.centi[j]) / SF_SCALE))
-    near.sort(key=lambda n: (n.line, n.certificate_id, n.resolution))
-
     reviews = [_candidate(fleet, span, grades, rules, c) for c in candidates]
     return Calibration(
         sop=rules.sop, rules=rules.rules_version, cards=cards, runs=int(fleet.card.size),
         target_cards=rules.calibration_fleet_target, readiness=readiness, lines=lines,
         past_soft_limit=past_limit, grade_shares=shares(grades, rules),
         distributions=dists, sensitivity=sensitivity, weights=weights, near_lines=near,
+        near_line_counts=near_counts,
         candidates=reviews)
 
 
-def _candidate(fleet: FleetArrays, span: CardSpan, grades: IntArray, rules: Rules,
+def _candidate(fleet: FleetArrays, span: CardSpan, grades: npt.NDArray[np.int8], rules: Rules,
                candidate: Rules) -> CandidateReview:
     """Every card re-graded under `candidate` beside `rules`: its grade shares and the cards
     whose grade changes, by certificate id."""

@@ -46,6 +46,12 @@ def _run(cert: str, index: int, gap: float | None, stutter: float | None,
                     source="test")
 
 
+def _pages(rows: list[FleetRun]) -> list[tuple[object, ...]]:
+    """Rows as FleetStore.calibration_pages gives them (one page)."""
+    return [(r.certificate_id, r.issued, r.cohort.resolution, r.cohort.key(), r.fluidity_score,
+             r.consistency_gap, r.stutter, r.run_index) for r in rows]
+
+
 def _grid_fleet() -> list[FleetRun]:
     """100 one-run cards: S_F = 100 - 0.2 i (g = s = 0.002 i, so any weights adding up to 1
     give the same score), i = 0..99; and a stutter-only check below."""
@@ -141,7 +147,7 @@ def test_grades_agree_card_for_card_with_the_rules_path(weights: Weights | None)
     """Each card graded by certgen.calibration equals certgen.rules.grade_gates over its runs
     (RunFacts with the stored score, or fluidity_score under other weights)."""
     rows = _random_fleet(7)
-    fleet = read_fleet(iter(rows))
+    fleet = read_fleet([_pages(rows)])
     spans = card_spans(fleet, tier_means(fleet, *run_scores(fleet, weights)))
     for gold, platinum in ((RULES.gold_line, RULES.platinum_line), (80.0, 92.0), (90.5, 96.5)):
         rules = RULES if (gold, platinum) == (RULES.gold_line, RULES.platinum_line) else \
@@ -165,7 +171,7 @@ def test_grades_agree_card_for_card_with_the_rules_path(weights: Weights | None)
 
 def test_a_score_with_more_decimals_takes_the_rules_own_mean() -> None:
     rows = [_run("X", 0, 0.1, 0.1, score=88.004), _run("X", 1, 0.1, 0.1, score=87.995)]
-    fleet = read_fleet(iter(rows))
+    fleet = read_fleet([_pages(rows)])
     means = tier_means(fleet, *run_scores(fleet, None))
     from certgen.rules import mean_score
 
@@ -292,3 +298,17 @@ def test_the_bootstrap_is_seeded() -> None:
     below = np.array([1, 0, 1, 1, 0] * 20)
     total = np.ones(100, dtype=np.int64)
     assert bootstrap_interval(below, total, 5) == bootstrap_interval(below, total, 5)
+
+
+def test_a_damaged_stored_figure_is_named_not_reviewed(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
+    with sqlite3.connect(location) as conn:
+        conn.execute("UPDATE runs SET stutter = 7.5 WHERE certificate_id = 'C-010'")
+        conn.execute("UPDATE runs SET fluidity_score = 'x' WHERE certificate_id = 'C-020'")
+    code, _, err = run_cli(["calibrate", "--fleet", location, "--out", str(tmp_path / "o")],
+                           capsys)
+    assert code == 1 and "Traceback" not in err
+    assert "certificate C-010" in err or "certificate C-020" in err, err

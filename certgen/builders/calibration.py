@@ -65,7 +65,7 @@ def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
     """Review the fleet at `fleet` (a file or a postgresql:// URL), read-only, in one snapshot."""
     current = rules or load_rules()
     with FleetStore.open(fleet, readonly=True) as store, store.snapshot():
-        arrays = read_fleet(store.iter_runs())
+        arrays = read_fleet(store.calibration_pages(), where=str(store.path))
         sizes = store.cohorts()
     return review(arrays, sizes, current, candidates)
 

@@ -193,6 +193,13 @@ def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
     return FleetError(f"{cause} ({detail})", file=where)
 
 
+CALIBRATION_COLUMNS: Final = ("certificate_id", "issued", "resolution", "cohort_key",
+                               "fluidity_score", "consistency_gap", "stutter")
+"""What the calibration review reads of a run (FleetStore.calibration_pages)."""
+CALIBRATION_PAGE: Final = 20_000
+"""Rows per page of calibration_pages: few round trips, a few MB per page."""
+
+
 class FleetStore:
     """The fleet database. Open with `FleetStore.open(location)`; use as a context manager.
 
@@ -629,6 +636,30 @@ class FleetStore:
         reads the cohorts: both from the same state of the fleet)."""
         with self._reading():
             yield
+
+    def calibration_pages(self) -> Iterator[Sequence[tuple[Any, ...]]]:
+        """CALIBRATION_COLUMNS of every run, ordered by (certificate_id, run_index), a page of
+        CALIBRATION_PAGE rows at a time (keyset on the unique index, so each page is a range
+        read and memory stays one page on either backend). Call inside `snapshot()`; the
+        values are as stored: certgen.calibration checks them."""
+        cols = ", ".join(CALIBRATION_COLUMNS)
+        with self._errors():
+            last: tuple[str, int] | None = None
+            while True:
+                if last is None:
+                    cur = self._execute(f"SELECT {cols}, run_index FROM runs ORDER BY "
+                                        f"certificate_id, run_index LIMIT {CALIBRATION_PAGE}")
+                else:
+                    cur = self._execute(
+                        f"SELECT {cols}, run_index FROM runs WHERE (certificate_id, run_index) "
+                        f"> (?, ?) ORDER BY certificate_id, run_index LIMIT {CALIBRATION_PAGE}",
+                        last)
+                page = cur.fetchall()
+                if page:
+                    yield page
+                if len(page) < CALIBRATION_PAGE:
+                    return
+                last = (page[-1][0], int(page[-1][-1]))
 
     def iter_runs(self) -> Iterator[FleetRun]:
         """Every row, ordered by (certificate_id, run_index), read page by page (keyset).

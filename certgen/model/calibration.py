@@ -140,6 +140,10 @@ class Calibration(Frozen):
     distributions: list[Distribution]
     sensitivity: list[SensitivityPoint]
     weights: list[WeightPoint]
-    near_lines: list[NearLine]
+    near_lines: list[NearLine] = Field(
+        description="Certificates with a tier mean within one point of a grade line, per line "
+                    "the closest first (then by id), at most 1,000 per line.")
+    near_line_counts: dict[str, int] = Field(
+        description="How many tier means sit within one point of each line (all of them).")
     not_derived: list[str] = Field(default_factory=lambda: list(NOT_DERIVED),
                                    description="What fleet rows cannot re-derive.")
