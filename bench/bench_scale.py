@@ -7,7 +7,12 @@
    a bare `executemany` of the same rows into the same schema in one transaction (target ≤ 2×),
    and the import's peak memory (target < 200 MB);
 3. --bundles bundles built on a Dask LocalCluster of 2 worker processes against 1 (target ≥ 1.8×;
-   needs 2 free cores).
+   needs 2 free cores);
+4. `certgen calibrate` of the same fleet (one run per certificate: a million cards), the review
+   in a child process (so its peak memory is its own; target < 200 MB, the import's bound), timed
+   against a bare SQL query that computes the same quantiles (the 5th to 95th percentile of S_F,
+   g and s per resolution, by window functions) on the same file, median of --repeats
+   (target ≤ 3×); and the whole command with its English report, for its time and peak.
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ def bench_import(tmp: Path, jsonl: Path, rows: int) -> tuple[float, float, float
     ours = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     # The peer: the same rows, already as tuples, executemany'd into the same schema.
-    from certgen.fleet.store import FleetRun, _row_from_mapping
+    from certgen.fleet.model import FleetRun, _row_from_mapping
 
     bare_db = tmp / "bare.sqlite"
     FleetStore.open(bare_db).close()
@@ -107,6 +112,56 @@ def bench_rank(db: Path, repeats: int = 5) -> tuple[float, float]:
     conn.close()
     assert len(METRIC_NAMES) == 6
     return min(ours), min(bare)
+
+
+QUANTILE_SQL = """
+SELECT resolution, rn, n, x FROM (
+  SELECT resolution, {x} AS x,
+         ROW_NUMBER() OVER (PARTITION BY resolution ORDER BY {x}) AS rn,
+         COUNT(*) OVER (PARTITION BY resolution) AS n
+  FROM runs WHERE {x} IS NOT NULL)
+WHERE rn IN (1 + CAST(0.05 * (n - 1) AS INTEGER), 2 + CAST(0.05 * (n - 1) AS INTEGER),
+             1 + CAST(0.25 * (n - 1) AS INTEGER), 2 + CAST(0.25 * (n - 1) AS INTEGER),
+             1 + CAST(0.5 * (n - 1) AS INTEGER), 2 + CAST(0.5 * (n - 1) AS INTEGER),
+             1 + CAST(0.75 * (n - 1) AS INTEGER), 2 + CAST(0.75 * (n - 1) AS INTEGER),
+             1 + CAST(0.95 * (n - 1) AS INTEGER), 2 + CAST(0.95 * (n - 1) AS INTEGER))
+"""
+"""The peer of the calibration review: the rows either side of each linear-interpolation rank,
+per resolution, in one SQL pass per figure (what any review must at least read and sort)."""
+
+
+def _child_peak(setup: str, code: str) -> tuple[float, float]:
+    """Seconds `code` takes in a child of its own (timed inside it, after `setup`: the imports
+    are not the work) and the child's peak memory (MB)."""
+    script = (f"{setup}\nimport resource, time\nstart = time.perf_counter()\n{code}\n"
+              "print(time.perf_counter() - start, "
+              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    seconds, peak = done.stdout.split()[-2:]
+    return float(seconds), int(peak) / 1024
+
+
+def bench_calibrate(tmp: Path, db: Path, repeats: int = 3) -> list[tuple[str, float, float]]:
+    """(what, seconds, peak MB): the review alone, the bare quantile SQL, the whole command."""
+    setup = "from certgen.builders.calibration import calibrate"
+    ours = [_child_peak(setup, f"calibrate({str(db)!r})") for _ in range(repeats)]
+    conn = sqlite3.connect(db)
+    bare = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for x in ("fluidity_score", "consistency_gap", "stutter"):
+            conn.execute(QUANTILE_SQL.format(x=x)).fetchall()
+        bare.append(time.perf_counter() - start)
+    conn.close()
+    args = ["calibrate", "--fleet", str(db), "--out", str(tmp / "calibration")]
+    whole, whole_peak = _child_peak(
+        "from certgen.cli import main",
+        "try:\n    main(" + repr(args) + ")\nexcept SystemExit as exc:\n    assert not exc.code, exc.code")
+    ours.sort()
+    return [("review", ours[len(ours) // 2][0], max(p for _, p in ours)),
+            ("bare quantile SQL", sorted(bare)[len(bare) // 2], float("nan")),
+            ("whole command", whole, whole_peak)]
 
 
 def bench_cluster(tmp: Path, count: int) -> tuple[float, float]:
@@ -152,6 +207,14 @@ def main() -> None:
         r_ours, r_bare = bench_rank(db)
         lines.append((f"rank 20 runs vs {args.rows:,}", r_ours, "bare indexed counts", r_bare,
                       r_ours / r_bare, "≤ 2×", r_ours / r_bare <= 2))
+        (_, c_ours, c_peak), (_, c_bare, _), (_, c_whole, c_whole_peak) = bench_calibrate(
+            tmp, db)
+        lines.append((f"calibrate {args.rows:,} runs (review)", c_ours, "bare quantile SQL",
+                      c_bare, c_ours / c_bare, "≤ 3×", c_ours / c_bare <= 3))
+        lines.append(("calibrate peak memory (MB)", c_peak, "-", 200.0, c_peak / 200,
+                      "< 200 MB", c_peak < 200))
+        lines.append(("calibrate + en report: s, MB", c_whole, "peak MB", c_whole_peak,
+                      c_whole_peak / 200, "< 200 MB", c_whole_peak < 200))
         if not args.skip_cluster:
             one, two = bench_cluster(tmp, args.bundles)
             lines.append((f"build {args.bundles} bundles, 2 workers", two, "1 worker", one,
