@@ -15,7 +15,12 @@ import numpy as np
 import pytest
 from bundlekit import run_cli
 
-from certgen.builders.calibration import calibrate, csv_bytes, json_bytes, read_candidate
+from certgen.builders.calibration import (
+    calibrate,
+    json_bytes,
+    read_candidate,
+    write_calibration,
+)
 from certgen.calibration import card_spans, grades_of, read_fleet, run_scores, tier_means
 from certgen.errors import CalibrationError
 from certgen.fleet import FleetStore
@@ -187,12 +192,14 @@ def test_sqlite_and_postgresql_give_the_same_bytes(tmp_path: Path,
     url = fresh_database(postgres_admin)
     try:
         outputs = []
-        for location in (str(tmp_path / "fleet.sqlite"), url):
+        for location, out in ((str(tmp_path / "fleet.sqlite"), tmp_path / "a"), (url, tmp_path / "b")):
             review = calibrate(_write(location, rows), candidates=[candidate])
-            outputs.append((json_bytes(review), csv_bytes(review)))
+            write_calibration(review, out, ["en", "ru"])
+            outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     finally:
         drop_database(postgres_admin, url)
-    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == 7  # json, csv, two languages' HTML and PDF, the manifest
+    assert outputs[0] == outputs[1]  # every file, PDFs and manifest included
 
 
 def test_the_command_writes_the_report_in_three_languages(
