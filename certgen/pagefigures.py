@@ -46,6 +46,8 @@ def page_figures(frames: npt.NDArray[np.float64]) -> PageFigures:
         "excluded_over_stall_count": diag.stall_count,
         # The same count under the name spec/compare.md pins: exports of any version read back.
         "excluded_over_stall_ms": diag.stall_count,
+        # The time in those frames, as the report prints it (its own name: a time, not a count).
+        "stall_time_ms": round_half_away(float(np.sum(positive[positive > STALL_MS])), 3),
     }
 
 

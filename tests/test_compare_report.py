@@ -546,6 +546,35 @@ def test_the_stall_count_is_written_under_the_new_name_and_the_pinned_one(pair_r
     assert names.index("excluded_over_stall_count") < names.index("excluded_over_stall_ms")
 
 
+def test_the_time_in_stalls_is_written_as_a_time(pair_report: Path) -> None:
+    """The report prints "Time in stalls, ms"; the CSV gives the same time as stall_time_ms (the
+    pinned excluded_over_stall_ms stays the count)."""
+    rows = list(csv.DictReader(io.StringIO((pair_report / "compare.csv").read_text())))
+    html = (pair_report / "report.en.html").read_text(encoding="utf-8")
+    shown = html.split("Time in stalls, ms</td>", 1)[1].split("</tr>", 1)[0]
+    for side in ("before", "after"):
+        metric = {r["name"]: r["value"] for r in rows if r["side"] == side and r["kind"] == "metric"}
+        frames = [float(r["value"]) for r in rows if r["side"] == side and r["kind"] == "frame"]
+        time_ms = round(sum(v for v in frames if v > 200), 3)
+        assert float(metric["stall_time_ms"]) == time_ms
+        assert f"{time_ms:,.1f}" in shown
+
+
+def test_a_wrong_stall_time_in_a_benchmark_csv_is_reported(tmp_path: Path) -> None:
+    from certgen.captures.detect import read_capture_file
+    from certgen.pagefigures import checked
+
+    frames = [10.0] * 950 + [250.0, 300.0]
+    for value, warned in (("550.0", False), ("90.0", True)):
+        path = tmp_path / f"t-{value}.csv"
+        rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),
+                f"before,metric,stall_time_ms,{value}",
+                *(f"after,frame,frame_time_ms,{v}" for v in frames)]
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        before, _after = checked(read_capture_file(path))
+        assert bool(before.warnings) == warned, before.warnings
+
+
 @pytest.mark.parametrize("name", ["excluded_over_stall_ms", "excluded_over_stall_count"])
 def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
     tmp_path: Path, name: str,
