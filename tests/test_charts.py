@@ -157,3 +157,12 @@ def test_runs_of_one_tier_share_one_scale_on_the_certificate() -> None:
     assert x_ticks[0] == x_ticks[3] and x_ticks[1] == x_ticks[4]
     # The 2560x1440 tier spans 5.95–9.6 ms: fitted, not from zero.
     assert ticks[0][0] != "0" and "axis-break" in svgs[0] and "axis-break" in svgs[3]
+
+
+def test_a_stacked_chart_names_its_font() -> None:
+    """A report shows the chart as an <img>, which does not inherit the page's font: the SVG
+    names DejaVu Sans, or its text falls back to a serif (issue 28)."""
+    from certgen.render.charts import stack_charts
+
+    svg = stack_charts(["<svg></svg>"], title="t")
+    assert 'font-family="DejaVu Sans, sans-serif"' in svg.split(">", 1)[0]

@@ -300,8 +300,10 @@ def stack_charts(charts: Sequence[str], *, title: str, description: str | None =
     height = HEIGHT * len(charts)
     label = title if not description else f"{title}. {description}"
     desc = "" if not description else f"<desc>{escape(description)}</desc>"
+    # An <img> does not inherit the page's font: name it, or the text falls back to a serif.
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH:.0f} {height:.0f}" '
             f'width="{WIDTH:.0f}" height="{height:.0f}" role="img" '
+            f'font-family="DejaVu Sans, sans-serif" '
             f'aria-label="{_attr(label)}"><title>{escape(title)}</title>{desc}'
             + "".join(charts) + "</svg>\n")
 
