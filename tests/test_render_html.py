@@ -51,3 +51,17 @@ def test_translated_plural_in_a_template() -> None:
 def test_gettext_arguments_are_escaped() -> None:
     tpl = "{{ _('Prepared for %(name)s', name=x) }}"
     assert make_env("en").from_string(tpl).render(x="<b>") == "Prepared for &lt;b&gt;"
+
+
+def test_no_heading_qualifier_is_styled_as_a_note_box() -> None:
+    """A heading's qualifier ("· diagnostic, not graded", "· 6 runs") is the quiet .aside, never
+    .note (which the report styles as a grey box; issue 28)."""
+    import re
+
+    from certgen.paths import templates_dir
+
+    for name in ("certificate.html.j2", "report.html.j2", "calibration.html.j2"):
+        text = (templates_dir() / name).read_text(encoding="utf-8")
+        headings = re.findall(r"<h2>.*?</h2>", text)
+        assert headings, name
+        assert not [h for h in headings if 'class="note"' in h], name
