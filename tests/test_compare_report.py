@@ -560,19 +560,24 @@ def test_the_time_in_stalls_is_written_as_a_time(pair_report: Path) -> None:
         assert f"{time_ms:,.1f}" in shown
 
 
-def test_a_wrong_stall_time_in_a_benchmark_csv_is_reported(tmp_path: Path) -> None:
+def _stalled_side_warnings(path: Path, name: str, value: str) -> tuple[str, ...]:
+    """The before side's warnings when a benchmark CSV of 950 frames of 10 ms and two stalls
+    (250 and 300 ms) on each side states metric `name` = `value` for the before side."""
     from certgen.captures.detect import read_capture_file
     from certgen.pagefigures import checked
 
     frames = [10.0] * 950 + [250.0, 300.0]
-    for value, warned in (("550.0", False), ("90.0", True)):
-        path = tmp_path / f"t-{value}.csv"
-        rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),
-                f"before,metric,stall_time_ms,{value}",
-                *(f"after,frame,frame_time_ms,{v}" for v in frames)]
-        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-        before, _after = checked(read_capture_file(path))
-        assert bool(before.warnings) == warned, before.warnings
+    rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),
+            f"before,metric,{name},{value}", *(f"after,frame,frame_time_ms,{v}" for v in frames)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    before, _after = checked(read_capture_file(path))
+    return before.warnings
+
+
+def test_a_wrong_stall_time_in_a_benchmark_csv_is_reported(tmp_path: Path) -> None:
+    assert _stalled_side_warnings(tmp_path / "a.csv", "stall_time_ms", "550.0") == ()
+    assert _stalled_side_warnings(tmp_path / "b.csv", "stall_time_ms", "90.0") == (
+        "side 'before': stall_time_ms is 90.0 in the file, recomputed 550.0",)
 
 
 @pytest.mark.parametrize("name", ["excluded_over_stall_ms", "excluded_over_stall_count"])
@@ -581,16 +586,6 @@ def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
 ) -> None:
     """An export of an older certgen (only the old name) reads back without a warning; a
     wrong count under either name is reported."""
-    from certgen.captures.detect import read_capture_file
-    from certgen.pagefigures import checked
-
-    frames = [10.0] * 950 + [250.0, 300.0]
-    for value, warned in (("2", False), ("5", True)):
-        path = tmp_path / f"{name}-{value}.csv"
-        rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),
-                f"before,metric,{name},{value}",
-                *(f"after,frame,frame_time_ms,{v}" for v in frames)]
-        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-        before, _after = checked(read_capture_file(path))
-        expected = (f"side 'before': {name} is 5.0 in the file, recomputed 2",) if warned else ()
-        assert before.warnings == expected
+    assert _stalled_side_warnings(tmp_path / "a.csv", name, "2") == ()
+    assert _stalled_side_warnings(tmp_path / "b.csv", name, "5") == (
+        f"side 'before': {name} is 5.0 in the file, recomputed 2",)
