@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -171,10 +170,9 @@ def test_a_scheduler_that_never_answers_times_out_in_one_line(
         silent.bind(("127.0.0.1", 0))
         silent.listen(4)
         address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
-        started = time.monotonic()
         code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"),
                                 "--draft", "--scheduler", address], capsys)
-    assert time.monotonic() - started < 10
+    # No timing here (a loaded machine): the alarm fails a hang, the message names the timeout.
     assert (code, _one_line(err)) == (
         1, f"certgen: cannot reach the Dask scheduler at {address}: no answer within 1 s "
            "(the connect timeout)")
@@ -300,13 +298,19 @@ def _card_bytes(data: dict[str, Any]) -> bytes:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
 
 
-def test_more_runs_than_the_limit_are_refused_at_once() -> None:
-    """600 runs kept a build busy for minutes with nothing said; the limit refuses at once."""
+def test_more_runs_than_the_limit_are_refused_before_the_schema(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """600 runs kept a build busy for minutes with nothing said; the limit refuses them before
+    any run is validated (no timing here: the schema is simply never reached)."""
+    from certgen import bundle
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the runs were validated")
+
+    monkeypatch.setattr(bundle.CardFile, "model_validate", never)
     runs = [run_entry(f"Game {i}", not_run="the game crashed at start") for i in range(600)]
-    started = time.monotonic()
     with pytest.raises(BundleErrors) as info:
         parse_card(_card_bytes(card(runs)))
-    assert time.monotonic() - started < 5
     assert str(info.value) == f"card.yaml: runs: expected at most {MAX_RUNS} runs, got 600"
 
 
