@@ -49,9 +49,9 @@ from certgen.errors import BundleErrors
 from certgen.markup import sanitise_markdown, visible_text
 from certgen.model.base import schema_keeping_names
 from certgen.model.measured import DisplayTiming
-from certgen.sop import available_sops
+from certgen.sop import available_sops, has_rules_file, load_rules
 from certgen.untrusted import open_regular, shorten
-from certgen.yamlload import field_path, load_yaml, shown_value
+from certgen.yamlload import field_path, load_yaml, shown_value, yaml_problem
 
 CARD_FILE = "card.yaml"
 
@@ -59,6 +59,10 @@ Locate = Callable[[tuple[str, ...]], None]
 """The existence check of a bundle path (its parts): raises a PydanticCustomError to refuse."""
 MAX_CARD_BYTES = 1 << 20
 """Largest card.yaml (1 MiB; a real one is a few KB)."""
+MAX_RUNS = 100
+"""Most runs a card.yaml may list (docs/limits.md). A real certificate has 6 to 20; every run
+is a capture to compute and a row of every document in every language, so 600 runs kept a
+build busy for minutes before it said anything. certgen verify reads a record of up to 200."""
 LANGUAGES = ("en", "ru", "pt")
 UPSCALERS = ("none", "DLSS", "FSR", "XeSS")
 GRADES = ("PLATINUM", "GOLD", "SILVER")
@@ -277,8 +281,10 @@ class Certificate(_CardModel):
     @field_validator("sop")
     @classmethod
     def _sop(cls, value: str) -> str:
-        known = available_sops()
-        if value not in known:
+        # Only the named SOP's rules file is read (validate_card, before this); the others
+        # are parsed only to list them in this refusal, and a broken one is left out.
+        if not has_rules_file(value):
+            known = available_sops()
             raise PydanticCustomError(
                 "sop_unknown", "expected one of {known}", {"known": ", ".join(known)}
             )
@@ -498,7 +504,7 @@ class CardFile(_CardModel):
     phase1: CardPhase1
     grade_cap: CardGradeCap | None = Field(description="A cap from another SOP phase, or null.")
     test_system: CardTestSystem | None = Field(default=None, description="The test bench.")
-    runs: list[CardRun] = Field(min_length=1)
+    runs: list[CardRun] = Field(min_length=1, max_length=MAX_RUNS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -574,10 +580,9 @@ def parse_card_yaml(text: str) -> tuple[object, list[str]]:
     try:
         data, duplicates = load_yaml(text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise BundleErrors([f"{CARD_FILE}{line}: invalid YAML: {problem}"]) from None
+        line, problem = yaml_problem(text, exc)
+        where = f"{CARD_FILE}:{line}" if line is not None else CARD_FILE
+        raise BundleErrors([f"{where}: {problem}"]) from None
     except yaml.YAMLError as exc:
         raise BundleErrors([f"{CARD_FILE}: invalid YAML: {exc}"]) from None
     return data, [f"{CARD_FILE}:{d.line}: duplicate key {shorten(d.key)!r} (first at line "
@@ -777,11 +782,20 @@ def validate_card(
     """
     if locate is None and root is not None:
         locate = _locate_in_folder(root)
-    # A malformed rules file is refused in its own words (a RulesError naming its line and
-    # field), not as a problem of card.yaml's certificate.sop, which lists the valid ones.
-    available_sops()
+    # The rules file of the SOP card.yaml names, when there is one, is read here: a malformed
+    # one is refused in its own words (a RulesError naming its line and field), not as a
+    # problem of certificate.sop. No other rules file is read: a broken file of another SOP
+    # on CERTGEN_RULES_PATH cannot stop this bundle.
+    sop = _named_sop(data)
+    if sop is not None and has_rules_file(sop):
+        load_rules(sop)
     errors = list(duplicates or [])
     card: CardFile | None = None
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if isinstance(runs, list) and len(runs) > MAX_RUNS:
+        # Refused before the schema: validating 600 runs, and their paths, is itself slow.
+        raise BundleErrors([*errors, f"{CARD_FILE}: runs: expected at most {MAX_RUNS} runs, "
+                                     f"got {len(runs)}"])
     if not isinstance(data, dict):
         errors.append(f"{CARD_FILE}: expected a mapping at the top level, got {shown_value(data)}")
     else:
@@ -793,6 +807,13 @@ def validate_card(
         raise BundleErrors(errors)
     assert card is not None
     return card
+
+
+def _named_sop(data: object) -> str | None:
+    """certificate.sop of parsed card.yaml data, when it is a text."""
+    certificate = data.get("certificate") if isinstance(data, dict) else None
+    sop = certificate.get("sop") if isinstance(certificate, dict) else None
+    return sop if isinstance(sop, str) else None
 
 
 def parse_card(data: bytes, *, locate: Locate | None = None) -> CardFile:

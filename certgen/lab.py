@@ -17,17 +17,25 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from certgen.bundle import format_validation_errors
+from certgen.bundle import check_text, format_validation_errors
 from certgen.errors import LabError
 from certgen.model.base import schema_keeping_names
+from certgen.untrusted import UnreadableInput, read_limited
 from certgen.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
@@ -36,7 +44,31 @@ if TYPE_CHECKING:
 LAB_ENV = "CERTGEN_LAB"
 """The environment variable `certgen build` reads the lab profile's path from."""
 
+MAX_LAB_BYTES = 1 << 20
+"""Largest lab.yaml (1 MiB, as card.yaml; a real one is under 1 KB). A 30 MB profile once
+reached the PDF renderer and crashed the process inside GLib."""
+
+_MARKUP = re.compile(r"<[A-Za-z/!?]")
+"""The start of an HTML tag, comment or processing instruction."""
+
+
+def _lab_text(value: str) -> str:
+    """card.yaml's rules for a one-line text (certgen.bundle.check_text: visible, no bidi or
+    control character, so no line break, at most 200 characters), and no markup: a lab's name,
+    signatory and address are printed on every certificate and matched against its signing
+    certificate, where a tag is never meant."""
+    check_text(value, "lab")
+    if _MARKUP.search(value):
+        raise PydanticCustomError(
+            "text_markup", "markup is not allowed (the text is printed as written)")
+    return value
+
+
 Text = Annotated[str, Field(min_length=1)]
+"""A non-empty text (revocations.yaml's id and reason use it too)."""
+
+ProfileText = Annotated[str, Field(min_length=1), AfterValidator(_lab_text)]
+"""A lab.yaml text: card.yaml's rules for a one-line field, and no markup."""
 
 
 class _LabModel(BaseModel):
@@ -52,22 +84,34 @@ class LocalizedText(_LabModel):
 
 
 LabText = Text | LocalizedText
+
+
+class LocalizedProfileText(LocalizedText):
+    """A lab.yaml text per language, each language under lab.yaml's text rules."""
+
+    en: ProfileText = Field(description="The English original.")
+    ru: ProfileText | None = Field(default=None, description="Russian translation.")
+    pt: ProfileText | None = Field(default=None, description="Portuguese translation.")
+
+
+ProfileLabText = ProfileText | LocalizedProfileText
+"""A lab.yaml text as a plain string (English) or {en, ru, pt}, every one checked."""
 """A plain string (English, shown as is in every language) or {en, ru, pt}."""
 
 
 class LabAccreditation(_LabModel):
     """The laboratory's accreditation: the accrediting body and the accreditation number."""
 
-    body: Text = Field(description="Accreditation body, e.g. the national accreditation body.")
-    number: Text = Field(description="Accreditation number or scope reference.")
+    body: ProfileText = Field(description="Accreditation body, e.g. the national accreditation body.")
+    number: ProfileText = Field(description="Accreditation number or scope reference.")
 
 
 class LabSignatory(_LabModel):
     """Who signs the certificates for the laboratory."""
 
-    name: Text = Field(description="Full name, as printed; the signing certificate's common "
+    name: ProfileText = Field(description="Full name, as printed; the signing certificate's common "
                                    "name must be exactly this (build --sign, verify).")
-    role: LabText = Field(description="Role, e.g. Head of laboratory (per language or a string).")
+    role: ProfileLabText = Field(description="Role, e.g. Head of laboratory (per language or a string).")
     certificate_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
         default=None, description="SHA-256 (hex, lower case) of the signatory's signing "
                                   "certificate (DER): build --sign refuses any other, and verify "
@@ -81,8 +125,8 @@ class Lab(_LabModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="lab.yaml",
                               json_schema_extra={"$comment": "certgen laboratory profile"})
 
-    name: Text = Field(description="Laboratory name, as printed on every certificate.")
-    address: LabText = Field(description="Postal address (per language or a string).")
+    name: ProfileText = Field(description="Laboratory name, as printed on every certificate.")
+    address: ProfileLabText = Field(description="Postal address (per language or a string).")
     accreditation: LabAccreditation | None = Field(
         default=None, description="Accreditation body and number; leave out when not accredited.")
     signatory: LabSignatory = Field(description="Who signs for the laboratory.")
@@ -90,7 +134,7 @@ class Lab(_LabModel):
         description="https:// base of the verification address: <base>/<id>/?sha256=<hash>.")
     validity_months: Annotated[int, Field(ge=1, le=120)] = Field(
         description="Months a certificate stays valid after its issue date (1 to 120).")
-    contact: Text = Field(description="Where a customer asks about a certificate (e-mail, phone).")
+    contact: ProfileText = Field(description="Where a customer asks about a certificate (e-mail, phone).")
     specimen: bool = Field(
         default=False,
         description="A sample laboratory: every document it issues is marked SPECIMEN.")
@@ -98,8 +142,16 @@ class Lab(_LabModel):
     @field_validator("verification_base")
     @classmethod
     def _base(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme != "https" or not parts.hostname or parts.query or parts.fragment:
+        # As long as --verify-base may be: with the id and the record's SHA-256 the address
+        # must still fit a QR code (segno refuses more than about 2,300 bytes).
+        check_text(value, "verification_base")
+        try:
+            parts = urlsplit(value)
+            usable = (parts.scheme == "https" and bool(parts.hostname) and not parts.query
+                      and not parts.fragment)
+        except ValueError:  # "Invalid IPv6 URL", a port that is not a number
+            usable = False
+        if not usable:
             raise PydanticCustomError(
                 "verification_base", "expected an https:// address without query or fragment")
         return value
@@ -140,8 +192,11 @@ class LabProfile:
 
 
 def parse_lab(data: bytes, *, source: str = "lab.yaml") -> LabProfile:
-    """lab.yaml bytes -> LabProfile (UTF-8, a BOM allowed; strict schema; duplicates refused)."""
-
+    """lab.yaml bytes -> LabProfile (UTF-8, a BOM allowed; at most MAX_LAB_BYTES; strict
+    schema; duplicates refused)."""
+    if len(data) > MAX_LAB_BYTES:
+        raise LabError([f"{source}: {len(data)} bytes, more than the limit of {MAX_LAB_BYTES} "
+                        "for a laboratory profile"])
     try:
         parsed, duplicates = load_yaml_document(data, source)
     except YamlDocumentError as exc:
@@ -163,12 +218,13 @@ def parse_lab(data: bytes, *, source: str = "lab.yaml") -> LabProfile:
 
 
 def load_lab(path: str | os.PathLike[str]) -> LabProfile:
-    """Read and validate a lab profile file (the message names the file as given)."""
+    """Read and validate a lab profile file (the message names the file as given): a regular
+    file of at most MAX_LAB_BYTES (a FIFO or device is refused before any read)."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise LabError([f"{source}: cannot read the laboratory profile ({exc.strerror})"]) from None
+        data = read_limited(path, limit=MAX_LAB_BYTES, what="a laboratory profile")
+    except UnreadableInput as exc:
+        raise LabError([f"{source}: {exc}"]) from None
     return parse_lab(data, source=source)
 
 
@@ -199,6 +255,7 @@ def check_issuable_base(verify_base: str, profile: LabProfile | None, *, draft: 
 def lab_json_schema() -> dict[str, JSONValue]:
     """The JSON Schema of lab.yaml, generated from the models (deterministic)."""
     schema = schema_keeping_names(Lab, {"LabAccreditation": "Accreditation",
+                                        "LocalizedProfileText": "LocalizedText",
                                         "LabSignatory": "Signatory"})
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     ordered: dict[str, JSONValue] = json.loads(json.dumps(schema, sort_keys=True))

@@ -25,7 +25,6 @@ import datetime as dt
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import yaml
@@ -35,6 +34,7 @@ from pydantic_core import PydanticCustomError
 from certgen.errors import RegistryError, RevocationsError
 from certgen.lab import LabText, Text
 from certgen.record import Record
+from certgen.untrusted import UnreadableInput, read_limited
 from certgen.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
@@ -215,6 +215,12 @@ def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocat
     if not isinstance(parsed, list):
         errors.append((lines.get((), 1), f"{source}:{lines.get((), 1)}: expected a list of "
                        "revocations, each with id, date and reason"))
+    elif parsed and all(not isinstance(item, dict | list) for item in parsed):
+        # A list of bare ids is a plausible mistake, never "nothing revoked": one line for
+        # the file, not one per id.
+        errors.append((lines.get((), 1), f"{source}:{lines.get((), 1)}: expected a list of "
+                       "revocations, each with id, date and reason, got a list of bare ids "
+                       "(a revocation needs its date and reason)"))
     else:
         try:
             items = _REVOCATIONS.validate_python(parsed)
@@ -234,14 +240,18 @@ def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocat
                        lines=tuple(lines.get((i,), 1) for i in range(len(items))), source=source)
 
 
+MAX_REVOCATIONS_YAML_BYTES = 16 << 20
+"""Largest revocations.yaml (16 MiB: about 100,000 revocations with their reasons)."""
+
+
 def load_revocations(path: str | os.PathLike[str]) -> Revocations:
-    """Read and validate revocations.yaml (the messages name the file as given)."""
+    """Read and validate revocations.yaml (the messages name the file as given): a regular
+    file within MAX_REVOCATIONS_YAML_BYTES (a FIFO or device is refused before any read)."""
     source = str(path)
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise RevocationsError([f"{source}: cannot read the revocations ({exc.strerror})"]
-                               ) from None
+        data = read_limited(path, limit=MAX_REVOCATIONS_YAML_BYTES, what="a revocations list")
+    except UnreadableInput as exc:
+        raise RevocationsError([f"{source}: {exc}"]) from None
     return parse_revocations(data, source=source)
 
 

@@ -34,6 +34,46 @@ def open_regular(path: pathlib.Path) -> int:
     return fd
 
 
+class UnreadableInput(ValueError):
+    """Why an input file cannot be read, worded to follow its name in a message ("is a FIFO
+    (named pipe), expected a laboratory profile"); each caller raises it as its own error."""
+
+
+def read_limited(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (`what` names the kind of file in
+    refusals). A FIFO, device or socket is refused before any read (it could block, or never
+    end: /dev/zero); the size is checked before reading, and the read stops one byte past the
+    limit (a file that grows, or lies about its size in /proc, cannot exhaust memory).
+
+    Raises UnreadableInput with the reason, never OSError or MemoryError.
+    """
+    try:
+        fd = open_regular(pathlib.Path(path))
+    except IsADirectoryError:
+        raise UnreadableInput(f"is a directory, expected {what}") from None
+    except FileNotFoundError:
+        raise UnreadableInput("no such file") from None
+    except ValueError as exc:
+        raise UnreadableInput(f"is {exc}, expected {what}") from None
+    except OSError as exc:
+        raise UnreadableInput(f"cannot read the file ({_reason(exc)})") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise UnreadableInput(f"{size} bytes, more than the limit of {limit} for {what}")
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise UnreadableInput(f"cannot read the file ({_reason(exc)})") from None
+    if len(data) > limit:
+        raise UnreadableInput(f"more than the limit of {limit} bytes for {what}")
+    return data
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+
+
 def special_kind(mode: int) -> str:
     """What a non-regular file is, as a refusal names it."""
     if stat.S_ISFIFO(mode):

@@ -40,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import difflib
-import errno
 import hashlib
 import io
 import json
@@ -71,7 +70,7 @@ from certgen.render.sign import replay_signature, require_sign_extra
 from certgen.rules import decide, run_facts
 from certgen.software import creator_line, current_software
 from certgen.sop import load_rules
-from certgen.untrusted import open_regular
+from certgen.untrusted import UnreadableInput, read_limited
 
 if TYPE_CHECKING:
     import pypdf
@@ -197,25 +196,9 @@ def read_input(path: str | os.PathLike[str], *, limit: int, what: str) -> bytes:
 
     source = os.fspath(path)
     try:
-        fd = open_regular(Path(source))
-    except IsADirectoryError:
-        raise CertgenError(f"is a directory, expected {what}", file=source) from None
-    except FileNotFoundError:
-        raise CertgenError("no such file", file=source) from None
-    except ValueError as exc:
-        raise CertgenError(f"is {exc}, expected {what}", file=source) from None
-    except OSError as exc:
-        raise CertgenError(f"cannot read the file ({exc.strerror or errno.errorcode.get(exc.errno or 0)})",
-                           file=source) from None
-    with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > limit:
-            raise CertgenError(f"{size} bytes, more than the limit of {limit} for {what}",
-                               file=source)
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise CertgenError(f"more than the limit of {limit} bytes for {what}", file=source)
-    return data
+        return read_limited(source, limit=limit, what=what)
+    except UnreadableInput as exc:
+        raise CertgenError(str(exc), file=source) from None
 
 
 @dataclass(frozen=True)

@@ -135,12 +135,57 @@ def load_yaml_document(data: bytes, source: str) -> tuple[object, list[Duplicate
     try:
         return load_yaml(text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise YamlDocumentError(f"{source}{line}: invalid YAML: {exc.problem or 'invalid YAML'}"
-                                ) from None
+        line, problem = yaml_problem(text, exc)
+        where = f"{source}:{line}" if line is not None else source
+        raise YamlDocumentError(f"{where}: {problem}") from None
     except yaml.YAMLError as exc:
         raise YamlDocumentError(f"{source}: invalid YAML: {exc}") from None
+
+
+def yaml_problem(text: str, exc: yaml.MarkedYAMLError) -> tuple[int | None, str]:
+    """(1-based line, what) of a YAML error as messages word it: a value this loader refuses
+    (an impossible date, a huge integer) names its field, as a schema error does
+    (`certificate.issued: not a calendar date: '2026-02-30' (…)`); a syntax error is
+    `invalid YAML: <problem>`."""
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark is not None else None
+    problem = exc.problem or exc.context or "invalid YAML"
+    if isinstance(exc, yaml.constructor.ConstructorError) and exc.problem_mark is not None:
+        path = _value_path(text, exc.problem_mark.index)
+        if path:
+            return line, f"{field_path(path)}: {problem}"
+    return line, f"invalid YAML: {problem}"
+
+
+def _value_path(text: str, index: int) -> tuple[object, ...] | None:
+    """The keys and list indexes leading to the value that starts at character `index` of a
+    YAML text, or None (the text is composed only: no value is constructed, so a value that
+    cannot be, such as 2026-02-30, is still found)."""
+    loader = _Loader(text)
+    loader.duplicates = []
+    try:
+        root = loader.get_single_node()
+
+        def walk(node: yaml.Node, path: tuple[object, ...]) -> tuple[object, ...] | None:
+            if node.start_mark.index == index and not isinstance(
+                    node, yaml.MappingNode | yaml.SequenceNode):
+                return path
+            children: list[tuple[object, yaml.Node]] = []
+            if isinstance(node, yaml.MappingNode):
+                children = [(loader.construct_object(k, deep=True), v) for k, v in node.value]
+            elif isinstance(node, yaml.SequenceNode):
+                children = list(enumerate(node.value))
+            for key, child in children:
+                found = walk(child, (*path, key))
+                if found is not None:
+                    return found
+            return None
+
+        return None if root is None else walk(root, ())
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
 
 
 def key_lines(text: str) -> list[tuple[tuple[object, ...], int]]:

@@ -362,9 +362,9 @@ def test_waiting_for_the_lock_says_so_then_gives_up(
                                "--lock-timeout", "0.5", str(jsonl_file))
         assert code == 1
         assert err == (
-            f"certgen: {fleet_location}: another certgen process is writing to the fleet; "
+            f"certgen: {fleet_location}: another process is writing to the fleet; "
             f"waiting up to 0.5 s for its lock (--lock-timeout or {LOCK_TIMEOUT_ENV} sets the "
-            f"wait)\ncertgen: {fleet_location}: another certgen process held the fleet's lock "
+            f"wait)\ncertgen: {fleet_location}: another process held the fleet's lock "
             f"for 0.5 s; gave up (--lock-timeout or {LOCK_TIMEOUT_ENV} sets a longer wait)\n")
         monkeypatch.setenv(LOCK_TIMEOUT_ENV, "0")
         code, _, err = certgen(capsys, "fleet", "import", "--fleet", fleet_location,

@@ -41,7 +41,15 @@ from strategies import (
 from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
 from certgen.diagnostics import compute_metrics
-from certgen.errors import BundleErrors, CertgenError, FleetImportError, LabError, RefusalError
+from certgen.errors import (
+    BundleErrors,
+    CertgenError,
+    FleetImportError,
+    LabError,
+    RefusalError,
+    RevocationsError,
+    RulesError,
+)
 from certgen.model import Weights
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
@@ -78,7 +86,8 @@ def expect_clean(action: Callable[[], Any], name: str, *also: str) -> None:
         for problem in exc.errors:
             assert len(problem) < 2000, problem[:200]
             assert any(n in problem for n in (name, *also)), problem
-    except (BundleErrors, LabError) as exc:
+    except (BundleErrors, LabError, RevocationsError, RulesError) as exc:
+        # Every problem of the file at once, one line each, each naming the file.
         for line in str(exc).split("\n"):
             assert line.strip(), str(exc)
             assert len(line) < 2000, line[:200]
@@ -299,6 +308,37 @@ def test_mutated_lab_profiles_parse_or_refuse_one_line_per_problem(data: st.Data
 
     text = _hostile_yaml(data, data.draw(labs()))
     expect_clean(lambda: parse_lab(text, source="lab.yaml"), "lab.yaml")
+
+
+_RULES = yaml.safe_load((ROOT / "certgen" / "sop" / "sop-gpu-001-v1.1.yaml").read_text("utf-8"))
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_rules_files_parse_or_refuse_one_line_per_problem(data: st.DataObject) -> None:
+    """Issue 27: a rules file on CERTGEN_RULES_PATH is an input surface like card.yaml."""
+    from certgen.sop import parse_rules
+
+    text = _hostile_yaml(data, copy.deepcopy(_RULES))
+    expect_clean(lambda: parse_rules(text, "sop-fuzz-v1.yaml"), "sop-fuzz-v1.yaml")
+
+
+_REVOCATIONS = yaml.safe_load((ROOT / "examples" / "revocations.yaml").read_text("utf-8")) + [
+    {"id": "LAB-2", "date": "2027-01-02", "reason": "plain text reason"}]
+
+
+@FUZZ
+@given(st.data())
+def test_mutated_revocation_lists_parse_or_refuse_one_line_per_problem(
+        data: st.DataObject) -> None:
+    """Issue 27: revocations.yaml, as `certgen registry` and `certgen verify` read it."""
+    from certgen.registry import parse_revocations
+    from certgen.verify import parse_revocation_list
+
+    text = _hostile_yaml(data, copy.deepcopy(_REVOCATIONS))
+    expect_clean(lambda: parse_revocations(text, source="revocations.yaml"), "revocations.yaml")
+    expect_clean(lambda: parse_revocation_list(text, source="revocations.yaml"),
+                 "revocations.yaml")
 
 
 FLEET_HOSTILE: list[Any] = [*HOSTILE_VALUES, -0.5, 1e9 + 1, 100.01, 1.0001, 5e-324, 2 ** 63,

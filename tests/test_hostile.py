@@ -218,10 +218,11 @@ def test_process_names_from_captures_are_shown_escaped() -> None:
 # --- tracebacks on plausible input --------------------------------------------------------------
 
 
-def test_an_impossible_date_is_one_line() -> None:
+def test_an_impossible_date_is_one_line_naming_its_field() -> None:
+    """Issue 27: the field is named, as every other card.yaml error names it."""
     assert _refusal(_card_text(certificate__issued="2026-02-30").replace(b"'", b"")) == (
-        "card.yaml:3: invalid YAML: not a calendar date: '2026-02-30' (day is out of range "
-        "for month)")
+        "card.yaml:3: certificate.issued: not a calendar date: '2026-02-30' (day is out of "
+        "range for month)")
 
 
 @pytest.mark.parametrize(("value", "shown"), [
@@ -309,7 +310,7 @@ def test_deep_nesting_and_huge_integers_in_yaml_are_one_line() -> None:
     assert _refusal(b"customer: " + b"[" * 5000 + b"]" * 5000) == (
         "card.yaml:1: invalid YAML: nested deeper than 64 levels")
     assert _refusal(b"customer: " + b"9" * 5000) == (
-        "card.yaml:1: invalid YAML: an integer of more than 100 digits")
+        "card.yaml:1: customer: an integer of more than 100 digits")
 
 
 @pytest.mark.parametrize("payload", ["[" * 5000 + "]" * 5000, "9" * 5000])
@@ -434,7 +435,7 @@ def test_a_batch_attempts_and_reports_every_bundle(tmp_path: Path, jobs: str,
     assert code == 1
     assert sorted(p.name for p in out.iterdir()) == ["TEST-0001", "TEST-0002"]
     assert "built TEST-0001" in stdout and "built TEST-0002" in stdout
-    assert err == (f"certgen: {bad}: card.yaml:1: invalid YAML: not a calendar date: "
+    assert err == (f"certgen: {bad}: card.yaml:1: certificate.issued: not a calendar date: "
                    "'2026-02-30' (day is out of range for month)\n"
                    "certgen: 1 of 3 bundles were not built\n")
 

@@ -179,7 +179,7 @@ def test_index_json_is_the_same_bytes_whatever_the_folder_order(tmp_path: Path) 
 @pytest.mark.parametrize(("text", "message"), [
     (b"id: X\n", "revocations.yaml:1: expected a list of revocations, each with id, date and reason"),
     (b"- id: LAB-1\n  date: 2027-02-30\n  reason: x\n",
-     "revocations.yaml:2: invalid YAML: not a calendar date: '2027-02-30' (day is out of range for month)"),
+     "revocations.yaml:2: [0].date: not a calendar date: '2027-02-30' (day is out of range for month)"),
     (b"- id: LAB-1\n  date: '1 May'\n  reason: x\n",
      "revocations.yaml:2: [0].date: expected a date YYYY-MM-DD, got '1 May'"),
     (b"- id: LAB-1\n  date: 2027-01-01\n  reason: x\n  by: me\n",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +35,59 @@ from certgen.fleet import is_server_url
 
 if TYPE_CHECKING:
     from certgen.builders.certificate import BuildOptions, BuildResult
+
+
+CONNECT_TIMEOUT = 30.0
+"""Seconds to wait for the scheduler to connect and greet (docs/cluster.md)."""
+
+_ADDRESS_EXPECTED = "expected a Dask scheduler address tcp://HOST:PORT"
+
+
+def scheduler_address(scheduler: str) -> tuple[str, int]:
+    """(host, port) of --scheduler: `tcp://HOST:PORT` or `HOST:PORT`, or a ClusterError.
+
+    Only plain TCP: a `tls://` scheduler needs certificates certgen does not take, and
+    `inproc://`, `ucx://` or `ws://` are not a cluster this build can share files with."""
+    scheme, sep, rest = scheduler.partition("://")
+    if not sep:
+        scheme, rest = "tcp", scheduler
+    shown = repr(scheduler if len(scheduler) <= 100 else scheduler[:99] + "…")
+    if scheme.lower() == "tls":
+        raise ClusterError(f"{_ADDRESS_EXPECTED}, got {shown}: a TLS scheduler needs a "
+                           "security configuration certgen does not take", field="--scheduler")
+    if scheme.lower() != "tcp":
+        raise ClusterError(f"{_ADDRESS_EXPECTED}, got {shown}", field="--scheduler")
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not colon or not host or not port_text.isascii() or not port_text.isdigit() \
+            or not 0 < int(port_text) < 65536 or any(c in host for c in "/@?# "):
+        raise ClusterError(f"{_ADDRESS_EXPECTED}, got {shown}", field="--scheduler")
+    return host, int(port_text)
+
+
+def _host_part(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def probe_scheduler(scheduler: str, host: str, port: int,
+                    timeout: float | None = None) -> None:
+    """Refuse, within `timeout` (CONNECT_TIMEOUT) seconds, a scheduler that cannot be reached
+    or never speaks. distributed's Client waits for the scheduler's greeting without any
+    timeout, so a listener that accepts and stays silent hung the build; a Dask scheduler
+    sends its greeting as soon as it accepts, and that is what is waited for here."""
+    limit = CONNECT_TIMEOUT if timeout is None else timeout
+    try:
+        with socket.create_connection((host, port), timeout=limit) as conn:
+            conn.settimeout(limit)
+            if not conn.recv(1):
+                raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: it "
+                                   "closed the connection without a word")
+    except TimeoutError:
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: no answer within "
+                           f"{limit:g} s (the connect timeout)") from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: "
+                           f"{exc.strerror or exc}") from None
 
 
 def _absolute(location: str | None) -> str | None:
@@ -71,10 +125,13 @@ def build_on_cluster(
         from distributed import Client, as_completed
     except ImportError:
         raise ClusterError("--scheduler needs dask.distributed; install certgen[dask]") from None
+    host, port = scheduler_address(scheduler)
+    probe_scheduler(scheduler, host, port)
     try:
         # distributed leaves Client and as_completed unannotated.
-        client = Client(scheduler, timeout="30s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError) as exc:
+        client = Client(f"tcp://{_host_part(host)}:{port}",  # type: ignore[no-untyped-call]
+                        timeout=f"{CONNECT_TIMEOUT:g}s")
+    except (OSError, TimeoutError, ValueError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     with client:
         workers = client.scheduler_info(n_workers=-1)["workers"]

@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -40,6 +39,7 @@ from certgen.errors import CertgenError
 from certgen.lab import load_lab
 from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import require_sign_extra, signing_key
+from certgen.untrusted import UnreadableInput, read_limited
 
 if TYPE_CHECKING:
     from certgen.render.sign import SigningKey
@@ -74,7 +74,9 @@ def _languages(value: str | None) -> list[str] | None:
               help="Render a refused certificate anyway, visibly marked as a draft.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Bundles built in parallel (default: the number of cores).")
-@click.option("--lab", "lab_file", type=click.Path(dir_okay=False), default=None,
+# Not click.Path(dir_okay=False): a folder given as a file is the input's problem, refused
+# in one line naming it (exit 1), not a usage error.
+@click.option("--lab", "lab_file", type=click.Path(), default=None,
               envvar="CERTGEN_LAB",
               help="The issuing laboratory's profile, lab.yaml (default: $CERTGEN_LAB); "
                    "required unless --draft.")
@@ -85,11 +87,11 @@ def _languages(value: str | None) -> list[str] | None:
               help="Build on a Dask cluster (tcp://host:8786; default: $CERTGEN_SCHEDULER). "
                    "Bundles, --out and an SQLite fleet must be on a path every worker shares; "
                    "see docs/cluster.md. Needs the dask extra.")
-@click.option("--sign", "sign_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--sign", "sign_file", type=click.Path(), default=None,
               metavar="KEY.p12",
               help="Sign every PDF with the lab's key (PKCS#12; needs --lab and the sign "
                    "extra). Passphrase: $CERTGEN_SIGN_PASSPHRASE or --sign-passphrase-file.")
-@click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--sign-passphrase-file", type=click.Path(), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
 @click.option("--signing-time", default=None, metavar="TIME",
               help="Sign at this time (ISO 8601 with a zone, e.g. 2026-12-01T10:00:00Z) instead "
@@ -184,21 +186,30 @@ def time_option(text: str, option: str) -> dt.datetime:
     return when
 
 
+MAX_KEY_BYTES = 1 << 20
+"""Largest --sign key file (1 MiB; a PKCS#12 key with its chain is a few KB)."""
+MAX_PASSPHRASE_BYTES = 64 << 10
+"""Largest --sign-passphrase-file (64 KiB; only its first line is used)."""
+
+
+def _read_signing_input(path: str, limit: int, what: str) -> bytes:
+    """A signing input's bytes: a regular file within `limit` (a FIFO would block and
+    /dev/zero never end; both are refused before any read), or one line naming it."""
+    try:
+        return read_limited(path, limit=limit, what=what)
+    except UnreadableInput as exc:
+        raise CertgenError(str(exc), file=path) from None
+
+
 def signing_key_from_files(key_file: str, passphrase_file: str | None) -> SigningKey:
     """Read --sign's PKCS#12 file and its passphrase (a file's first line, else the variable)."""
 
     require_sign_extra()
     if passphrase_file is not None:
-        try:
-            lines = Path(passphrase_file).read_bytes().splitlines()
-        except OSError as exc:
-            raise CertgenError(f"cannot read the passphrase ({exc.strerror})",
-                               file=passphrase_file) from None
+        lines = _read_signing_input(passphrase_file, MAX_PASSPHRASE_BYTES,
+                                    "a passphrase file").splitlines()
         passphrase = lines[0] if lines else b""
     else:
         passphrase = os.environ.get(PASSPHRASE_ENV, "").encode("utf-8")
-    try:
-        data = Path(key_file).read_bytes()
-    except OSError as exc:
-        raise CertgenError(f"cannot read the signing key ({exc.strerror})", file=key_file) from None
+    data = _read_signing_input(key_file, MAX_KEY_BYTES, "a PKCS#12 key file")
     return signing_key(data, passphrase, source=key_file)

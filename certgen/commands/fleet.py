@@ -35,7 +35,7 @@ FLEET_HELP = (
 
 
 LOCK_HELP = (
-    "Seconds to wait for another certgen process writing to the fleet before giving up "
+    "Seconds to wait for another process writing to the fleet before giving up "
     "(0: do not wait). Default: $CERTGEN_FLEET_LOCK_TIMEOUT, else 60."
 )
 

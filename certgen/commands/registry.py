@@ -29,18 +29,20 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 @click.argument("records", type=click.Path(file_okay=False))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Folder to write the registry into (publish it at the verification base).")
-@click.option("--revocations", default=None, type=click.Path(dir_okay=False),
+# Input files as click.Path(): a folder or FIFO given as one is refused by the reader in one
+# line naming it (exit 1), not as a usage error.
+@click.option("--revocations", default=None, type=click.Path(),
               help="revocations.yaml: the withdrawn certificates (id, date, reason).")
 @click.option("--as-of", "as_of", default=None, metavar="YYYY-MM-DD",
               help="The date the statuses are given for (default: SOURCE_DATE_EPOCH).")
 @click.option("--wheel", "wheel", default=None, type=click.Path(dir_okay=False), metavar="FILE",
               help="Publish this certgen wheel (software/, with its SHA-256) for customers to "
                    "verify with; it must be this certgen, file for file.")
-@click.option("--sign", "sign_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--sign", "sign_file", type=click.Path(), default=None,
               metavar="KEY.p12", help="Sign index.json with the lab's key (index.json.p7s, which "
               "certgen verify --revocations checks). Passphrase: $CERTGEN_SIGN_PASSPHRASE or "
               "--sign-passphrase-file.")
-@click.option("--sign-passphrase-file", type=click.Path(dir_okay=False), default=None,
+@click.option("--sign-passphrase-file", type=click.Path(), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
             wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> None:

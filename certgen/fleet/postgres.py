@@ -15,6 +15,7 @@ psycopg (version 3) is the optional extra `postgres`; it is imported only when a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -116,12 +117,18 @@ assert len(MIGRATIONS) == len(SQLITE_MIGRATIONS), "the two backends have the sam
 
 def redact(url: str) -> str:
     """The URL without its password: what messages and `store.path` show."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:
+        # A malformed URL ("Invalid IPv6 URL", a port that is not a number): hide whatever
+        # stands between the scheme and the last '@' after the user name.
+        return re.sub(r"^([^:/]*://[^:@/]*):[^/]*@", r"\1:***@", url)
+    if password is None:
         return url
     host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    if port is not None:
+        host = f"{host}:{port}"
     user = f"{parts.username}:***@" if parts.username else ""
     return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
@@ -187,6 +194,12 @@ def connect(url: str, *, target: int | None = None, readonly: bool = False,
     except ImportError:
         raise FleetError("a postgresql:// fleet needs psycopg; install certgen[postgres]",
                          file=shown) from None
+    try:
+        urlsplit(url).port  # noqa: B018 (raises on a malformed URL: psycopg would not say where)
+    except ValueError as exc:
+        raise FleetError(f"not a valid PostgreSQL URL ({exc}); expected "
+                         "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE", file=shown
+                         ) from None
     try:
         conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:

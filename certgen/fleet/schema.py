@@ -273,7 +273,7 @@ def _older_schema(version: int) -> str:
 def _say_waiting(where: str, timeout: float, *, write: bool) -> None:
     """The one line a command prints while it waits for the fleet's lock."""
     doing = "writing to" if write else "committing to"
-    sys.stderr.write(f"certgen: {where}: another certgen process is {doing} the fleet; waiting "
+    sys.stderr.write(f"certgen: {where}: another process is {doing} the fleet; waiting "
                      f"up to {timeout:g} s for its lock (--lock-timeout or {LOCK_TIMEOUT_ENV} "
                      "sets the wait)\n")
     sys.stderr.flush()
@@ -281,7 +281,7 @@ def _say_waiting(where: str, timeout: float, *, write: bool) -> None:
 
 def lock_error(where: str, timeout: float) -> FleetError:
     """The refusal when the fleet's lock was not free within the timeout."""
-    return FleetError(f"another certgen process held the fleet's lock for {timeout:g} s; gave "
+    return FleetError(f"another process held the fleet's lock for {timeout:g} s; gave "
                       f"up (--lock-timeout or {LOCK_TIMEOUT_ENV} sets a longer wait)",
                       file=where)
 

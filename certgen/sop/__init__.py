@@ -18,11 +18,13 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path  # not importlib.resources: ~6 ms of `certgen metrics` start-up
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from certgen.errors import RulesError
+from certgen.untrusted import UnreadableInput, read_limited
 from certgen.yamlload import (
     YamlDocumentError,
     field_path,
@@ -32,6 +34,9 @@ from certgen.yamlload import (
 )
 
 DEFAULT_SOP = "SOP-GPU-001 v1.1"
+
+GRADES = ("PLATINUM", "GOLD", "SILVER")
+"""The grades every rules file lists, highest first (the grade gates' order)."""
 
 RULES_PATH_ENV = "CERTGEN_RULES_PATH"
 """Extra folders of rules files, searched after the packaged one (docs/reproducibility.md)."""
@@ -86,20 +91,52 @@ def rules_folders() -> tuple[Path, ...]:
             *(Path(part).resolve() for part in extra.split(os.pathsep) if part))
 
 
-def available_sops() -> list[str]:
-    """SOP versions with a rules file (packaged and on CERTGEN_RULES_PATH), sorted.
+MAX_RULES_BYTES = 1 << 20
+"""Largest rules file (1 MiB; the packaged one is under 4 KB)."""
 
-    Every rules file found is read through the strict schema: a malformed one is a RulesError
-    naming it, never skipped and never listed under a name it does not validly declare.
+
+def _read_rules(path: Path) -> bytes:
+    """A rules file's bytes: a regular file within MAX_RULES_BYTES (a FIFO on the search path
+    would block, a device never end: both refused before any read), or a RulesError naming it."""
+    try:
+        return read_limited(path, limit=MAX_RULES_BYTES, what="a rules file")
+    except UnreadableInput as exc:
+        raise RulesError(str(exc), file=str(path)) from None
+
+
+def _rules_entries(folder: Path) -> list[Path]:
+    """The *.yaml entries of a rules folder, sorted by name (none opened yet)."""
+    try:
+        return sorted((e for e in folder.iterdir() if e.name.endswith(".yaml")),
+                      key=lambda p: p.name)
+    except OSError:
+        return []  # a folder on the path that cannot be listed holds no usable rules
+
+
+def available_sops() -> list[str]:
+    """SOP versions with a valid rules file (packaged and on CERTGEN_RULES_PATH), sorted: what
+    a refusal lists as the known SOPs.
+
+    A rules file that cannot be read or does not validate is left out here, never listed
+    under a name it does not validly declare: it is refused in its own words (a RulesError
+    naming the file, the line and the field) only when a bundle names its SOP (load_rules).
+    So one broken file anywhere on the path cannot stop bundles of another SOP.
     """
     out = set()
     for folder in rules_folders():
-        if not folder.is_dir():
-            continue
-        for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-            if entry.name.endswith(".yaml"):
-                out.add(parse_rules(entry.read_bytes(), entry.name).sop)
+        for entry in _rules_entries(folder):
+            try:
+                out.add(parse_rules(_read_rules(entry), entry.name).sop)
+            except RulesError:
+                continue
     return sorted(out)
+
+
+def has_rules_file(sop: str) -> bool:
+    """Whether some folder of the search path has an entry named for `sop`'s rules file (a
+    file or not: load_rules then reads it, or refuses it naming it)."""
+    name = rules_file_name(sop)
+    return any(os.path.lexists(folder / name) for folder in rules_folders())
 
 
 def load_rules(sop: str = DEFAULT_SOP) -> Rules:
@@ -110,7 +147,7 @@ def load_rules(sop: str = DEFAULT_SOP) -> Rules:
 @cache
 def _load_rules(sop: str, folders: tuple[Path, ...]) -> Rules:
     name = rules_file_name(sop)
-    found = [folder / name for folder in folders if (folder / name).is_file()]
+    found = [folder / name for folder in folders if os.path.lexists(folder / name)]
     if not found:
         known = ", ".join(available_sops())
         raise RulesError(f"no rules file for SOP {sop!r} (known: {known})", field="sop")
@@ -120,7 +157,7 @@ def _load_rules(sop: str, folders: tuple[Path, ...]) -> Rules:
             + ", ".join(str(p) for p in found), field="sop",
         )
     [entry] = found
-    rules = parse_rules(entry.read_bytes(), name)
+    rules = parse_rules(_read_rules(entry), name)
     if rules.sop != sop.strip():
         raise RulesError(f"file declares SOP {rules.sop!r}, expected {sop!r}", file=name)
     return rules
@@ -176,8 +213,20 @@ class RulesFile(_Strict):
     rules_version: str = Field(description="The rules version records name (pinned).")
     fluidity_weights: FluidityWeights
     grade_lines: GradeLines
-    grades: list[str] = Field(description="The grades, highest first.")
-    no_measured_tier_cap: str = Field(description="The grade cap when no tier is measured.")
+    grades: list[str] = Field(description="The grades, highest first: PLATINUM, GOLD, SILVER.")
+    no_measured_tier_cap: Literal["PLATINUM", "GOLD", "SILVER"] = Field(
+        description="The grade cap when no tier is measured.")
+
+    @field_validator("grades")
+    @classmethod
+    def _grades(cls, value: list[str]) -> list[str]:
+        # The grade gates name the top grade, GOLD and the one below it (certgen/rules.py):
+        # an empty, shorter or reordered list has no meaning there (an IndexError once).
+        if value != list(GRADES):
+            raise PydanticCustomError(
+                "grades", "expected the grades {grades}, highest first",
+                {"grades": ", ".join(GRADES)})
+        return value
     soft_limit: StutterLine
     rerun: StutterLine
     ranking: Ranking
@@ -227,6 +276,8 @@ def _problems(exc: ValidationError) -> list[tuple[tuple[object, ...], str]]:
         elif path and path[-1] == "[key]":
             path = path[:-1]
             what = f"expected a text as the key, got {shown_value(path[-1])}"
+        elif kind == "literal_error":
+            what = f"expected one of {', '.join(GRADES)}, got {shown_value(err['input'])}"
         elif kind in _EXPECT:
             what = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         else:
