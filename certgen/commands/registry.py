@@ -27,7 +27,7 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 
 @click.command("registry")
 @click.argument("records", type=click.Path(file_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", required=True, type=click.Path(),
               help="Folder to write the registry into (publish it at the verification base).")
 @click.option("--revocations", default=None, type=click.Path(dir_okay=False),
               help="revocations.yaml: the withdrawn certificates (id, date, reason).")
