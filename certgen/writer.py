@@ -96,7 +96,7 @@ def write_file(path: Path, data: bytes) -> None:
     a failure is an OutputError naming it, as every other output failure."""
     try:
         if path.is_dir():
-            raise OutputError("expected a file, got a folder", file=str(path))
+            raise OutputError("cannot write: expected a file, got a folder", file=str(path))
         _atomic(path, data)
     except OSError as exc:
         if isinstance(exc, OutputError):
@@ -220,10 +220,16 @@ class Writer:
         if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
             staging.unlink()
         elif staging.is_dir():
-            if (staging / self.manifest_name).is_file():
-                self._commit()
-            else:
+            if not (staging / self.manifest_name).is_file():
                 _remove_tree(staging)
+                return
+            try:
+                self._commit()
+            except OSError:
+                # A commit that cannot be completed (a file now where a folder must go, say)
+                # is dropped, said once, and never blocks every later build of this folder.
+                _remove_tree(staging)
+                raise
 
     def _keep_previous(self) -> tuple[str, ...]:
         """Move the old manifest aside (merged with a leftover one); return what both list."""
@@ -361,9 +367,10 @@ class Writer:
         try:
             self._commit()
         except OSError as exc:
+            self.close()  # the lock; past the commit point, the staging folder is kept
             if isinstance(exc, OutputError):
                 raise
-            # Past the commit point: the next writer on this folder completes the commit.
+            # The next writer on this folder completes the commit.
             raise _disk_error(str(self.root), exc) from exc
         self._finished = True
         self.close()
@@ -402,10 +409,18 @@ class Writer:
         target = self._confine(self.root, relpath)
         parent = target.parent
         if parent != self.root:
-            parent.mkdir(parents=True, exist_ok=True)
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise OutputError("cannot put the new file in place: a file stands where a "
+                                  "folder must go", file=relpath) from exc
             if not parent.resolve().is_relative_to(self.root):
                 raise OutputError(f"{relpath!r}: leads outside the output folder")
-        os.replace(self.staging.joinpath(*PurePosixPath(relpath).parts), target)
+        try:
+            os.replace(self.staging.joinpath(*PurePosixPath(relpath).parts), target)
+        except (IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
+            raise OutputError("cannot put the new file in place: a file stands where a folder "
+                              "must go, or a folder where a file must", file=relpath) from exc
         _fsync_dir(parent)
 
     def _remove_stale(self, stale: set[str], prefix: str = "") -> None:

@@ -374,3 +374,27 @@ def test_a_site_log_that_cannot_be_written_is_one_line(tmp_path: Path,
     with pytest.raises(OutputError) as info, library_logs(str(log)):
         pass
     assert str(info.value) == f"{log}: cannot write: Not a directory"
+
+
+def test_a_site_log_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    from certgen.commands.site import library_logs
+    from certgen.errors import OutputError
+
+    with pytest.raises(OutputError) as info, library_logs(str(tmp_path)):
+        pass
+    assert str(info.value) == f"{tmp_path}: cannot write: expected a file, got a folder"
+
+
+def test_fleet_export_to_a_folder_or_under_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "fleet.sqlite"
+    assert run_cli(["fleet", "import", "--fleet", str(db),
+                    str(ROOT / "examples" / "fleet.jsonl")], capsys)[0] == 0
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for target, message in [(tmp_path, "cannot write: expected a file, got a folder"),
+                            (afile / "x.jsonl", "cannot write: Not a directory")]:
+        code, out, err = run_cli(["fleet", "export", "--fleet", str(db), "-o", str(target)],
+                                 capsys)
+        assert (code, out, err) == (1, "", f"certgen: {target}: {message}\n")

@@ -210,3 +210,23 @@ def test_a_malformed_previous_manifest_removes_nothing(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{not json")
     writer = _build(tmp_path, {"a.txt": b"1"})
     assert writer.removed() == [] and (tmp_path / "old.txt").exists()
+
+
+def test_a_file_where_the_new_build_needs_a_folder_is_one_line_and_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "charts").write_text("the lab's own file")
+    writer = Writer(tmp_path)
+    writer.write("charts/a.svg", b"<svg/>")
+    with pytest.raises(OutputError) as info:
+        writer.finish()
+    assert str(info.value) == ("charts/a.svg: cannot put the new file in place: a file stands "
+                               "where a folder must go")
+    with pytest.raises(OutputError):  # the next writer tries to complete that commit once
+        Writer(tmp_path)
+    (tmp_path / "charts").unlink()
+    again = Writer(tmp_path)  # then the folder is free again
+    again.write("charts/a.svg", b"<svg/>")
+    again.finish()
+    assert (tmp_path / "charts" / "a.svg").read_bytes() == b"<svg/>"
+    assert (tmp_path / "charts").is_dir() and not (tmp_path / STAGING_NAME).exists()

@@ -99,7 +99,7 @@ WHEEL_OPTION = click.option(
 )
 
 LOG_OPTION = click.option(
-    "--log", "log_file", default=None, type=click.Path(dir_okay=False),
+    "--log", "log_file", default=None, type=click.Path(),
     help="Write the rendering libraries' log lines to this file (they never reach the terminal).",
 )
 
