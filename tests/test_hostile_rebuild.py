@@ -283,7 +283,6 @@ def test_a_failed_compare_rebuild_keeps_the_previous_report(
     assert _files(report) == before and _whole(report)
 
 
-@pytest.mark.slow
 def test_a_failed_site_rebuild_keeps_the_whole_previous_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
