@@ -1,15 +1,30 @@
-"""The writer owns the disk: atomic writes confined to one output folder, manifest last.
+"""The writer owns the disk: atomic builds confined to one output folder, manifest last.
 
-Every document is rendered in memory first; the writer then puts each file in place with a
-temp file in the same folder, fsync and `os.replace`, so a reader never sees half a file.
+Every document is rendered in memory first; the writer puts each file into a fresh hidden
+staging folder inside the output folder (`.certgen-new`, written and fsynced), never beside the
+live files. Only when the build is complete (`finish`) does it write the new manifest into the
+staging folder, and that file is the commit point: the staged files are then moved into place
+with `os.replace` (same file system, each rename atomic), stale files are removed and the
+manifest goes in last. Until the commit point the previous build stays exactly as it was, files
+and manifest, whatever stops this one: a full disk, a render or signing error, kill -9. A
+writer that stops early (an error, `close` without `finish`) removes its staging folder; one
+left by a killed process is removed by the next writer on the folder, or, when it holds its
+manifest (killed during the commit's few renames), rolled forward: the commit is completed.
+The output folder itself is never renamed or swapped: it may be a mount point, or hold the
+lab's own files beside the build's.
+
 A path that would leave the folder (absolute, `..`, a symlink leading out) is refused, and so
-is a second output with the same path. The manifest (file names, sizes, SHA-256, plus what
-the caller adds) is written last: a folder without one is an interrupted build.
+is a second output with the same path or a name the writer keeps for itself. The manifest (file
+names, sizes, SHA-256, plus what the caller adds) is written last: a folder without one is an
+interrupted build (or was never finished).
+
+A tree built by several writers (the site: samples/<id>/ and reports/<name>/ each with their own
+manifest) is staged whole: the caller builds into `writer.staging` and the outer writer's commit
+moves everything in, each nested manifest after its own files, with its own stale files removed.
 
 Stale outputs: a rebuild that produces fewer files (fewer languages, say) must not leave the
-old ones beside the new manifest. Starting a writer renames the old manifest to the hidden
-`.manifest.previous.json` (merging it with one an interrupted run left), so what the previous
-build wrote is never forgotten, however often a rebuild is killed. `finish` removes every
+old ones beside the new manifest. The commit first renames the old manifest to the hidden
+`.manifest.previous.json` (merging it with one an interrupted commit left), removes every
 file those lists name that this build did not write, after the new files are in place and
 before the new manifest is written, and then deletes `.manifest.previous.json`. Only listed
 paths are touched, only inside this writer's folder, never through a symlink: a file the writer
@@ -19,10 +34,11 @@ killed run is removed when the next writer starts on the folder.
 One writer at a time: a writer holds `fcntl.flock` on the hidden `.certgen.lock` in its folder
 from start to `finish` (or `close`). A second build into the same folder waits, says so once on
 stderr, and refuses with an OutputError after `lock_timeout` seconds. The lock file is deleted
-at the end (a waiter that locked the deleted file notices and locks the new one).
+when the writer is done, finished or not (a waiter that locked the deleted file notices and
+locks the new one).
 
-Disk errors (ENOSPC, a read-only folder, permissions) are OutputErrors naming the file and
-the system's reason, with the OSError kept as the cause.
+Disk errors (ENOSPC, a read-only folder, permissions, an --out that is a file) are OutputErrors
+naming the file or folder and the system's reason, with the OSError kept as the cause.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -48,6 +65,10 @@ PREVIOUS_NAME = ".manifest.previous.json"
 LOCK_NAME = ".certgen.lock"
 TEMP_PREFIX = ".certgen-tmp."
 """Every temp file of the writer starts with it (a leftover is recognisably the writer's)."""
+STAGING_NAME = ".certgen-new"
+"""The hidden folder a build is written into until it is complete (module docstring)."""
+RESERVED_NAMES = frozenset({STAGING_NAME, LOCK_NAME, PREVIOUS_NAME})
+"""Names in the output folder the writer keeps for itself: never a document's path."""
 LOCK_TIMEOUT_S = 60.0
 """How long a second build into the same folder waits for the first one by default."""
 
@@ -68,6 +89,19 @@ def _fsync_dir(path: Path) -> None:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (temp file in the same folder, fsync, os.replace)."""
     _atomic(path, data)
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """One file outside any build folder (a log a command was asked for), written atomically;
+    a failure is an OutputError naming it, as every other output failure."""
+    try:
+        if path.is_dir():
+            raise OutputError("cannot write: expected a file, got a folder", file=str(path))
+        _atomic(path, data)
+    except OSError as exc:
+        if isinstance(exc, OutputError):
+            raise
+        raise _disk_error(str(path), exc) from exc
 
 
 def _atomic(path: Path, data: bytes) -> None:
@@ -140,38 +174,62 @@ class Writer:
     """Writes the files of one output folder; see the module docstring.
 
     `Writer(out_dir, "ASD-2026-000123")` confines every path to `out_dir/ASD-2026-000123`.
+    Use it as a context manager (or call `close`): leaving without `finish` drops what was
+    staged and keeps the previous build.
     """
 
     def __init__(self, out_dir: Path | str, folder: str = "", *, manifest: str = MANIFEST_NAME,
                  lock_timeout: float = LOCK_TIMEOUT_S):
         self._lock_fd: int | None = None
         self._finished = False
-        base = Path(out_dir)
-        try:
-            base.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _disk_error(str(out_dir), exc) from exc
-        self.base = base.resolve()
-        self.root = self._confine(self.base, folder) if folder else self.base
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise _disk_error(str(self.root), exc) from exc
-        if not self.root.resolve().is_relative_to(self.base):
-            raise OutputError(f"{folder}: output folder leads outside {out_dir}")
+        self._staged = False
         self.manifest_name = manifest
         self._written: dict[str, tuple[int, str]] = {}
-        self._finished = False
         self._removed: list[str] = []
+        base = Path(out_dir)
+        _make_folder(base, str(out_dir))
+        self.base = base.resolve()
+        self.root = self._confine(self.base, folder) if folder else self.base
+        _make_folder(self.root, str(self.root))
+        if not self.root.resolve().is_relative_to(self.base):
+            raise OutputError(f"{folder}: output folder leads outside {out_dir}")
+        self.staging = self.root / STAGING_NAME
+        """Where this build's files wait until `finish` (a caller may build a tree into it)."""
         try:
             self._lock_fd = _lock(self.root, lock_timeout)
-            self._previous = self._keep_previous()
-            self._remove_leftover_temps()
+            self._remove_leftover_temps()  # first: a folder they leave may then be emptied
+            self._recover()
+            self.staging.mkdir()
+            self._staged = True
         except OSError as exc:
             self.close()
             if isinstance(exc, OutputError):
                 raise
             raise _disk_error(str(self.root), exc) from exc
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _recover(self) -> None:
+        """Finish the commit a killed writer began (its staged manifest is there), else drop
+        what it staged: either way the folder holds one whole build afterwards."""
+        staging = self.staging
+        if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
+            staging.unlink()
+        elif staging.is_dir():
+            if not (staging / self.manifest_name).is_file():
+                _remove_tree(staging)
+                return
+            try:
+                self._commit()
+            except OSError:
+                # A commit that cannot be completed (a file now where a folder must go, say)
+                # is dropped, said once, and never blocks every later build of this folder.
+                _remove_tree(staging)
+                raise
 
     def _keep_previous(self) -> tuple[str, ...]:
         """Move the old manifest aside (merged with a leftover one); return what both list."""
@@ -197,9 +255,11 @@ class Writer:
 
     def _remove_leftover_temps(self) -> None:
         """Remove temp files a killed writer left: names with TEMP_PREFIX, in the folder and in
-        the subfolders the previous manifests list (never a walk of a whole output tree a user
-        may have pointed --out at), never through a symlink."""
-        folders = {PurePosixPath(p).parent for p in self._previous} | {PurePosixPath(".")}
+        the subfolders the manifests list (never a walk of a whole output tree a user may have
+        pointed --out at), never through a symlink."""
+        listed = set(_listed_paths(self.root / self.manifest_name))
+        listed |= set(_listed_paths(self.root / PREVIOUS_NAME))
+        folders = {PurePosixPath(p).parent for p in listed} | {PurePosixPath(".")}
         for rel in sorted(folders, key=str):
             try:
                 folder = self._confine(self.root, f"{rel}/x").parent if str(rel) != "." else self.root
@@ -213,12 +273,17 @@ class Writer:
                     path.unlink()
 
     def close(self) -> None:
-        """Release the folder lock (finish does it; call it when a build stops early)."""
+        """Release the folder lock (finish does it); without `finish`, drop what was staged:
+        the previous build stays as it was."""
+        if self._staged and not self._finished:
+            self._staged = False
+            _remove_tree(self.staging)
         if self._lock_fd is not None:
             fd, self._lock_fd = self._lock_fd, None
-            if self._finished:
-                with contextlib.suppress(OSError):
-                    (self.root / LOCK_NAME).unlink()
+            # Deleted whether or not the build finished: a failed rebuild leaves the folder
+            # exactly as it was (a waiter that locked the deleted file locks the new one).
+            with contextlib.suppress(OSError):
+                (self.root / LOCK_NAME).unlink()
             os.close(fd)
 
     def __del__(self) -> None:
@@ -241,18 +306,25 @@ class Writer:
         return target
 
     def write(self, relpath: str, data: bytes) -> Path:
-        """Write one file atomically; refuse a second write of the same path."""
+        """Stage one file (written and fsynced); refuse a second write of the same path.
+        Returns where the file will be once the build is finished."""
         if self._finished:
             raise OutputError(f"{relpath}: the manifest is written; no more outputs")
         if relpath in self._written or relpath == self.manifest_name:
             raise OutputError(f"{relpath}: two outputs with the same path")
+        if relpath.split("/", 1)[0] in RESERVED_NAMES:
+            raise OutputError(f"{relpath!r}: a name the writer keeps for itself")
         target = self._confine(self.root, relpath)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not target.parent.resolve().is_relative_to(self.root.resolve()):
-            raise OutputError(f"{relpath!r}: leads outside the output folder")
+        if not self._staged:
+            raise OutputError(f"{relpath}: this build stopped after an error; nothing more "
+                              "is written")
+        staged = self.staging.joinpath(*PurePosixPath(relpath).parts)
         try:
-            atomic_write(target, data)
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            _write_new(staged, data)
         except OSError as exc:
+            # Give the space back at once (a full disk): the previous build is untouched.
+            self.close()
             raise _disk_error(relpath, exc) from exc
         self._written[relpath] = (len(data), hashlib.sha256(data).hexdigest())
         return target
@@ -263,11 +335,99 @@ class Writer:
 
     def removed(self) -> list[str]:
         """The stale outputs `finish` removed (relative paths, sorted)."""
-        return list(self._removed)
+        return sorted(self._removed)
 
-    def _remove_stale(self) -> None:
-        """Remove what the previous manifest listed and this build did not write (module doc)."""
-        for relpath in sorted(set(self._previous) - set(self._written) - {self.manifest_name}):
+    def finish(self, extra: dict[str, JSONValue] | None = None) -> Path:
+        """Write the manifest (sorted files with size and SHA-256, then `extra`) into the
+        staging folder, the commit point; then move the build into place, manifest last."""
+        if self._finished:
+            raise OutputError(f"{self.manifest_name}: already written")
+        if not self._staged:
+            raise OutputError(f"{self.manifest_name}: this build stopped after an error; "
+                              "nothing more is written")
+        manifest: dict[str, JSONValue] = {
+            "files": [
+                {"path": path, "size": size, "sha256": digest}
+                for path, (size, digest) in sorted(self._written.items())
+            ]
+        }
+        if extra:
+            manifest.update(extra)
+        data = (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
+        try:
+            _fsync_tree(self.staging)
+            _write_new(self.staging / self.manifest_name, data)
+            _fsync_dir(self.staging)
+        except OSError as exc:
+            self.close()
+            raise _disk_error(self.manifest_name, exc) from exc
+        # The commit point: from here the staging folder is the next build of this folder, to
+        # be completed (by the next writer, if this commit fails or is killed), never dropped.
+        self._staged = False
+        try:
+            self._commit()
+        except OSError as exc:
+            self.close()  # the lock; past the commit point, the staging folder is kept
+            if isinstance(exc, OutputError):
+                raise
+            # The next writer on this folder completes the commit.
+            raise _disk_error(str(self.root), exc) from exc
+        self._finished = True
+        self.close()
+        return self.root / self.manifest_name
+
+    def _commit(self) -> None:
+        """Move a complete staging folder into place (module docstring); safe to repeat after
+        a kill at any point: what is already moved is not staged any more."""
+        staging = self.staging
+        staged_files = _files_under(staging)
+        nested = sorted((rel for rel in staged_files
+                         if rel != self.manifest_name and PurePosixPath(rel).name == MANIFEST_NAME),
+                        key=lambda rel: (-rel.count("/"), rel))
+        # What each nested folder's live manifest lists, read before anything moves.
+        nested_old = {rel: _listed_paths(self.root.joinpath(*PurePosixPath(rel).parts))
+                      for rel in nested}
+        written = set(_listed_paths(staging / self.manifest_name))
+        previous = self._keep_previous()
+        for rel in staged_files:
+            if rel != self.manifest_name and rel not in nested_old:
+                self._move_in(rel)
+        for rel in nested:
+            folder = PurePosixPath(rel).parent
+            new = set(_listed_paths(staging.joinpath(*PurePosixPath(rel).parts)))
+            self._remove_stale(set(nested_old[rel]) - new, prefix=f"{folder}/")
+            self._move_in(rel)
+        self._remove_stale(set(previous) - written - {self.manifest_name})
+        self._move_in(self.manifest_name)
+        with contextlib.suppress(FileNotFoundError):
+            (self.root / PREVIOUS_NAME).unlink()
+        _remove_tree(staging)
+        _fsync_dir(self.root)
+
+    def _move_in(self, relpath: str) -> None:
+        """os.replace one staged file to its place, never through a symlink or out."""
+        target = self._confine(self.root, relpath)
+        parent = target.parent
+        if parent != self.root:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                raise OutputError("cannot put the new file in place: a file stands where a "
+                                  "folder must go", file=relpath) from exc
+            if not parent.resolve().is_relative_to(self.root):
+                raise OutputError(f"{relpath!r}: leads outside the output folder")
+        try:
+            os.replace(self.staging.joinpath(*PurePosixPath(relpath).parts), target)
+        except (IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
+            raise OutputError("cannot put the new file in place: a file stands where a folder "
+                              "must go, or a folder where a file must", file=relpath) from exc
+        _fsync_dir(parent)
+
+    def _remove_stale(self, stale: set[str], prefix: str = "") -> None:
+        """Remove what a previous manifest listed and this build did not write (module doc);
+        `prefix`: the nested folder whose manifest listed them."""
+        for listed in sorted(stale):
+            relpath = prefix + listed
             try:
                 target = self._confine(self.root, relpath)
             except OutputError:
@@ -287,34 +447,65 @@ class Writer:
                 except OSError:
                     break
                 parent = parent.parent
-        if self._removed:
+        if stale:
             _fsync_dir(self.root)
 
-    def finish(self, extra: dict[str, JSONValue] | None = None) -> Path:
-        """Remove stale outputs, then write the manifest last: sorted files with size and
-        SHA-256, then `extra`."""
-        if self._finished:
-            raise OutputError(f"{self.manifest_name}: already written")
-        self._remove_stale()
-        manifest: dict[str, JSONValue] = {
-            "files": [
-                {"path": path, "size": size, "sha256": digest}
-                for path, (size, digest) in sorted(self._written.items())
-            ]
-        }
-        if extra:
-            manifest.update(extra)
-        data = (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
-        target = self._confine(self.root, self.manifest_name)
-        try:
-            atomic_write(target, data)
-            with contextlib.suppress(FileNotFoundError):
-                (self.root / PREVIOUS_NAME).unlink()
-        except OSError as exc:
-            raise _disk_error(self.manifest_name, exc) from exc
-        self._finished = True
-        self.close()
-        return target
+
+def _make_folder(path: Path, shown: str) -> None:
+    """Create an output folder (and its parents), or an OutputError saying why not."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:
+        raise OutputError("expected an output folder, got a file", file=shown) from exc
+    except NotADirectoryError as exc:
+        raise OutputError("cannot create the output folder: a part of its path is a file",
+                          file=shown) from exc
+    except OSError as exc:
+        raise _disk_error(shown, exc) from exc
+    if not path.is_dir():  # a symlink to a file, say
+        raise OutputError("expected an output folder, got a file", file=shown)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a staged file and fsync it; a failed write leaves no partial file behind."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+
+
+def _files_under(folder: Path) -> list[str]:
+    """Every regular file under `folder`, as sorted relative POSIX paths (symlinks skipped)."""
+    found = []
+    for dirpath, _dirs, files in os.walk(folder):
+        rel = Path(dirpath).relative_to(folder)
+        for name in files:
+            path = Path(dirpath) / name
+            if not path.is_symlink() and path.is_file():
+                found.append((rel / name).as_posix())
+    return sorted(found)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """fsync every folder of a staged tree (its files were fsynced as they were written)."""
+    for dirpath, _dirs, _files in os.walk(folder):
+        _fsync_dir(Path(dirpath))
+
+
+def _remove_tree(folder: Path) -> None:
+    """Remove a staging folder, never following a symlink; errors ignored (best effort)."""
+    if folder.is_symlink():
+        with contextlib.suppress(OSError):
+            folder.unlink()
+        return
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _listed_paths(manifest: Path) -> tuple[str, ...]:

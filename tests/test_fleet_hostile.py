@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -502,8 +503,136 @@ def test_a_damaged_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path
     db.write_bytes(bytes(data))
     code, _, err = certgen(capsys, "fleet", "export", "--fleet", str(db))
     assert code == 1
-    assert err == (f"certgen: {db}: the file is damaged (not a readable SQLite database) "
-                   "(database disk image is malformed)\n")
+    assert err == (f"certgen: {db}: {DAMAGED.format('database disk image is malformed')}\n")
+
+
+DAMAGED = ("the file is damaged (integrity check on opening: {}); left unchanged, nothing read "
+           "from it: restore it from a backup or import its runs into a new fleet")
+"""The refusal of a damaged fleet file (issue 27), around what the check found."""
+
+
+def _overwrite_page(db: Path, number: int, data: bytes) -> None:
+    """Overwrite page `number` (1-based) of an SQLite file, header (page 1) left valid."""
+    size = int.from_bytes(db.read_bytes()[16:18], "big")
+    with db.open("r+b") as fh:
+        fh.seek((number - 1) * size)
+        fh.write(data.ljust(size, b"\0"))
+
+
+def _page_of(db: Path, name: str) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?",
+                                (name,)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_page_overwritten_behind_a_valid_header_is_named_as_damage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 27: page 4 overwritten, header valid: `fleet cohorts` exited 0 with an empty
+    table. Every command that opens the fleet now refuses it, and the file is left as it was."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    _overwrite_page(db, 4, b"")
+    damaged = db.read_bytes()
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(jsonl(line(certificate_id="NEW-1")))
+    for args in (["fleet", "cohorts"], ["fleet", "export"], ["fleet", "import", str(rows)],
+                 ["fleet", "migrate"]):
+        code, out, err = certgen(capsys, *args, "--fleet", str(db))
+        assert code == 1 and out == ""
+        assert err.startswith(f"certgen: {db}: the file is damaged (integrity check on opening: ")
+        assert err.endswith("; left unchanged, nothing read from it: restore it from a backup "
+                            "or import its runs into a new fleet\n") and err.count("\n") == 1
+    assert db.read_bytes() == damaged
+
+
+def test_a_page_replaced_by_a_well_formed_empty_one_is_named_as_damage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The cohorts table's page replaced by a valid empty leaf: quick_check finds nothing wrong
+    (it does not compare indexes with tables), the cohorts read as none; the counts disagree."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    size = int.from_bytes(db.read_bytes()[16:18], "big")
+    empty_leaf = bytes([0x0D, 0, 0, 0, 0]) + size.to_bytes(2, "big")
+    _overwrite_page(db, _page_of(db, "cohorts"), empty_leaf)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    conn.close()
+    code, out, err = certgen(capsys, "fleet", "cohorts", "--fleet", str(db))
+    assert (code, out, err) == (1, "", f"certgen: {db}: " + DAMAGED.format(
+        "the runs table holds 400 runs, the cohort counts 0") + "\n")
+    with pytest.raises(FleetError) as info:  # never a ranking against part of a fleet
+        FleetStore.open(db, readonly=True)
+    assert str(info.value) == f"{db}: " + DAMAGED.format(
+        "the runs table holds 400 runs, the cohort counts 0")
+
+
+def test_an_index_page_from_an_older_state_is_named_as_damage(tmp_path: Path) -> None:
+    """One index's page put back from a copy made before a run was added (a restored block):
+    every page is well formed, but that index lacks a run its table and counts hold."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 2)
+    older = db.read_bytes()
+    with FleetStore.open(db) as store:
+        store.import_jsonl(io.StringIO(jsonl(line(certificate_id="F-9"))))
+    page = _page_of(db, "runs_by_cohort_stutter")
+    size = int.from_bytes(older[16:18], "big")
+    _overwrite_page(db, page, older[(page - 1) * size:page * size])
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    conn.close()
+    with pytest.raises(FleetError) as info:
+        FleetStore.open(db, readonly=True)
+    assert str(info.value) == f"{db}: " + DAMAGED.format(
+        "the index runs_by_cohort_stutter holds 2 runs, the cohort counts 3")
+
+
+def test_a_fleet_found_whole_is_not_read_again_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check reads every page (docs/limits.md gives its cost): once per process per file
+    state (device, inode, size, mtime, ctime); any change to the file is checked again."""
+    import certgen.fleet.store as module
+
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    calls: list[str] = []
+    real = module._check_pages
+
+    def counted(conn: sqlite3.Connection, where: str) -> None:
+        calls.append(where)
+        real(conn, where)
+
+    monkeypatch.setattr(module, "_check_pages", counted)
+    monkeypatch.setattr(module, "RACY_NS", 0)  # the file was written just now
+    for _ in range(3):
+        FleetStore.open(db, readonly=True).close()
+    assert calls == [str(db)]
+    time.sleep(0.05)  # past the file times' clock tick
+    _overwrite_page(db, 4, b"")
+    with pytest.raises(FleetError):
+        FleetStore.open(db, readonly=True)
+    assert len(calls) == 2
+
+
+def test_a_fleet_changed_within_a_second_of_its_check_is_checked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import certgen.fleet.store as module
+
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 3)
+    calls: list[str] = []
+    real = module._check_pages
+    monkeypatch.setattr(module, "_check_pages",
+                        lambda conn, where: (calls.append(where), real(conn, where))[1])
+    FleetStore.open(db, readonly=True).close()
+    FleetStore.open(db, readonly=True).close()
+    assert len(calls) == 2  # "racily clean": a state younger than RACY_NS is not remembered
 
 
 def test_an_interrupted_write_is_undone_by_a_write_not_by_a_read(

@@ -22,7 +22,14 @@ from bundlekit import card, run_cli, run_entry, simple_bundle, write_card
 from certgen.bundle import load_bundle, parse_card, read_card
 from certgen.captures.detect import read_capture, read_capture_file
 from certgen.errors import BundleErrors, CaptureFormatError, CertgenError, CompareError, OutputError
-from certgen.writer import LOCK_NAME, PREVIOUS_NAME, TEMP_PREFIX, Writer
+from certgen.writer import (
+    LOCK_NAME,
+    PREVIOUS_NAME,
+    TEMP_PREFIX,
+    Writer,
+    read_manifest,
+    verify_manifest,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "examples" / "gold-rx7800xt"
@@ -400,19 +407,20 @@ def test_disk_full_is_an_output_error_with_its_cause(tmp_path: Path,
         writer.write("a.pdf", b"x")
     assert str(info.value) == "a.pdf: cannot write: No space left on device (the disk is full)"
     assert isinstance(info.value.__cause__, OSError)
-    assert [p.name for p in tmp_path.iterdir()] == [LOCK_NAME]  # no temp file left
+    assert list(tmp_path.iterdir()) == []  # nothing staged is left, the lock is released
 
 
 def test_a_read_only_output_folder_is_an_output_error(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
-    import tempfile
+
+    import certgen.writer as module
 
     def read_only(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
     writer = Writer(tmp_path)
-    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(module, "_write_new", read_only)
     with pytest.raises(OutputError) as info:
         writer.write("a.pdf", b"x")
     assert str(info.value) == "a.pdf: cannot write: Read-only file system (a read-only file system)"
@@ -509,24 +517,44 @@ def test_killing_the_build_process_ends_its_pool_workers(tmp_path: Path) -> None
 # --- stale files and concurrent builds ----------------------------------------------------------
 
 
-def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(tmp_path: Path) -> None:
+def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = Writer(tmp_path)
     for name in ("record.json", "certificate.ru.pdf", "certificate.en.pdf", "charts/a.svg"):
         first.write(name, b"1")
     first.finish()
-    killed = Writer(tmp_path)  # a rebuild killed before its manifest
+    killed = Writer(tmp_path)  # a rebuild killed during its commit, after one file moved in
     killed.write("record.json", b"2")
-    killed.close()
+    killed.write("certificate.en.pdf", b"2")
+    moved: list[str] = []
+    real = Writer._move_in
+
+    def dies(self: Writer, relpath: str) -> None:
+        if moved:
+            raise KeyboardInterrupt  # stands for kill -9: nothing after this point runs
+        moved.append(relpath)
+        real(self, relpath)
+
+    monkeypatch.setattr(Writer, "_move_in", dies)
+    with pytest.raises(KeyboardInterrupt):
+        killed.finish()
+    monkeypatch.undo()
+    killed.close()  # past the commit point: what is staged is kept for the next writer
     assert not (tmp_path / "manifest.json").exists() and (tmp_path / PREVIOUS_NAME).exists()
-    (tmp_path / f"{TEMP_PREFIX}record.json.abc.tmp").write_bytes(b"half")  # kill -9 mid-write
+    (tmp_path / f"{TEMP_PREFIX}record.json.abc.tmp").write_bytes(b"half")  # an old kill -9
     (tmp_path / "charts" / f"{TEMP_PREFIX}a.svg.abc.tmp").write_bytes(b"half")
-    again = Writer(tmp_path)
-    again.write("record.json", b"3")
-    again.write("certificate.en.pdf", b"3")
-    again.finish()
+    Writer(tmp_path).close()  # the next writer completes the commit first
+    assert (tmp_path / "certificate.en.pdf").read_bytes() == b"2"
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "certificate.en.pdf", "manifest.json", "record.json"]
-    assert again.removed() == ["certificate.ru.pdf", "charts/a.svg"]
+    again = Writer(tmp_path)
+    again.write("record.json", b"3")
+    again.finish()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "record.json"]
+    assert again.removed() == ["certificate.en.pdf"]
 
 
 def test_a_second_build_into_one_folder_waits_then_refuses(

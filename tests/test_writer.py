@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from certgen.errors import OutputError
-from certgen.writer import Writer, read_manifest, verify_manifest
+from certgen.writer import STAGING_NAME, Writer, read_manifest, verify_manifest
 
 
 def test_files_and_manifest_are_written_and_listed(tmp_path: Path) -> None:
@@ -43,12 +43,39 @@ def test_the_manifest_is_written_after_every_document(tmp_path: Path) -> None:
     assert str(info.value) == "b.txt: the manifest is written; no more outputs"
 
 
-def test_starting_a_rebuild_removes_the_old_manifest(tmp_path: Path) -> None:
+def test_a_rebuild_leaves_the_previous_build_whole_until_it_finishes(tmp_path: Path) -> None:
     first = Writer(tmp_path)
     first.write("a.txt", b"1")
     first.finish()
-    Writer(tmp_path)
-    assert not (tmp_path / "manifest.json").exists()  # an interrupted rebuild is visible
+    before = read_manifest(tmp_path)
+    rebuild = Writer(tmp_path)
+    rebuild.write("a.txt", b"2")
+    rebuild.write("b.txt", b"2")
+    assert read_manifest(tmp_path) == before  # the new files wait in the staging folder
+    assert before is not None and verify_manifest(tmp_path, before)
+    assert not (tmp_path / "b.txt").exists()
+    rebuild.finish()
+    assert (tmp_path / "a.txt").read_bytes() == b"2" and (tmp_path / "b.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt", "manifest.json"]
+
+
+def test_a_rebuild_left_without_finish_keeps_the_previous_build(tmp_path: Path) -> None:
+    first = Writer(tmp_path)
+    first.write("a.txt", b"1")
+    first.finish()
+    with Writer(tmp_path) as rebuild:
+        rebuild.write("a.txt", b"2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "manifest.json"]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
+    assert (tmp_path / "a.txt").read_bytes() == b"1"
+
+
+def test_names_the_writer_keeps_are_refused(tmp_path: Path) -> None:
+    writer = Writer(tmp_path)
+    with pytest.raises(OutputError) as info:
+        writer.write(f"{STAGING_NAME}/a.txt", b"x")
+    assert str(info.value) == f"'{STAGING_NAME}/a.txt': a name the writer keeps for itself"
 
 
 def test_two_outputs_with_the_same_path_are_refused(tmp_path: Path) -> None:
@@ -57,6 +84,7 @@ def test_two_outputs_with_the_same_path_are_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputError) as info:
         writer.write("certificate.en.pdf", b"2")
     assert str(info.value) == "certificate.en.pdf: two outputs with the same path"
+    writer.finish()
     assert (tmp_path / "certificate.en.pdf").read_bytes() == b"1"
 
 
@@ -139,18 +167,19 @@ def test_stale_outputs_go_after_the_new_files_and_before_the_new_manifest(
     import certgen.writer as module
 
     seen: list[tuple[str, bool]] = []
-    real = module.atomic_write
+    real = os.replace
 
-    def spy(path: Path, data: bytes) -> None:
-        seen.append((path.name, (tmp_path / "b.txt").exists()))
-        real(path, data)
+    def spy(source: Path, target: Path) -> None:
+        seen.append((Path(target).name, (tmp_path / "b.txt").exists()))
+        real(source, target)
 
-    monkeypatch.setattr(module, "atomic_write", spy)
     writer = Writer(tmp_path)
     writer.write("a.txt", b"new")
     assert (tmp_path / "b.txt").exists()  # an interrupted rebuild has removed nothing yet
+    monkeypatch.setattr(module.os, "replace", spy)
     writer.finish()
-    assert seen == [("a.txt", True), ("manifest.json", False)]
+    # The old manifest goes aside first (the folder reads as interrupted during the commit).
+    assert seen == [(".manifest.previous.json", True), ("a.txt", True), ("manifest.json", False)]
 
 
 def test_only_listed_files_inside_the_folder_are_ever_removed(tmp_path: Path) -> None:
@@ -181,3 +210,23 @@ def test_a_malformed_previous_manifest_removes_nothing(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{not json")
     writer = _build(tmp_path, {"a.txt": b"1"})
     assert writer.removed() == [] and (tmp_path / "old.txt").exists()
+
+
+def test_a_file_where_the_new_build_needs_a_folder_is_one_line_and_blocks_nothing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "charts").write_text("the lab's own file")
+    writer = Writer(tmp_path)
+    writer.write("charts/a.svg", b"<svg/>")
+    with pytest.raises(OutputError) as info:
+        writer.finish()
+    assert str(info.value) == ("charts/a.svg: cannot put the new file in place: a file stands "
+                               "where a folder must go")
+    with pytest.raises(OutputError):  # the next writer tries to complete that commit once
+        Writer(tmp_path)
+    (tmp_path / "charts").unlink()
+    again = Writer(tmp_path)  # then the folder is free again
+    again.write("charts/a.svg", b"<svg/>")
+    again.finish()
+    assert (tmp_path / "charts" / "a.svg").read_bytes() == b"<svg/>"
+    assert (tmp_path / "charts").is_dir() and not (tmp_path / STAGING_NAME).exists()

@@ -322,26 +322,26 @@ def build_bundle(
                                                home=home)
     record_sha = hashlib.sha256(record_bytes).hexdigest()
 
-    writer = Writer(out, cert_id)
-    writer.write(RECORD_NAME, record_bytes)
-    for name in sorted(documents):
-        writer.write(name, documents[name])
-    writer.finish({
-        "certificate": cert_id,
-        "languages": list(langs),
-        "record_sha256": record_sha,
-        "inputs_sha256": key,
-        "certgen_version": __version__,
-        # What the registry shows of the signature (certgen.registry.signature_of): the name the
-        # PDFs are signed in, and the signing certificate. Absent: the PDFs are not signed.
-        **({} if sign is None or record.issuer is None else {"signature": {
-            "signer": record.issuer.signatory.name,
-            "certificate_subject": sign.subject,
-            "certificate_sha256": sign.fingerprint,
-            "signing_time": None if sign.signing_time is None else sign.signing_time.isoformat(),
-            "timestamp_authority": sign.tsa_url,
-        }}),
-    })
+    with Writer(out, cert_id) as writer:
+        writer.write(RECORD_NAME, record_bytes)
+        for name in sorted(documents):
+            writer.write(name, documents[name])
+        writer.finish({
+            "certificate": cert_id,
+            "languages": list(langs),
+            "record_sha256": record_sha,
+            "inputs_sha256": key,
+            "certgen_version": __version__,
+            # What the registry shows of the signature (certgen.registry.signature_of): the name the
+            # PDFs are signed in, and the signing certificate. Absent: the PDFs are not signed.
+            **({} if sign is None or record.issuer is None else {"signature": {
+                "signer": record.issuer.signatory.name,
+                "certificate_subject": sign.subject,
+                "certificate_sha256": sign.fingerprint,
+                "signing_time": None if sign.signing_time is None else sign.signing_time.isoformat(),
+                "timestamp_authority": sign.tsa_url,
+            }}),
+        })
     return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)
 
 

@@ -128,25 +128,25 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
     entries = _entries(certificates, as_of, revocations)
     folders = {c.record.certificate.id: Path(c.source).parent for c in certificates}
 
-    writer = Writer(out, folder)
-    writer.write(CSS_PATH, registry_css().encode("utf-8"))
-    for entry in entries:
-        pages = [(page_path(entry.id, lang), lang) for lang in LANGUAGES]
-        pages.append((page_path(entry.id), default_language(entry)))
-        for at, lang in pages:
-            writer.write(at, render_registry_page(
-                entry, lang, at=at, as_of=as_of, software=software,
-                home=None if home is None else home.format(lang=lang)).encode("utf-8"))
-        for lang in entry.languages:
-            writer.write(pdf_path(entry.id, lang),
-                         (folders[entry.id] / pdf_name(lang)).read_bytes())
-    if software is not None:
-        writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
-        writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())
-    index = registry_index(entries, as_of)
-    writer.write("index.json", index)
-    if sign is not None:
-        writer.write(f"index.json{SIGNATURE_SUFFIX}", sign_detached(index, sign))
-    writer.finish({"registry": INDEX_FORMAT, "as_of": as_of.isoformat(),
-                   "certificates": [e.id for e in entries]})
+    with Writer(out, folder) as writer:
+        writer.write(CSS_PATH, registry_css().encode("utf-8"))
+        for entry in entries:
+            pages = [(page_path(entry.id, lang), lang) for lang in LANGUAGES]
+            pages.append((page_path(entry.id), default_language(entry)))
+            for at, lang in pages:
+                writer.write(at, render_registry_page(
+                    entry, lang, at=at, as_of=as_of, software=software,
+                    home=None if home is None else home.format(lang=lang)).encode("utf-8"))
+            for lang in entry.languages:
+                writer.write(pdf_path(entry.id, lang),
+                             (folders[entry.id] / pdf_name(lang)).read_bytes())
+        if software is not None:
+            writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
+            writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())
+        index = registry_index(entries, as_of)
+        writer.write("index.json", index)
+        if sign is not None:
+            writer.write(f"index.json{SIGNATURE_SUFFIX}", sign_detached(index, sign))
+        writer.finish({"registry": INDEX_FORMAT, "as_of": as_of.isoformat(),
+                       "certificates": [e.id for e in entries]})
     return sorted(writer.written())

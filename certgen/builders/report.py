@@ -487,11 +487,11 @@ def write_report(record: ReportRecord, out: Path, langs: list[str],
     """
 
     files = render_report(record, langs, date, home)
-    writer = Writer(out)
-    for name, data in files:
-        writer.write(name, data)
-    writer.finish({"kind": "compare", "mode": record.mode, "languages": list(langs),
-                   "date": None if date is None else date.isoformat()})
+    with Writer(out) as writer:
+        for name, data in files:
+            writer.write(name, data)
+        writer.finish({"kind": "compare", "mode": record.mode, "languages": list(langs),
+                       "date": None if date is None else date.isoformat()})
     return [name for name, _ in files]
 
 

@@ -51,7 +51,7 @@ from certgen.render.site import (
     render_explainer_html,
     render_index_html,
 )
-from certgen.sop import load_rules
+from certgen.sop import Rules, load_rules
 from certgen.writer import Writer
 
 if TYPE_CHECKING:
@@ -194,27 +194,40 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     created = site_date()
     reports_date = report_date(None)
     out_path = Path(out)
-    out_path.mkdir(parents=True, exist_ok=True)
     rules = load_rules()
     # The site's stylesheet and the shared navigation's (templates/nav.css), one file.
     css = "\n".join((templates_dir() / name).read_text(encoding="utf-8")
                     for name in ("site.css", "nav.css"))
     examples = examples or repo_examples_dir()
-    samples, records = build_samples(out_path, examples, progress)
+    # The whole site (samples, reports, registry, pages) is built into the writer's staging
+    # folder and moved in by its commit: a rebuild that fails anywhere keeps the previous site
+    # whole, not its samples new and its pages old.
+    with Writer(out_path) as writer:
+        _write_site(writer, examples, progress, pdf=pdf, as_of=as_of, software=software,
+                    created=created, reports_date=reports_date, rules=rules, css=css)
+    files = [p.relative_to(out_path).as_posix() for p in out_path.rglob("*") if p.is_file()]
+    return sorted(files)
+
+
+def _write_site(writer: Writer, examples: Path, progress: Progress | None, *, pdf: bool,
+                as_of: dt.date | None, software: PublishedWheel | None, created: dt.datetime,
+                reports_date: dt.date | None, rules: Rules, css: str) -> None:
+    """Build every part of the site into `writer.staging`, then finish the writer."""
+    stage = writer.staging
+    samples, records = build_samples(stage, examples, progress)
     tour = tour_record(records, examples)
-    reports = build_reports(out_path, examples, progress, reports_date)
+    reports = build_reports(stage, examples, progress, reports_date)
     if progress:
         progress("registry")
     revocations = examples / REVOCATIONS_FILE
     revoked = revocations if revocations.is_file() else None
     day = as_of or created.date()
-    build_registry(out_path / "samples", out_path, folder=REGISTRY_FOLDER, as_of=day,
+    build_registry(stage / "samples", stage, folder=REGISTRY_FOLDER, as_of=day,
                    revocations=revoked, home="../{lang}/index.html", software=software)
     # The index marks a revoked or expired sample as its registry page does.
-    statuses = registry_statuses(out_path / "samples", as_of=day, revocations=revoked)
+    statuses = registry_statuses(stage / "samples", as_of=day, revocations=revoked)
     samples = [dataclasses.replace(s, status=statuses.get(s.id, s.status)) for s in samples]
 
-    writer = Writer(out_path)
     writer.write("assets/site.css", css.encode("utf-8"))
     pages: dict[str, dict[str, ExplainerPage]] = {}
     for lang in LANGS:
@@ -238,5 +251,3 @@ def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
     writer.write("index.html", render_index_html("en", samples, pages["en"], at="index.html",
                                                  reports=reports).encode("utf-8"))
     writer.finish({"samples": [s.id for s in samples], "reports": [r.name for r in reports]})
-    files = [p.relative_to(out_path).as_posix() for p in out_path.rglob("*") if p.is_file()]
-    return sorted(files)

@@ -63,7 +63,7 @@ def _languages(value: str | None) -> list[str] | None:
 
 @click.command("build")
 @click.argument("bundles", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=click.Path(),
               help="Output folder; each certificate gets DIR/<certificate id>/.")
 @click.option("--lang", "lang", default=None, metavar="en,ru,pt",
               help="Languages to render (default: card.yaml's languages).")

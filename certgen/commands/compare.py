@@ -33,7 +33,7 @@ def parse_langs(value: str) -> list[str]:
 
 @click.command("compare")
 @click.argument("captures", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Output folder.")
 @click.option("--lang", "lang", default="en", show_default=True,
               help="Report languages, comma-separated (en, ru, pt).")

@@ -37,7 +37,7 @@ REAL_CAPTURES = (
 
 
 @click.command("demo")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", required=True, type=click.Path(),
               help="Folder to write the demo site into.")
 @WHEEL_OPTION
 @LOG_OPTION

@@ -162,7 +162,7 @@ def import_(fleet: str | None, lock_timeout: float | None, replace: bool, file: 
 
 @command.command(name="export", short_help="Export every run as JSON Lines.")
 @_fleet_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="Write to this file (atomically) instead of standard output.")
 def export(fleet: str | None, lock_timeout: float | None, output: Path | None) -> None:
     """Export every run as JSON Lines, ordered by certificate id then run index (streamed).
@@ -181,6 +181,8 @@ def _export_atomic(store: FleetStore, path: Path) -> int:
     """Stream the export into a temp file beside `path`, fsync, then os.replace (atomic); a
     failure is a FleetError naming the file and leaves no partial file."""
 
+    if path.is_dir():  # one line, as every other output failure (not a usage error)
+        raise FleetError("cannot write: expected a file, got a folder", file=str(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:

@@ -27,7 +27,7 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
 
 @click.command("registry")
 @click.argument("records", type=click.Path(file_okay=False))
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", required=True, type=click.Path(),
               help="Folder to write the registry into (publish it at the verification base).")
 # Input files as click.Path(): a folder or FIFO given as one is refused by the reader in one
 # line naming it (exit 1), not as a usage error.

@@ -19,6 +19,7 @@ from certgen.builders.site import REPORT_SAMPLES, build_site, repo_examples_dir
 from certgen.distribution import load_wheel
 from certgen.docs import LANGS, PAGES
 from certgen.registry import parse_as_of
+from certgen.writer import write_file
 
 
 class _Collect(logging.Handler):
@@ -50,7 +51,7 @@ def library_logs(log_file: str | None = None) -> Iterator[list[logging.LogRecord
         root.setLevel(saved_level)
         if log_file is not None:
             lines = [f"{r.levelname} {r.name}: {r.getMessage()}\n" for r in handler.records]
-            Path(log_file).write_text("".join(lines), encoding="utf-8")
+            write_file(Path(log_file), "".join(lines).encode("utf-8"))
 
 
 def report_library_logs(records: list[logging.LogRecord], log_file: str | None) -> None:
@@ -98,13 +99,13 @@ WHEEL_OPTION = click.option(
 )
 
 LOG_OPTION = click.option(
-    "--log", "log_file", default=None, type=click.Path(dir_okay=False),
+    "--log", "log_file", default=None, type=click.Path(),
     help="Write the rendering libraries' log lines to this file (they never reach the terminal).",
 )
 
 
 @click.command("site")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out", required=True, type=click.Path(),
               help="Folder to write the site into.")
 @click.option("--examples", default=None, type=click.Path(exists=True, file_okay=False),
               help="Folder of sample bundles, fleet.jsonl and compare/ (default: examples/).")

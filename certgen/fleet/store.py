@@ -26,6 +26,7 @@ import math
 import os
 import sqlite3
 import stat
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -193,6 +194,87 @@ def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
     return FleetError(f"{cause} ({detail})", file=where)
 
 
+_CHECKED: set[tuple[int, int, int, int, int]] = set()
+"""The SQLite fleet files this process has found whole, as (device, inode, size, mtime,
+ctime) at the check. A process-wide memo, on purpose: PRAGMA quick_check reads every page (0.76 s
+on a 1M-run fleet, docs/limits.md), and a batch build opens the fleet once per bundle. Any write
+to the file changes its mtime and ctime (ctime cannot be set back by anyone), so a file changed
+since, by certgen or anything else, is checked again."""
+
+
+RACY_NS: Final = 1_000_000_000
+"""A file state younger than this (ns) at its check is not remembered in _CHECKED."""
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int, int] | None:
+    """What _CHECKED remembers of a file (None: stat failed; the file is then always checked)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _damage_found(problems: Sequence[str]) -> str | None:
+    """The first problem quick_check reported (and how many more), or None when it said ok."""
+    lines = [line.strip() for text in problems for line in str(text).splitlines()
+             if line.strip() and not line.startswith("*** in database")]
+    if lines == ["ok"] or not lines:
+        return None
+    more = f"; {len(lines) - 1} more problems" if len(lines) > 1 else ""
+    return f"{one_line(lines[0])}{more}"
+
+
+def _check_pages(conn: sqlite3.Connection, where: str) -> None:
+    """PRAGMA quick_check: every page reachable once, every b-tree well formed. A page
+    overwritten behind a valid header reads as fewer runs, or none, until a query happens to
+    touch it; a certificate must never be ranked against part of a fleet."""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_CORRUPT:
+            raise
+        rows = [(str(exc),)]
+    found = _damage_found([str(row[0]) for row in rows])
+    if found is not None:
+        raise _damaged(where, found)
+
+
+def _check_counts(conn: sqlite3.Connection, where: str) -> None:
+    """The redundant counts agree (_counts_disagree), on a fleet of this schema version."""
+    found = _counts_disagree(conn)
+    if found is not None:
+        raise _damaged(where, found)
+
+
+def _damaged(where: str, found: str) -> FleetError:
+    return FleetError(f"the file is damaged (integrity check on opening: {found}); left "
+                      "unchanged, nothing read from it: restore it from a backup or import its "
+                      "runs into a new fleet", file=where)
+
+
+def _counts_disagree(conn: sqlite3.Connection) -> str | None:
+    """Where the fleet's redundant run counts disagree, or None. Every write keeps them in step
+    in one transaction: the runs table, each ranking index (runs_by_cohort_<metric>) and the
+    cohorts' run counts. A page replaced by a well-formed one (quick_check's blind spot: it
+    does not compare an index with its table) drops or adds rows in one of them and not in the
+    others. Totals, one pass over each b-tree that reads no value: counting per cohort, or each
+    index's values against cohort_stats, cost four times as much (docs/limits.md)."""
+    runs = int(conn.execute("SELECT coalesce(sum(runs), 0) FROM cohorts").fetchone()[0])
+    total = int(conn.execute("SELECT count(*) FROM runs NOT INDEXED").fetchone()[0])
+    if total != runs:
+        return f"the runs table holds {total} runs, the cohort counts {runs}"
+    # A bare count(*) lets SQLite pick the smallest index whatever INDEXED BY says; a range
+    # over the first column holds it to the named one.
+    indexes = [(f"runs_by_cohort_{m}", "cohort_key") for m in METRIC_NAMES]
+    for index, first in [*indexes, ("sqlite_autoindex_runs_1", "certificate_id")]:
+        indexed = int(conn.execute(
+            f"SELECT count(*) FROM runs INDEXED BY {index} WHERE {first} >= ''").fetchone()[0])
+        if indexed != runs:
+            return f"the index {index} holds {indexed} runs, the cohort counts {runs}"
+    return None
+
+
 CALIBRATION_COLUMNS: Final = ("certificate_id", "issued", "resolution", "cohort_key",
                                "fluidity_score", "consistency_gap", "stutter")
 """What the calibration review reads of a run (FleetStore.calibration_pages)."""
@@ -284,13 +366,20 @@ class FleetStore:
         return store
 
     def _prepare_sqlite(self, conn: sqlite3.Connection) -> None:
-        """Check that the file is a certgen fleet at this schema version; migrate it if writing.
+        """Check that the file is a certgen fleet at this schema version, and whole; migrate it
+        if writing.
 
         A certgen fleet has PRAGMA user_version 1..SCHEMA_VERSION and a `runs` table. A new or
         empty file is created as one by a write command; a database holding other tables is
-        refused, never given certgen's tables. `conn` is the store's own connection."""
+        refused, never given certgen's tables. A damaged file is refused before anything reads
+        or writes it (_check_pages, _check_counts). `conn` is the store's own connection."""
         where = str(self.path)
         self._acquire(lambda: conn.execute("PRAGMA user_version").fetchone())
+        state = _file_state(Path(self.path))
+        checked = state is not None and state in _CHECKED
+        started = time.time_ns()
+        if not checked:
+            _check_pages(conn, where)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = sorted(str(name) for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall())
@@ -306,9 +395,16 @@ class FleetStore:
         if self.readonly:
             if version < SCHEMA_VERSION:
                 raise FleetError(_older_schema(version), file=where)
-            return
-        self.found_version = migrate(conn, where=where, begin=lambda: self._acquire(
-            lambda: conn.execute("BEGIN IMMEDIATE"), write=True))
+        else:
+            self.found_version = migrate(conn, where=where, begin=lambda: self._acquire(
+                lambda: conn.execute("BEGIN IMMEDIATE"), write=True))
+        if not checked:
+            _check_counts(conn, where)
+            # A file changed less than a second before the check is not remembered: file times
+            # are kept at a clock tick's resolution, so a change made within the same tick as
+            # the one checked could leave the same state (git's "racily clean" index entries).
+            if state is not None and max(state[3], state[4]) < started - RACY_NS:
+                _CHECKED.add(state)
 
     def close(self) -> None:
         """Close the connection."""

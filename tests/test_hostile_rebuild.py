@@ -1,0 +1,399 @@
+"""Regression tests for issue 27: a failed rebuild keeps the last good one, and every output
+folder failure of every command that writes is one line. Each failure a rebuild can meet (a
+render error, a signing failure, kill -9 mid-write and mid-commit, a full disk) is injected and
+the previous build is checked file for file, manifest included (docs/limits.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bundlekit import run_cli, simple_bundle
+
+from certgen.errors import CertgenError, RenderError
+from certgen.writer import LOCK_NAME, STAGING_NAME, Writer, read_manifest, verify_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_LAB = ROOT / "examples" / "lab.yaml"
+CHANGE = ROOT / "examples" / "compare" / "change"
+IS_ROOT = os.geteuid() == 0
+CERT = "TEST-0001"
+"""The certificate id of bundlekit's simple_bundle."""
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder`, hidden ones included, with its bytes."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _whole(folder: Path) -> bool:
+    manifest = read_manifest(folder)
+    return manifest is not None and verify_manifest(folder, manifest)
+
+
+def _build(bundle: Path, out: Path, capsys: pytest.CaptureFixture[str], lang: str = "en"
+           ) -> tuple[int, str, str]:
+    return run_cli(["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB),
+                    "--lang", lang], capsys)
+
+
+@pytest.fixture
+def built(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, dict[str, bytes]]:
+    """A bundle built once in English: (bundle, out, the files of its folder)."""
+    bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
+    out = tmp_path / "out"
+    code, _out, err = _build(bundle, out, capsys)
+    assert (code, err) == (0, "")
+    assert _whole(out / CERT)
+    return bundle, out, _files(out / CERT)
+
+
+# --- build: every failure of a rebuild keeps the previous build --------------------------------
+
+
+def test_a_render_error_keeps_the_previous_build(
+    built: tuple[Path, Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import certgen.builders.certificate as module
+
+    bundle, out, before = built
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise RenderError("a render error", file="certificate.ru.html")
+
+    monkeypatch.setattr(module, "render_certificate_html", fails)
+    code, _out, err = _build(bundle, out, capsys, lang="en,ru")
+    assert (code, err) == (1, "certgen: certificate.ru.html: a render error\n")
+    assert _files(out / CERT) == before and _whole(out / CERT)
+
+
+def test_a_signing_failure_keeps_the_previous_signed_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second PDF's signature fails (a timestamp authority gone, say)."""
+    from conftest import SIGNED_AT
+    from pkikit import PASSPHRASE, make_pki
+
+    import certgen.builders.certificate as module
+    from certgen.lab import load_lab
+    from certgen.render.sign import signing_key
+
+    key = signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)
+    lab = load_lab(SAMPLE_LAB)
+    bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
+    out = tmp_path / "out"
+    module.build_bundle(bundle, out, languages=["en"], lab=lab, sign=key)
+    before = _files(out / CERT)
+    real = module.sign_pdf
+    calls: list[bytes] = []
+
+    def second_fails(pdf: bytes, *args: Any, **kwargs: Any) -> bytes:
+        calls.append(pdf)
+        if len(calls) == 2:
+            raise CertgenError("the timestamp authority did not answer", file="--tsa")
+        return real(pdf, *args, **kwargs)
+
+    monkeypatch.setattr(module, "sign_pdf", second_fails)
+    with pytest.raises(CertgenError) as info:
+        module.build_bundle(bundle, out, languages=["en", "ru"], lab=lab, sign=key)
+    assert str(info.value) == "--tsa: the timestamp authority did not answer"
+    assert _files(out / CERT) == before and _whole(out / CERT)
+
+
+def test_a_failure_while_writing_keeps_the_previous_build(
+    built: tuple[Path, Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The third file of the rebuild fails (as a full disk would, half-way through)."""
+    import errno
+
+    import certgen.writer as module
+
+    bundle, out, before = built
+    real = module._write_new
+    calls: list[Path] = []
+
+    def third_fails(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(module, "_write_new", third_fails)
+    code, _out, err = _build(bundle, out, capsys, lang="en,ru")
+    assert code == 1
+    assert err.endswith(": cannot write: No space left on device (the disk is full)\n")
+    assert err.count("\n") == 1
+    assert _files(out / CERT) == before and _whole(out / CERT)  # no staging folder, no lock
+
+
+_KILL_SCRIPT = """
+import os, signal, sys
+import certgen.writer as module
+from certgen.cli import main
+
+where, count = sys.argv[1], int(sys.argv[2])
+name = "_write_new" if where == "write" else "_move_in"
+target = module if where == "write" else module.Writer
+real = getattr(target, name)
+calls = []
+
+def dies(*args):
+    calls.append(args)
+    if len(calls) == count:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args)
+
+setattr(target, name, dies)
+main(sys.argv[3:])
+"""
+
+
+def _killed_build(tmp_path: Path, where: str, count: int, args: list[str]) -> None:
+    script = tmp_path / "killed.py"
+    script.write_text(_KILL_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), where, str(count), *args],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+def test_kill_9_mid_write_keeps_the_previous_build(
+    built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bundle, out, before = built
+    args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
+    _killed_build(tmp_path, "write", 3, args)
+    left = _files(out / CERT)
+    assert {k: v for k, v in left.items() if not k.startswith(f"{STAGING_NAME}/")
+            and k != LOCK_NAME} == before
+    assert _whole(out / CERT)  # the previous build reads as complete, not interrupted
+    code, _out, err = _build(bundle, out, capsys, lang="en,ru")  # the next build cleans up
+    assert (code, err) == (0, "")
+    assert not (out / CERT / STAGING_NAME).exists() and _whole(out / CERT)
+    assert "certificate.ru.pdf" in _files(out / CERT)
+
+
+def test_kill_9_mid_commit_is_completed_by_the_next_writer(
+    built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path,
+) -> None:
+    """Past the commit point (the staged manifest), a kill leaves a folder that reads as
+    interrupted; the next writer on it completes the commit: the new build, whole."""
+    bundle, out, before = built
+    args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
+    _killed_build(tmp_path, "commit", 2, args)
+    assert read_manifest(out / CERT) is None  # never a mix read as complete
+    Writer(out, CERT).close()
+    assert _whole(out / CERT) and not (out / CERT / STAGING_NAME).exists()
+    manifest = read_manifest(out / CERT)
+    assert manifest is not None and manifest["languages"] == ["en", "ru"]
+    assert _files(out / CERT)["record.json"] != b"" and set(before) < set(_files(out / CERT))
+
+
+@contextmanager
+def small_tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted on `folder` (needs root); unmounted at the end."""
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"cannot mount a tmpfs as root: {done.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+def _fill(folder: Path) -> Path:
+    """Fill the file system of `folder` to the last block; returns the filler file."""
+    filler = folder / "filler"
+    with filler.open("wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    return filler
+
+
+NEEDS_TMPFS = pytest.mark.skipif(
+    not IS_ROOT or shutil.which("mount") is None,
+    reason="mounting a tmpfs needs root; test_a_failure_while_writing_keeps_the_previous_build "
+           "injects the same ENOSPC without it")
+
+
+@NEEDS_TMPFS
+def test_a_full_disk_keeps_the_previous_build_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27's reproduction: build into a 2 MB tmpfs, fill it, rebuild."""
+    bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
+    with small_tmpfs(tmp_path / "small", "2m") as out:
+        assert _build(bundle, out, capsys)[0] == 0
+        report = out / "report"
+        compare = ["compare", str(CHANGE / "before.json"), str(CHANGE / "after.json"),
+                   "--out", str(report)]
+        assert run_cli(compare, capsys)[0] == 0
+        before, report_before = _files(out / CERT), _files(report)
+        filler = _fill(out)
+        code, _out, err = _build(bundle, out, capsys, lang="en,ru,pt")
+        assert code == 1 and err.count("\n") == 1
+        assert err.endswith(": cannot write: No space left on device (the disk is full)\n")
+        assert _files(out / CERT) == before and _whole(out / CERT)
+        code, _out, err = run_cli([*compare, "--lang", "en,ru,pt"], capsys)
+        assert code == 1 and err.count("\n") == 1 and "(the disk is full)" in err
+        assert _files(report) == report_before and _whole(report)
+        filler.unlink()
+        assert _build(bundle, out, capsys, lang="en,ru")[0] == 0
+        assert _whole(out / CERT) and "certificate.ru.pdf" in _files(out / CERT)
+
+
+# --- compare and site ----------------------------------------------------------------------------
+
+
+def test_a_failed_compare_rebuild_keeps_the_previous_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import certgen.builders.report as module
+
+    report = tmp_path / "report"
+    args = ["compare", str(CHANGE / "before.json"), str(CHANGE / "after.json"), "--out",
+            str(report)]
+    assert run_cli(args, capsys)[0] == 0
+    before = _files(report)
+
+    def fails(*a: Any, **k: Any) -> Any:
+        raise CertgenError("a render error", file="report.ru.pdf")
+
+    monkeypatch.setattr(module, "report_pdf", fails)
+    code, _out, err = run_cli([*args, "--lang", "en,ru"], capsys)
+    assert (code, err) == (1, "certgen: report.ru.pdf: a render error\n")
+    assert _files(report) == before and _whole(report)
+
+
+def test_a_failed_site_rebuild_keeps_the_whole_previous_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site's parts (samples, reports, registry, pages) are staged together: a failure in
+    the last page leaves every part of the previous site, not new samples beside old pages."""
+    import certgen.builders.site as module
+
+    out = tmp_path / "site"
+    module.build_site(out, pdf=False)
+    before = _files(out)
+    assert _whole(out) and _whole(out / "samples" / "SAMPLE-GOLD-0002")
+    (out / "samples" / "SAMPLE-GOLD-0002" / "certificate.pt.html").unlink()  # to be rebuilt
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise CertgenError("a render error", file="index.html")
+
+    monkeypatch.setattr(module, "render_index_html", fails)
+    with pytest.raises(CertgenError):
+        module.build_site(out, pdf=False)
+    after = _files(out)
+    assert "samples/SAMPLE-GOLD-0002/certificate.pt.html" not in after  # nothing moved in
+    assert after == {k: v for k, v in before.items()
+                     if k != "samples/SAMPLE-GOLD-0002/certificate.pt.html"}
+    monkeypatch.undo()
+    module.build_site(out, pdf=False)
+    assert _files(out) == before  # same inputs, same bytes; the removed file is back
+
+
+# --- output folders that cannot be written: one line, exit 1, in every command ------------------
+
+
+def _command(tmp_path: Path, out: str, command: str) -> list[str]:
+    bundle = simple_bundle(tmp_path / "cmd-b", [(120.0, 90.0, 80.0)])
+    records = tmp_path / "records"
+    if command == "registry" and not records.exists():  # a real build for it to read
+        subprocess.run([sys.executable, "-m", "certgen", "build", str(bundle), "--out",
+                        str(records), "--lab", str(SAMPLE_LAB)], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return {
+        "build": ["build", str(bundle), "--out", out, "--lab", str(SAMPLE_LAB)],
+        "compare": ["compare", str(CHANGE / "before.json"), str(CHANGE / "after.json"), "--out",
+                    out],
+        "site": ["site", "--out", out],
+        "demo": ["demo", "--out", out],
+        "registry": ["registry", str(records), "--out", out, "--as-of", "2026-12-01"],
+    }[command]
+
+
+@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry"])
+def test_an_out_that_is_a_file_is_one_line(tmp_path: Path, command: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("the lab's own file\n")
+    args = _command(tmp_path, str(afile), command)
+    code, _out, err = run_cli(args, capsys)
+    assert (code, err) == (1, f"certgen: {afile}: expected an output folder, got a file\n")
+    code, _out, err = run_cli([a if a != str(afile) else str(afile / "sub") for a in args],
+                              capsys)
+    assert (code, err) == (1, f"certgen: {afile / 'sub'}: cannot create the output folder: a "
+                              "part of its path is a file\n")
+    assert afile.read_text() == "the lab's own file\n"
+
+
+@pytest.mark.skipif(not IS_ROOT or shutil.which("mount") is None,
+                    reason="root writes through file modes, and only root can mount a read-only "
+                           "tmpfs; without root a read-only folder is tested through the writer "
+                           "(test_hostile.test_a_read_only_output_folder_is_an_output_error)")
+@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry"])
+def test_a_read_only_out_is_one_line(tmp_path: Path, command: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with small_tmpfs(tmp_path / "ro", "1m") as folder:
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        args = _command(tmp_path, str(folder), command)
+        code, _out, err = run_cli(args, capsys)
+        assert code == 1 and err.count("\n") == 1, err
+        assert err.startswith(f"certgen: {folder}")
+        assert err.endswith(": cannot write: Read-only file system (a read-only file system)\n")
+
+
+def test_a_site_log_that_cannot_be_written_is_one_line(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    from certgen.commands.site import library_logs
+    from certgen.errors import OutputError
+
+    log = tmp_path / "afile" / "site.log"
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(OutputError) as info, library_logs(str(log)):
+        pass
+    assert str(info.value) == f"{log}: cannot write: Not a directory"
+
+
+def test_a_site_log_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    from certgen.commands.site import library_logs
+    from certgen.errors import OutputError
+
+    with pytest.raises(OutputError) as info, library_logs(str(tmp_path)):
+        pass
+    assert str(info.value) == f"{tmp_path}: cannot write: expected a file, got a folder"
+
+
+def test_fleet_export_to_a_folder_or_under_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "fleet.sqlite"
+    assert run_cli(["fleet", "import", "--fleet", str(db),
+                    str(ROOT / "examples" / "fleet.jsonl")], capsys)[0] == 0
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for target, message in [(tmp_path, "cannot write: expected a file, got a folder"),
+                            (afile / "x.jsonl", "cannot write: Not a directory")]:
+        code, out, err = run_cli(["fleet", "export", "--fleet", str(db), "-o", str(target)],
+                                 capsys)
+        assert (code, out, err) == (1, "", f"certgen: {target}: {message}\n")
