@@ -214,7 +214,7 @@ def test_the_command_writes_the_report_in_three_languages(
     assert names == sorted(["calibration.json", "calibration.csv", "manifest.json",
                             *(f"calibration.{lang}.{ext}" for lang in ("en", "ru", "pt")
                               for ext in ("html", "pdf"))])
-    assert "100 certified cards" in err
+    assert err == ""  # progress only on a terminal
     html = (out / "calibration.en.html").read_text(encoding="utf-8")
     assert "Not enough data yet" in html  # 100 cards of the 300 the SOP asks for
     csv_text = (out / "calibration.csv").read_text(encoding="utf-8")

@@ -328,10 +328,40 @@ def _command(tmp_path: Path, out: str, command: str) -> list[str]:
         "site": ["site", "--out", out],
         "demo": ["demo", "--out", out],
         "registry": ["registry", str(records), "--out", out, "--as-of", "2026-12-01"],
+        "calibrate": ["calibrate", "--fleet", _small_fleet(tmp_path), "--out", out],
     }[command]
 
 
-@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry"])
+def _small_fleet(tmp_path: Path) -> str:
+    """The examples' fleet imported into an SQLite file (once per test folder)."""
+    fleet = tmp_path / "fleet.sqlite"
+    if not fleet.exists():
+        subprocess.run([sys.executable, "-m", "certgen", "fleet", "import", "--fleet",
+                        str(fleet), str(ROOT / "examples" / "fleet.jsonl")], check=True,
+                       capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return str(fleet)
+
+
+def test_a_failed_calibration_rebuild_keeps_the_previous_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import certgen.builders.calibration as module
+
+    report = tmp_path / "calibration"
+    args = _command(tmp_path, str(report), "calibrate")
+    assert run_cli(args, capsys)[0] == 0
+    before = _files(report)
+
+    def fails(*a: Any, **k: Any) -> Any:
+        raise CertgenError("a render error", file="calibration.ru.pdf")
+
+    monkeypatch.setattr(module, "render_pdf", fails)
+    code, _out, err = run_cli([*args, "--lang", "en,ru"], capsys)
+    assert (code, err) == (1, "certgen: calibration.ru.pdf: a render error\n")
+    assert _files(report) == before and _whole(report)
+
+
+@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry", "calibrate"])
 def test_an_out_that_is_a_file_is_one_line(tmp_path: Path, command: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     afile = tmp_path / "afile"
@@ -350,7 +380,7 @@ def test_an_out_that_is_a_file_is_one_line(tmp_path: Path, command: str,
                     reason="root writes through file modes, and only root can mount a read-only "
                            "tmpfs; without root a read-only folder is tested through the writer "
                            "(test_hostile.test_a_read_only_output_folder_is_an_output_error)")
-@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry"])
+@pytest.mark.parametrize("command", ["build", "compare", "site", "demo", "registry", "calibrate"])
 def test_a_read_only_out_is_one_line(tmp_path: Path, command: str,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     with small_tmpfs(tmp_path / "ro", "1m") as folder:

@@ -10,6 +10,7 @@ writes calibration.json, calibration.csv and calibration.<lang>.html / .pdf into
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -24,7 +25,7 @@ from certgen.sop import DEFAULT_SOP, load_rules
 @click.option("--fleet", "fleet", default=None,
               help="The fleet: an SQLite file or a postgresql:// URL (default $CERTGEN_FLEET, "
               "else ./fleet.sqlite). Opened read-only.")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Output folder.")
 @click.option("--rules", "candidates", multiple=True,
               type=click.Path(dir_okay=True, path_type=Path),
@@ -42,9 +43,13 @@ def command(fleet: str | None, out: Path, candidates: tuple[Path, ...], sop: str
     rules = load_rules(sop)
     proposed = [read_candidate(path) for path in candidates]
     location = fleet_path(fleet)
-    click.echo("reviewing the fleet (read-only, one snapshot) …", err=True)
+    # Progress on a terminal only: a refusal stays the one line on stderr scripts read.
+    progress = sys.stderr.isatty()
+    if progress:
+        click.echo("reviewing the fleet (read-only, one snapshot) …", err=True)
     review = calibrate(location, rules=rules, candidates=proposed)
-    click.echo(f"{review.cards} certified cards, {review.runs} runs; rendering "
-               f"{', '.join(langs)}", err=True)
+    if progress:
+        click.echo(f"{review.cards} certified cards, {review.runs} runs; rendering "
+                   f"{', '.join(langs)}", err=True)
     for name in write_calibration(review, out, langs):
         click.echo(str(out / name))
