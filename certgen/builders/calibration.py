@@ -127,12 +127,15 @@ def json_bytes(calibration: Calibration) -> bytes:
     return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
 
 
-def write_calibration(calibration: Calibration, out: Path, langs: Sequence[str]) -> list[str]:
-    """Render and write the review; the names written, manifest last."""
+def write_calibration(calibration: Calibration, out: Path, langs: Sequence[str], *,
+                      home: str | None = None) -> list[str]:
+    """Render and write the review; the names written, manifest last. `home` is the site index
+    the navigation links to (`{lang}` in it becomes each page's language; None for
+    `certgen calibrate`)."""
     files: list[tuple[str, bytes]] = [(JSON_NAME, json_bytes(calibration)),
                                       (CSV_NAME, csv_bytes(calibration))]
     for lang in langs:
-        html = render_html(calibration, lang, languages=tuple(langs))
+        html = render_html(calibration, lang, languages=tuple(langs), home=home)
         files.append((html_name(lang), html.encode("utf-8")))
         files.append((pdf_name(lang), render_pdf(html, lang=lang)))
     writer = Writer(out)
