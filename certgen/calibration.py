@@ -41,7 +41,7 @@ from certgen.fleet.store import _stored_shown
 from certgen.metrics import fluidity_score
 from certgen.model import Weights
 from certgen.model.calibration import (
-    Calibration,
+    CalibrationReview,
     CandidateReview,
     CohortReadiness,
     Distribution,
@@ -448,7 +448,7 @@ def _near_lines(fleet: FleetArrays, means: TierMeans, rules: Rules
 
 
 def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules: Rules,
-           candidates: Sequence[Rules] = ()) -> Calibration:
+           candidates: Sequence[Rules] = ()) -> CalibrationReview:
     """The whole review of one fleet under `rules`, with each candidate rules version."""
     cards = fleet.cards
     if cards == 0:
@@ -514,7 +514,7 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
             grades_of(alt, rules.gold_line, rules.platinum_line, rules), rules)))
 
     reviews = [_candidate(fleet, span, grades, rules, c) for c in candidates]
-    return Calibration(
+    return CalibrationReview(
         sop=rules.sop, rules=rules.rules_version, cards=cards, runs=int(fleet.card.size),
         target_cards=rules.calibration_fleet_target, readiness=readiness, lines=lines,
         past_soft_limit=past_limit, grade_shares=shares(grades, rules),

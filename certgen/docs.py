@@ -17,6 +17,7 @@ SVG pictures (ziamath), because WeasyPrint draws no MathML.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +28,16 @@ import numpy as np
 import yaml
 
 from certgen import paths
+from certgen.calibration import (
+    BOOTSTRAP_RESAMPLES,
+    INTERVAL_LEVEL,
+    LINE_SPAN,
+    LINE_STEP,
+    NEAR_LINE_POINTS,
+    WEIGHT_GRID,
+    read_fleet,
+    review,
+)
 from certgen.diagnostics import STUTTER_MARGIN_MS, STUTTER_RATIO, stutter_events
 from certgen.errors import ExplainerError
 from certgen.measured import (
@@ -60,10 +71,14 @@ if TYPE_CHECKING:
     from certgen.record import Record, Run
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate",
-                          "what-else-a-capture-measures", "refresh-cadence", "hitch-causes")
+                          "what-else-a-capture-measures", "refresh-cadence", "hitch-causes",
+                          "calibration")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
 SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
 """Pages that quote the GOLD sample's record (see sample_figures)."""
+CALIBRATION_PAGES: tuple[str, ...] = ("calibration",)
+"""Pages whose worked example is a fleet reviewed by certgen.calibration (calibration_figures):
+its cards' grades are stated in words, so only these pages compute it (and check it)."""
 
 
 def locales_dir() -> Path:
@@ -457,6 +472,90 @@ def hitch_figures() -> dict[str, Figure]:
     return f
 
 
+# The calibration explainer's fleet: ten certified cards, each with one run at one resolution
+# tier (so a card's tier mean is its run's Fluidity Score), as (consistency gap, stutter). One
+# card sits exactly on the GOLD line, one just under it, one past the stutter Soft Limit.
+CALIBRATION_EXAMPLE: tuple[tuple[float, float], ...] = (
+    (0.02, 0.08), (0.03, 0.09), (0.04, 0.12), (0.05, 0.15), (0.06, 0.20),
+    (0.12, 0.12), (0.09, 0.22), (0.10, 0.25), (0.15, 0.30), (0.08, 0.62))
+CALIBRATION_EXAMPLE_GRADES: tuple[str, ...] = (
+    "PLATINUM", "PLATINUM", "GOLD", "GOLD", "GOLD", "GOLD", "SILVER", "SILVER", "SILVER", "SILVER")
+"""The grade the page's table gives each card of CALIBRATION_EXAMPLE."""
+CALIBRATION_CANDIDATE_GOLD = 87.0
+"""The candidate GOLD line of the calibration explainer's re-grade (everything else as now)."""
+
+
+def calibration_figures(rules: Rules | None = None) -> dict[str, Figure]:
+    """The worked example of "Reading a calibration review", computed by certgen.calibration:
+    the ten-card fleet of CALIBRATION_EXAMPLE reviewed under `rules` (each card's Fluidity
+    Score by certgen.metrics.fluidity_score), the GOLD line's fleet percentile with its
+    bootstrap interval, the grade shares, and the same fleet re-graded under a candidate whose
+    GOLD line is CALIBRATION_CANDIDATE_GOLD."""
+    rules = rules or load_rules()
+    w = weights_of(rules)
+    rows: list[tuple[object, ...]] = []
+    for i, (g, s) in enumerate(CALIBRATION_EXAMPLE, 1):
+        rows.append((f"EX-{i:02d}", "2026-11-01", "2560x1440", "example", fluidity_score(g, s, w),
+                     g, s, 0))
+    fleet = read_fleet([rows], where="the explainer's example")
+    candidate = dataclasses.replace(rules, gold_line=CALIBRATION_CANDIDATE_GOLD,
+                                    sop=f"{rules.sop} (candidate)",
+                                    rules_version=f"{rules.rules_version}-candidate")
+    got = review(fleet, [], rules, [candidate])
+    f: dict[str, Figure] = {}
+    f["cal.cards"] = _int(got.cards)
+    f["cal.resamples"] = _int(BOOTSTRAP_RESAMPLES)
+    f["cal.level"] = Figure(100.0 * INTERVAL_LEVEL, 0)
+    f["cal.near"] = Figure(NEAR_LINE_POINTS, 0)
+    f["cal.step"] = Figure(LINE_STEP, 0)
+    f["cal.span"] = Figure(LINE_SPAN, 0)
+    f["cal.w.lo"] = Figure(WEIGHT_GRID[0], 2)
+    f["cal.w.hi"] = Figure(WEIGHT_GRID[-1], 2)
+    scores = [fluidity_score(g, s, w) for g, s in CALIBRATION_EXAMPLE]
+    grades = tuple(rules.grades[2] if x is None or x < rules.gold_line else
+                   rules.grades[1] if x < rules.platinum_line else rules.grades[0]
+                   for x in scores)
+    if grades != CALIBRATION_EXAMPLE_GRADES:
+        raise ExplainerError("the calibration example's cards no longer grade as its page says")
+    for i, ((g, s), score) in enumerate(zip(CALIBRATION_EXAMPLE, scores, strict=True), 1):
+        f[f"cal.c{i}.g"] = Figure(g, 2)
+        f[f"cal.c{i}.s"] = Figure(s, 2)
+        f[f"cal.c{i}.score"] = _fig(score, 2)
+    gold = got.lines["gold"]
+    if gold.fleet_percentile is None or gold.interval is None:
+        raise _broken()
+    f["cal.gold.below"] = _int(sum(1 for x in scores if x is not None and x < rules.gold_line))
+    f["cal.gold.at"] = _int(sum(1 for x in scores if x == rules.gold_line))
+    f["cal.gold.pct"] = Figure(gold.fleet_percentile, 0)
+    f["cal.gold.lo"] = Figure(gold.interval[0], 0)
+    f["cal.gold.hi"] = Figure(gold.interval[1], 0)
+    limit = got.lines["soft_limit"]
+    if limit.fleet_percentile is None or got.past_soft_limit is None:
+        raise _broken()
+    f["cal.soft.pct"] = Figure(limit.fleet_percentile, 0)
+    f["cal.soft.past"] = Figure(got.past_soft_limit, 0)
+    for grade, share in got.grade_shares.items():
+        f[f"cal.share.{grade.lower()}"] = Figure(share, 0)
+    near = [n for n in got.near_lines if n.line == "gold"]
+    f["cal.gold.near"] = _int(got.near_line_counts["gold"])
+    [cand] = got.candidates
+    f["cal.cand.gold"] = Figure(CALIBRATION_CANDIDATE_GOLD, 0)
+    f["cal.cand.changes"] = _int(len(cand.changes))
+    f["cal.cand.up"] = _int(cand.up)
+    f["cal.cand.down"] = _int(cand.down)
+    for grade, share in cand.grade_shares.items():
+        f[f"cal.cand.share.{grade.lower()}"] = Figure(share, 0)
+    f["cal.card_step"] = Figure(100.0 / got.cards, 0)
+    if (len(cand.changes) != 1 or len(near) != f["cal.gold.near"].value
+            or sorted(n.certificate_id for n in near) != ["EX-06", "EX-07"]
+            or CALIBRATION_EXAMPLE[9][1] <= rules.soft_limit_stutter
+            or any(s > rules.soft_limit_stutter for _, s in CALIBRATION_EXAMPLE[:9])):
+        raise ExplainerError("the calibration example no longer re-grades as its page says")
+    moved = cand.changes[0]
+    f["cal.cand.card"] = _int(int(moved.certificate_id.removeprefix("EX-")))
+    return f
+
+
 def _triple(
     f: dict[str, Figure], key: str, avg: float | None, low1: float | None, low01: float | None,
     w: Weights,
@@ -684,6 +783,8 @@ def build_page(slug: str, lang: str, rules: Rules | None = None, *,
             raise ExplainerError(
                 f"the explainer {slug!r} quotes the GOLD sample: give its record (sample=)")
         figures.update(sample_figures(sample))
+    if slug in CALIBRATION_PAGES:
+        figures.update(calibration_figures(rules))
 
     meta, body = split_front_matter(text, source)
     # The language's typesetting (no-break spaces) once the figures are in.

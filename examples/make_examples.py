@@ -629,6 +629,173 @@ def make_fleet(path: Path) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+# --------------------------------------------------------------------------- calibration fleet
+
+
+CALIBRATION_CARDS = 300
+"""Certified cards of the calibration example: the SOP's n ≈ 300."""
+
+CALIBRATION_TITLES = (
+    # (title, preset, FPS of a mid-range card at 1920x1080, gap and stutter centres there,
+    #  how often a card runs it): each title's cohorts have a pacing of their own.
+    ("Cyberpunk 2077", "Ultra", 105.0, 0.055, 0.16, 0.30),
+    ("Red Dead Redemption 2", "Ultra", 98.0, 0.045, 0.13, 0.25),
+    ("DOOM Eternal", "Ultra Nightmare", 230.0, 0.030, 0.10, 0.20),
+    ("Horizon Zero Dawn", "Ultimate Quality", 125.0, 0.050, 0.17, 0.21),
+    ("Alan Wake 2", "High", 72.0, 0.065, 0.20, 0.04),
+)
+
+CALIBRATION_TIERS = (
+    # (resolution, FPS factor, gap factor, stutter factor, how often a card is run there):
+    # at higher resolutions the GPU sets the pace and frames come more evenly.
+    ("1920x1080", 1.00, 1.00, 1.00, 0.40),
+    ("2560x1440", 0.68, 0.90, 0.92, 0.40),
+    ("3840x2160", 0.40, 0.85, 0.88, 0.20),
+)
+
+CALIBRATION_CLASSES = (
+    # (card model, FPS factor, share of the fleet)
+    ("Illustrative entry card 8G", 0.60, 0.35),
+    ("Illustrative mid-range card 12G", 1.00, 0.45),
+    ("Illustrative high-end card 16G", 1.60, 0.20),
+)
+
+CALIBRATION_HITCHY = 0.04
+"""Share of runs with a burst of shader-compilation hitches (stutter between 0.50 and 0.75):
+some pass the 0.60 Soft Limit, as real fleets' do."""
+
+
+def make_calibration_fleet(path: Path) -> None:
+    """The calibration example's fleet: 300 certified cards in `certgen fleet export` JSON Lines.
+
+    Every card has 2 to 6 runs over 1 to 3 resolution tiers, one title per run and tier. Its
+    FPS follows its class, the title and the tier; its gap and stutter are drawn log-normally
+    around the cohort's centres with one draw shared by the card's runs (how even the card is)
+    and a small one per run, so the three grades all occur. A few runs have a burst of hitches
+    past the 0.60 stutter Soft Limit. The lows come from the drawn gap and stutter, rounded to
+    0.1 FPS; gap and stutter are then recomputed from the rounded FPS triple and the Fluidity
+    Score from them (certgen.metrics), so every row holds what a real export would. Issue
+    dates run from January 2025 to October 2026 in certificate order. No clock, sorted lines.
+    """
+    import datetime as dt
+
+    from certgen.fleet import JSONL_FIELDS
+    from certgen.metrics import fluidity_score, ratios_from_fps, weights_of
+    from certgen.sop import load_rules
+
+    weights = weights_of(load_rules())
+    rng = np.random.default_rng(2626)
+    title_p = np.array([t[5] for t in CALIBRATION_TITLES])
+    tier_p = np.array([t[4] for t in CALIBRATION_TIERS])
+    class_p = np.array([c[2] for c in CALIBRATION_CLASSES])
+    start = dt.date(2025, 1, 6)
+    rows = []
+    for i in range(CALIBRATION_CARDS):
+        card = f"CAL-{i + 1:04d}"
+        model, fps_class, _ = CALIBRATION_CLASSES[int(rng.choice(len(class_p), p=class_p))]
+        speed = fps_class * float(rng.uniform(0.9, 1.1))
+        even = 0.45 * float(rng.normal())
+        n_tiers = int(rng.choice(3, p=[0.25, 0.45, 0.30])) + 1
+        tiers = sorted(rng.choice(len(tier_p), size=n_tiers, replace=False, p=tier_p).tolist())
+        n_runs = int(rng.integers(max(2, n_tiers), 7))
+        # At least one run per tier, the rest spread over the tiers (one title per run there).
+        per_tier = [1] * n_tiers
+        for _ in range(n_runs - n_tiers):
+            per_tier[int(rng.integers(n_tiers))] += 1
+        issued = (start + dt.timedelta(days=round(i * 660 / CALIBRATION_CARDS))).isoformat()
+        index = 0
+        for t, count in zip(tiers, per_tier, strict=True):
+            res, fps_tier, g_tier, s_tier, _ = CALIBRATION_TIERS[t]
+            titles = sorted(rng.choice(len(title_p), size=min(count, len(title_p)),
+                                       replace=False, p=title_p).tolist())
+            for k in titles:
+                title, preset, fps, gap, stutter, _ = CALIBRATION_TITLES[k]
+                f = round(fps * fps_tier * speed * float(rng.uniform(0.93, 1.07)), 1)
+                g = min(0.45, gap * g_tier * math.exp(even + 0.25 * float(rng.normal())))
+                s = min(0.75, stutter * s_tier * math.exp(1.1 * even + 0.3 * float(rng.normal())))
+                if float(rng.random()) < CALIBRATION_HITCHY:
+                    s = float(rng.uniform(0.50, 0.75))
+                low1 = round(f * (1 - g), 1)
+                low01 = round(low1 * (1 - s), 1)
+                ratios = ratios_from_fps(f, low1, low01, weights)
+                assert ratios.consistency_gap is not None and ratios.stutter is not None
+                row = {
+                    "certificate_id": card, "run_index": index, "issued": issued,
+                    "card_model": model, "card_serial": f"SAMPLE-{card}",
+                    "title": title, "resolution": res, "preset": preset, "ray_tracing": False,
+                    "upscaler": "none", "upscaler_mode": None, "frame_generation": False,
+                    "avg_fps": f, "low_1pct_fps": low1, "low_0_1pct_fps": low01,
+                    "consistency_gap": ratios.consistency_gap, "stutter": ratios.stutter,
+                    "fluidity_score": fluidity_score(ratios.consistency_gap, ratios.stutter,
+                                                     weights),
+                    "source": "examples/make_examples.py (synthetic calibration fleet, "
+                              "illustrative)",
+                }
+                rows.append({key: row[key] for key in JSONL_FIELDS})
+                index += 1
+    rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+                            for r in rows), encoding="utf-8")
+
+
+CALIBRATION_CANDIDATE = """\
+# An ILLUSTRATIVE draft rules file, the candidate of the calibration example: what a lab might
+# propose after reviewing a fleet (lower grade lines, more weight on stutter). It is not an SOP.
+# `certgen calibrate --rules` re-grades every certificate of the fleet under it.
+# Written by examples/make_examples.py; edit the script, not this file.
+sop: SOP-GPU-001 v1.2-draft
+rules_version: sop-gpu-001-v1.2-draft
+fluidity_weights:
+  consistency_gap: 0.65
+  stutter: 0.35
+grade_lines:
+  gold: 87
+  platinum: 94
+grades: [PLATINUM, GOLD, SILVER]
+no_measured_tier_cap: SILVER
+soft_limit:
+  stutter: 0.60
+rerun:
+  stutter: 0.60
+ranking:
+  min_cohort: 30
+calibrated: false
+calibration_fleet_target: 300
+calibration_statement:
+  en: >-
+    Illustrative draft (SOP-GPU-001 v1.2-draft): the 0.65 / 0.35 weights and the 87 and 94 grade
+    lines are a candidate for review, not an SOP.
+  ru: >-
+    Черновик для примера (SOP-GPU-001 v1.2-draft): веса 0,65 / 0,35 и границы оценок 87 и 94 —
+    кандидат на рассмотрение, а не SOP.
+  pt: >-
+    Rascunho ilustrativo (SOP-GPU-001 v1.2-draft): os pesos 0,65 / 0,35 e as linhas de
+    classificação 87 e 94 são uma candidata para revisão, não um SOP.
+"""
+"""examples/calibration/sop-gpu-001-v1.2-draft.yaml: the candidate rules the demo re-grades by."""
+
+CALIBRATION_README = """\
+# Calibration example (illustrative)
+
+Written by examples/make_examples.py; no card was measured. `fleet.jsonl` is a synthetic fleet
+of 300 certified cards (the SOP's n ≈ 300) in `certgen fleet export` format; the candidate
+rules file `sop-gpu-001-v1.2-draft.yaml` is an illustrative draft, not an SOP. The site builds
+the review into calibration/:
+
+    certgen fleet import fleet.jsonl --fleet cal.sqlite
+    certgen calibrate --fleet cal.sqlite --rules sop-gpu-001-v1.2-draft.yaml --out OUT --lang en,ru,pt
+"""
+
+
+def make_calibration(root: Path) -> None:
+    """examples/calibration/: the 300-card fleet, the candidate rules file, a README."""
+    c = root / "calibration"
+    make_calibration_fleet(c / "fleet.jsonl")
+    (c / "sop-gpu-001-v1.2-draft.yaml").write_text(CALIBRATION_CANDIDATE, encoding="utf-8")
+    (c / "README.md").write_text(CALIBRATION_README, encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- before/after samples
 
 
@@ -818,6 +985,7 @@ def main() -> None:
     make_silver(out)
     make_compare(out)
     make_fleet(out / "fleet.jsonl")
+    make_calibration(out)
     make_lab(out / "lab.yaml")
     make_revocations(out / "revocations.yaml")
 

@@ -5,14 +5,16 @@ test module; it is given /usr/bin/chromium and downloads no browser of its own. 
 a page it reports the console messages, the uncaught script errors, every request and whether it
 failed, and it takes the screenshot and reads the rendered DOM in that same load.
 
-For the index pages, every explainer and every sample report in the three languages, the
+For the index pages, every explainer, every sample report and the calibration review in the
+three languages, the
 screenshot must not be blank and the rendered DOM must hold the page's text and its h1. Any
 console message or uncaught script error fails the test, and so does any file the browser asked
 for that does not exist (a missing image, stylesheet or link target it loaded) and any request
 that failed. One tab opens the pages one after the other; a failed load is never cached, so
 every page that asks for a missing file is named.
 
-Every page of the site (index, explainers, sample certificates, sample reports, registry) is
+Every page of the site (index, explainers, sample certificates, sample reports, the calibration
+review, registry) is
 also checked inside the browser: axe-core (npm, pinned in package.json) must find no critical or
 serious WCAG violation, nor a heading out of order, at 1100 px and at 390 px; and at 390 px no
 page may scroll sideways. Headless Chromium lays a window out no narrower than 500 px, so each
@@ -193,6 +195,7 @@ def pages(site: Path) -> list[Path]:
     out = [site / "index.html"] + [site / lang / "index.html" for lang in LANGS]
     out += [site / lang / "explainers" / f"{slug}.html" for lang in LANGS for slug in PAGES]
     out += sorted(site.glob("reports/*/report.*.html"))
+    out += sorted(site.glob("calibration/calibration.*.html"))
     return out
 
 
@@ -201,8 +204,9 @@ def test_every_page_renders_in_chromium(site: Path, tab: Tab) -> None:
     problems: list[str] = []
     from certgen.builders.site import REPORT_SAMPLES
 
-    expected = 1 + len(LANGS) + len(LANGS) * (len(PAGES) + len(REPORT_SAMPLES))
-    assert len(pages(site)) == expected  # the reports are looked at too
+    # the reports and the calibration review are looked at too
+    expected = 1 + len(LANGS) + len(LANGS) * (len(PAGES) + len(REPORT_SAMPLES) + 1)
+    assert len(pages(site)) == expected
     for page in pages(site):
         name = page.relative_to(site).as_posix().replace("/", "_").removesuffix(".html")
         seen = tab.visit(page.as_uri(), screenshot=True)

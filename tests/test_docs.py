@@ -232,3 +232,41 @@ def test_the_tour_needs_the_gold_sample_s_record_and_never_makes_one() -> None:
         build_page("reading-your-certificate", "en")
     assert str(info.value) == ("the explainer 'reading-your-certificate' quotes the GOLD sample: "
                                "give its record (sample=)")
+
+
+# --------------------------------------------------------------------------- the calibration page
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_calibration_example_figure_is_typed_into_the_page(lang: str) -> None:
+    """The ten-card example's scores, percentiles, interval and shares come from
+    certgen.calibration through placeholders; none is typed into the page."""
+    from certgen.docs import calibration_figures
+
+    text = source_path("calibration", lang).read_text(encoding="utf-8")
+    without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
+    figures = calibration_figures()
+    scores = sorted({format_number(f, "en") for k, f in figures.items() if k.endswith(".score")})
+    assert len(scores) == 10
+    typed = [f for f in scores if _literal_pattern(f).search(without_placeholders)]
+    assert typed == []
+
+
+def test_the_calibration_example_is_what_its_page_says() -> None:
+    """The page states these facts of its ten-card fleet in words (card 6 on the GOLD line,
+    card 7 re-graded up, card 10 past the Soft Limit, a wide interval); the review keeps them
+    true, and the page prints the review's own figures."""
+    from certgen.docs import calibration_figures
+
+    rules = load_rules()
+    f = calibration_figures(rules)
+    assert f["cal.c6.score"].value == rules.gold_line
+    assert f["cal.c7.score"].value < rules.gold_line <= f["cal.c7.score"].value + 1
+    assert f["cal.c10.s"].value > rules.soft_limit_stutter
+    assert f["cal.gold.pct"].value == 100 * f["cal.gold.below"].value / f["cal.cards"].value
+    assert f["cal.gold.hi"].value - f["cal.gold.lo"].value >= 30  # wide: ten cards
+    assert f["cal.cand.card"].value == 7 and f["cal.cand.up"].value == 1
+    for lang in LANGS:
+        page = build_page("calibration", lang, rules)
+        assert format_number(f["cal.gold.pct"], lang) in page.markdown
+        assert "{{" not in page.markdown

@@ -163,3 +163,41 @@ def test_sample_reports_show_what_the_site_says_they_show() -> None:
         "inside-floor": ["no_change", "no_change", "no_change"],
         "series": ["higher", "no_change", "no_change"],
     }
+
+
+def test_the_calibration_fleet_is_300_certified_cards_with_realistic_spreads() -> None:
+    """examples/calibration/fleet.jsonl: 300 cards, 2-6 runs over 1-3 tiers each, several
+    titles and tiers, every row's gap, stutter and Fluidity Score what certgen.metrics gives
+    for its FPS triple, some runs past the 0.60 Soft Limit; the candidate rules file passes
+    `certgen calibrate --rules`' checks and differs from the current rules."""
+    import json
+    from collections import defaultdict
+
+    from certgen.builders.calibration import read_candidate
+    from certgen.metrics import fluidity_score, ratios_from_fps, weights_of
+    from certgen.sop import load_rules
+
+    rules = load_rules()
+    weights = weights_of(rules)
+    rows = [json.loads(line) for line in
+            (EXAMPLES / "calibration/fleet.jsonl").read_text("utf-8").splitlines()]
+    cards: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for row in rows:
+        cards[str(row["certificate_id"])].append(row)
+        ratios = ratios_from_fps(row["avg_fps"], row["low_1pct_fps"], row["low_0_1pct_fps"],
+                                 weights)
+        assert (row["consistency_gap"], row["stutter"]) == (ratios.consistency_gap,
+                                                           ratios.stutter), row
+        assert row["fluidity_score"] == fluidity_score(row["consistency_gap"], row["stutter"],
+                                                       weights), row
+    assert len(cards) == 300
+    for runs in cards.values():
+        assert 2 <= len(runs) <= 6
+        assert 1 <= len({r["resolution"] for r in runs}) <= 3
+        assert [r["run_index"] for r in runs] == list(range(len(runs)))
+    assert len({r["title"] for r in rows}) >= 4 and len({r["resolution"] for r in rows}) == 3
+    past = sum(1 for r in rows if r["stutter"] > rules.soft_limit_stutter)
+    assert 0 < past < 0.1 * len(rows)
+    candidate = read_candidate(EXAMPLES / "calibration/sop-gpu-001-v1.2-draft.yaml")
+    assert candidate.sop == "SOP-GPU-001 v1.2-draft"
+    assert (candidate.gold_line, candidate.weight_gap) != (rules.gold_line, rules.weight_gap)

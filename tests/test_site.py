@@ -55,6 +55,33 @@ def test_site_has_the_sample_reports_linked_from_the_index_and_the_explainer(sit
     assert "change/before.json" in change and str(repo_examples_dir()) not in change
 
 
+def test_site_has_the_calibration_review_linked_from_every_index(site: Path) -> None:
+    """`certgen calibrate`'s code on the synthetic 300-card fleet of examples/calibration with
+    its one candidate rules file: every grade occurs, some runs pass the Soft Limit, the
+    candidate changes some grades; each index links the report, its files and the explainer."""
+    import json
+
+    folder = site / "calibration"
+    review = json.loads((folder / "calibration.json").read_bytes())
+    assert review["cards"] == review["target_cards"] == 300
+    assert review["runs"] > 2 * review["cards"]
+    assert all(share > 10 for share in review["grade_shares"].values()), review["grade_shares"]
+    assert 0 < review["past_soft_limit"] < 10
+    [candidate] = review["candidates"]
+    assert candidate["rules"] == "SOP-GPU-001 v1.2-draft" and candidate["changes"]
+    assert (folder / "calibration.csv").read_text("utf-8").startswith("kind,name,group,value\n")
+    for lang in LANGS:
+        html = (folder / f"calibration.{lang}.html").read_text("utf-8")
+        assert f'<html lang="{lang}">' in html and "SOP-GPU-001 v1.2-draft" in html
+        assert (folder / f"calibration.{lang}.pdf").read_bytes().startswith(b"%PDF")
+        index = (site / lang / "index.html").read_text("utf-8")
+        for href in (f"../calibration/calibration.{lang}.html",
+                     f"../calibration/calibration.{lang}.pdf", "../calibration/calibration.json",
+                     "../calibration/calibration.csv", "explainers/calibration.html"):
+            assert f'href="{href}"' in index, (lang, href)
+    assert 'href="calibration/calibration.en.html"' in (site / "index.html").read_text("utf-8")
+
+
 def test_every_internal_link_resolves_and_nothing_is_remote(site: Path) -> None:
     broken: list[str] = []
     remote: list[str] = []
@@ -105,6 +132,9 @@ def test_every_page_has_the_shared_navigation_with_relative_links(site: Path) ->
             assert '<a class="hash" href="https://' in text  # the verification address
         if name.startswith("reports/"):
             assert f'href="report.{lang}.pdf"' in nav and 'href="compare.csv"' in nav
+        if name.startswith("calibration/"):
+            assert f'href="calibration.{lang}.pdf"' in nav and 'href="calibration.json"' in nav
+            assert 'href="calibration.csv"' in nav
         if "/explainers/" in name:
             assert f'href="{page_path.stem}.pdf"' in nav
 
@@ -153,7 +183,8 @@ def test_cli_site_prints_where_to_open(tmp_path: Path, monkeypatch: pytest.Monke
 def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The print CSS holds nothing WeasyPrint skips (screen-only rules sit in @media screen)."""
+    """The print CSS holds nothing WeasyPrint skips (screen-only rules sit in @media screen):
+    explainers, a before/after report and the calibration review."""
     import datetime as dt
     import logging
 
@@ -178,6 +209,17 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
     sample = next(r for r in REPORT_SAMPLES if r.name == "inside-floor")
     write_report(report_record([base / c for c in sample.captures], base=base),
                  tmp_path / "report", ["pt"])
+    from certgen.builders.calibration import calibrate, read_candidate, write_calibration
+    from certgen.builders.site import CALIBRATION_CANDIDATE, CALIBRATION_FOLDER
+    from certgen.fleet import FleetStore
+
+    cal = repo_examples_dir() / CALIBRATION_FOLDER
+    with FleetStore.open(tmp_path / "fleet.sqlite") as store, (cal / "fleet.jsonl").open(
+            encoding="utf-8") as fh:
+        store.import_jsonl(fh, name="fleet.jsonl")
+    review = calibrate(tmp_path / "fleet.sqlite",
+                       candidates=[read_candidate(cal / CALIBRATION_CANDIDATE)])
+    write_calibration(review, tmp_path / "calibration", ["ru"])
     noted = [r.getMessage() for r in caplog.records
              if r.name.startswith("weasyprint") and r.levelno >= logging.WARNING]
     assert noted == []

@@ -19,7 +19,7 @@ from typing import Final
 from certgen.calibration import read_fleet, review
 from certgen.errors import CalibrationError, RulesError
 from certgen.fleet import FleetStore
-from certgen.model.calibration import Calibration
+from certgen.model.calibration import CalibrationReview
 from certgen.render.calibration import html_name, pdf_name, render_html, render_pdf
 from certgen.sop import Rules, load_rules, parse_rules
 from certgen.untrusted import open_regular
@@ -61,7 +61,7 @@ def read_candidate(path: Path) -> Rules:
 
 
 def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
-              candidates: Sequence[Rules] = ()) -> Calibration:
+              candidates: Sequence[Rules] = ()) -> CalibrationReview:
     """Review the fleet at `fleet` (a file or a postgresql:// URL), read-only, in one snapshot."""
     current = rules or load_rules()
     with FleetStore.open(fleet, readonly=True) as store, store.snapshot():
@@ -70,7 +70,7 @@ def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
     return review(arrays, sizes, current, candidates)
 
 
-def csv_rows(calibration: Calibration) -> list[tuple[str, str, str, str]]:
+def csv_rows(calibration: CalibrationReview) -> list[tuple[str, str, str, str]]:
     """Every figure as (kind, name, group, value), in the JSON's order."""
     rows: list[tuple[str, str, str, str]] = []
 
@@ -114,7 +114,7 @@ def csv_rows(calibration: Calibration) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def csv_bytes(calibration: Calibration) -> bytes:
+def csv_bytes(calibration: CalibrationReview) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(("kind", "name", "group", "value"))
@@ -122,17 +122,20 @@ def csv_bytes(calibration: Calibration) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def json_bytes(calibration: Calibration) -> bytes:
+def json_bytes(calibration: CalibrationReview) -> bytes:
     data = calibration.model_dump(mode="json", by_alias=True)
     return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
 
 
-def write_calibration(calibration: Calibration, out: Path, langs: Sequence[str]) -> list[str]:
-    """Render and write the review; the names written, manifest last."""
+def write_calibration(calibration: CalibrationReview, out: Path, langs: Sequence[str], *,
+                      home: str | None = None) -> list[str]:
+    """Render and write the review; the names written, manifest last. `home` is the site index
+    the navigation links to (`{lang}` in it becomes each page's language; None for
+    `certgen calibrate`)."""
     files: list[tuple[str, bytes]] = [(JSON_NAME, json_bytes(calibration)),
                                       (CSV_NAME, csv_bytes(calibration))]
     for lang in langs:
-        html = render_html(calibration, lang, languages=tuple(langs))
+        html = render_html(calibration, lang, languages=tuple(langs), home=home)
         files.append((html_name(lang), html.encode("utf-8")))
         files.append((pdf_name(lang), render_pdf(html, lang=lang)))
     writer = Writer(out)

@@ -14,12 +14,17 @@ Layout of DIR (every link relative, nothing fetched from outside):
                                     the sample lab's verification base points here
     reports/<name>/…                the sample before/after reports, built by `certgen compare`
                                     (report.<lang>.html / .pdf, compare.csv, frame-times.svg)
+    calibration/…                   the sample fleet calibration review, built by the code of
+                                    `certgen calibrate` (calibration.<lang>.html / .pdf,
+                                    calibration.json, calibration.csv)
     assets/site.css
     manifest.json                   written last
 
 The samples come from examples/ through `certgen.builders.certificate.build_bundle`, ranked against
 the sample fleet examples/fleet.jsonl (imported into a temporary database, never into DIR).
-The reports come from examples/compare/ through the code of `certgen compare`.
+The reports come from examples/compare/ through the code of `certgen compare`. The calibration
+review comes from examples/calibration/ (a synthetic 300-card fleet, imported into a temporary
+database, and one candidate rules file) through the code of `certgen calibrate`.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from certgen.builddate import source_date_epoch
+from certgen.builders.calibration import calibrate, read_candidate, write_calibration
 from certgen.builders.certificate import build_bundle
 from certgen.builders.registry import build_registry, registry_statuses
 from certgen.builders.report import report_date, report_record, write_report
@@ -108,6 +114,13 @@ SAMPLE_LAB = "lab.yaml"
 REGISTRY_FOLDER = "verify"
 """Where the site publishes the registry: the sample lab's verification base is <site>/verify."""
 
+CALIBRATION_FOLDER = "calibration"
+"""The sample calibration review: examples/calibration/ in, <site>/calibration/ out."""
+CALIBRATION_FLEET = "fleet.jsonl"
+"""The synthetic fleet the review reads, in examples/calibration/."""
+CALIBRATION_CANDIDATE = "sop-gpu-001-v1.2-draft.yaml"
+"""The candidate rules file the review re-grades by, in examples/calibration/."""
+
 
 def build_samples(out: Path, examples: Path, progress: Progress | None = None
                   ) -> tuple[list[SampleLink], dict[str, Record]]:
@@ -181,6 +194,26 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
     return built
 
 
+def build_calibration(out: Path, examples: Path, progress: Progress | None = None
+                      ) -> list[str]:
+    """The sample calibration review of examples/calibration into out/calibration (all
+    languages): its fleet imported into a temporary SQLite file, reviewed with its candidate
+    rules file by the code of `certgen calibrate`. Returns the file names written."""
+    source = examples / CALIBRATION_FOLDER
+    if progress:
+        progress("calibration review")
+    candidate = read_candidate(source / CALIBRATION_CANDIDATE)
+    with tempfile.TemporaryDirectory(prefix="certgen-site-") as tmp:
+        fleet_db = Path(tmp) / "fleet.sqlite"
+        with FleetStore.open(fleet_db) as store, (source / CALIBRATION_FLEET).open(
+            encoding="utf-8"
+        ) as fh:
+            store.import_jsonl(fh, name=f"examples/{CALIBRATION_FOLDER}/{CALIBRATION_FLEET}")
+        review = calibrate(fleet_db, candidates=[candidate])
+    return write_calibration(review, out / CALIBRATION_FOLDER, list(LANGS),
+                             home="../{lang}/index.html")
+
+
 def build_site(out: str | os.PathLike[str], *, examples: Path | None = None,
                progress: Progress | None = None, pdf: bool = True,
                as_of: dt.date | None = None, software: PublishedWheel | None = None
@@ -217,6 +250,7 @@ def _write_site(writer: Writer, examples: Path, progress: Progress | None, *, pd
     samples, records = build_samples(stage, examples, progress)
     tour = tour_record(records, examples)
     reports = build_reports(stage, examples, progress, reports_date)
+    build_calibration(stage, examples, progress)
     if progress:
         progress("registry")
     revocations = examples / REVOCATIONS_FILE
@@ -247,7 +281,10 @@ def _write_site(writer: Writer, examples: Path, progress: Progress | None, *, pd
                     created=created))
         writer.write(f"{lang}/index.html",
                      render_index_html(lang, samples, pages[lang], at=f"{lang}/index.html",
-                                       reports=reports).encode("utf-8"))
+                                       reports=reports, calibration=CALIBRATION_FOLDER
+                                       ).encode("utf-8"))
     writer.write("index.html", render_index_html("en", samples, pages["en"], at="index.html",
-                                                 reports=reports).encode("utf-8"))
-    writer.finish({"samples": [s.id for s in samples], "reports": [r.name for r in reports]})
+                                                 reports=reports, calibration=CALIBRATION_FOLDER
+                                                 ).encode("utf-8"))
+    writer.finish({"samples": [s.id for s in samples], "reports": [r.name for r in reports],
+                   "calibration": CALIBRATION_FOLDER})

@@ -7,6 +7,7 @@ library log lines are kept off the terminal (see certgen.commands.site.library_l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -52,6 +53,14 @@ def command(out: str, log_file: str | None, wheel: str | None) -> None:
     click.echo(f"Built {len(files)} files into {root}:")
     click.echo(f"  sample certificates  {', '.join(samples)}  (samples/)")
     click.echo(f"  before/after reports {', '.join(reports)}  (reports/)")
+    calibration = [f for f in files if f.startswith("calibration/calibration.")
+                   and f.endswith(".html")]
+    if calibration:
+        review = json.loads((root / "calibration" / "calibration.json").read_bytes())
+        candidates = ", ".join(c["rules"] for c in review["candidates"]) or "no candidate"
+        click.echo(f"  calibration review   {review['cards']} synthetic cards, {review['runs']} "
+                   f"runs, re-graded under {candidates}; {len(calibration)} languages, "
+                   f"HTML, PDF, JSON, CSV  (calibration/)")
     click.echo(f"  explainers           {len(explainers)} pages in en, ru, pt, HTML and PDF")
     registry = [f for f in files if f.startswith("verify/") and f.endswith("/en/index.html")]
     click.echo(f"  registry             {len(registry)} certificate pages, index.json  (verify/)")

@@ -75,7 +75,8 @@ def run_site(out: str, *, examples: str | None = None, pdf: bool = True,
         software = load_wheel(wheel)
     ex = Path(examples) if examples else repo_examples_dir()
     samples = sum(1 for p in ex.iterdir() if (p / "card.yaml").is_file()) if ex.is_dir() else 0
-    total = samples + len(REPORT_SAMPLES) + 1 + len(LANGS) * len(PAGES)
+    # samples, reports, the calibration review, the registry, the explainers
+    total = samples + len(REPORT_SAMPLES) + 1 + 1 + len(LANGS) * len(PAGES)
     with library_logs(log_file) as records:
         if sys.stderr.isatty():
             with click.progressbar(length=total, label="certgen site", file=sys.stderr,

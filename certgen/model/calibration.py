@@ -122,7 +122,7 @@ NOT_DERIVED = ("grade caps from other SOP phases", "Soft Limit refusals",
 """What a fleet row does not hold, so the review's grades are the fluidity gates' alone."""
 
 
-class Calibration(Frozen):
+class CalibrationReview(Frozen):
     """The whole review (calibration.json)."""
 
     cards: int

@@ -17,7 +17,7 @@ from certgen.render.nav import doc_nav
 from certgen.render.pdf import html_to_pdf
 
 if TYPE_CHECKING:
-    from certgen.model.calibration import Calibration, Distribution
+    from certgen.model.calibration import CalibrationReview, Distribution
 
 TEMPLATE = "calibration.html.j2"
 
@@ -30,7 +30,7 @@ def pdf_name(lang: str) -> str:
     return f"calibration.{lang}.pdf"
 
 
-class Chart(NamedTuple):
+class HistogramChart(NamedTuple):
     """One distribution's histogram, ready for an <img> (data URL) with its text alternative."""
 
     distribution: Distribution
@@ -38,7 +38,7 @@ class Chart(NamedTuple):
     text: str
 
 
-def _charts(calibration: Calibration, lang: str) -> list[Chart]:
+def _charts(calibration: CalibrationReview, lang: str) -> list[HistogramChart]:
     _ = gettext_for(lang)
     names = {"fluidity_score": _("Fluidity Score"), "consistency_gap": _("consistency gap"),
              "stutter": _("stutter")}
@@ -67,11 +67,11 @@ def _charts(calibration: Calibration, lang: str) -> list[Chart]:
                             title=f"{names[d.figure]} · {d.group}", description=text,
                             marks=marks, digits=digits)
         src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-        out.append(Chart(d, src, text))
+        out.append(HistogramChart(d, src, text))
     return out
 
 
-def render_html(calibration: Calibration, lang: str, *, languages: tuple[str, ...] = (),
+def render_html(calibration: CalibrationReview, lang: str, *, languages: tuple[str, ...] = (),
                 home: str | None = None) -> str:
     """The report in one language (the certificates' Jinja environment and safety rules)."""
     context: dict[str, object] = {

@@ -103,9 +103,18 @@ def report_path(name: str, lang: str, ext: str = "html") -> str:
     return f"reports/{name}/report.{lang}.{ext}"
 
 
+def calibration_path(folder: str, lang: str, ext: str = "html") -> str:
+    """Site path of the sample calibration review (or its JSON / CSV with ext='json' / 'csv')."""
+    if ext in ("json", "csv"):
+        return f"{folder}/calibration.{ext}"
+    return f"{folder}/calibration.{lang}.{ext}"
+
+
 def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
-                      *, at: str, reports: Sequence[ReportSample] = ()) -> str:
-    """The index in `lang`, written at site path `at` (links are relative to it)."""
+                      *, at: str, reports: Sequence[ReportSample] = (),
+                      calibration: str | None = None) -> str:
+    """The index in `lang`, written at site path `at` (links are relative to it).
+    `calibration`: the site folder of the sample calibration review (None: the site has none)."""
 
     _ = gettext_for(lang)
     context: dict[str, Any] = {
@@ -149,6 +158,10 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
             }
             for r in reports
         ],
+        "calibration": None if calibration is None else {
+            ext: rel(at, calibration_path(calibration, lang, ext))
+            for ext in ("html", "pdf", "json", "csv")
+        } | {"explainer": rel(at, explainer_path(lang, "calibration"))},
     }
     return render_template("index.html.j2", context, lang)
 
