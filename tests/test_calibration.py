@@ -240,7 +240,7 @@ def test_report_snapshot(lang: str, tmp_path: Path, snapshot: object) -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"  gold: 80": "  gold: 80\n  silver: 70"}, "grade_lines.silver"),
+    ({"  gold: 80": "  gold: 80\n  silver: 70"}, "c.yaml:11: grade_lines.silver: unknown key"),
     ({"consistency_gap: 0.5": "consistency_gap: 0.6"}, "add up to 1, got 0.6 + 0.5 = 1.1"),
     ({"sop: SOP-GPU-001 v1.2-test": "sop: [1"}, "c.yaml"),
 ])
@@ -252,7 +252,7 @@ def test_a_bad_candidate_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
                             "--rules", str(path)], capsys)
     lines = [x for x in err.splitlines() if x.strip()]
     assert code == 1 and "Traceback" not in err, err
-    assert message in lines[-1] and str(path.name) in lines[-1], err
+    assert message in lines[-1] and lines[-1].count("c.yaml") == 1, err
     assert not (tmp_path / "o").exists()
 
 
@@ -276,7 +276,8 @@ def test_an_empty_fleet_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         pass
     code, _, err = run_cli(["calibrate", "--fleet", location, "--out", str(tmp_path / "o")],
                            capsys)
-    assert code == 1 and "holds no certified card" in err and "Traceback" not in err
+    assert (code, err) == (1, f"certgen: {location}: the fleet holds no certified card: "
+                              "nothing to review\n")
     code, _, err = run_cli(["calibrate", "--fleet", str(tmp_path / "none.sqlite"), "--out",
                             str(tmp_path / "o")], capsys)
     assert code == 1 and "no such fleet database" in err

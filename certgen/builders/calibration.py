@@ -48,8 +48,8 @@ def read_candidate(path: Path) -> Rules:
                                file=shown)
     try:
         rules = parse_rules(data, path.name)
-    except RulesError as exc:
-        raise CalibrationError(str(exc).removeprefix(f"{path.name}: "), file=shown) from None
+    except RulesError as exc:  # named by the path given, with its line and field
+        raise CalibrationError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     total = rules.weight_gap + rules.weight_stutter
     if not all(math.isfinite(w) and 0.0 <= w <= 1.0
                for w in (rules.weight_gap, rules.weight_stutter)) or abs(total - 1.0) > 1e-9:
@@ -67,6 +67,9 @@ def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
     with FleetStore.open(fleet, readonly=True) as store, store.snapshot():
         arrays = read_fleet(store.calibration_pages(), where=str(store.path))
         sizes = store.cohorts()
+    if arrays.cards == 0:
+        raise CalibrationError("the fleet holds no certified card: nothing to review",
+                               file=str(store.path))
     return review(arrays, sizes, current, candidates)
 
 
