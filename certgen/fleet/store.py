@@ -241,8 +241,17 @@ def _check_pages(conn: sqlite3.Connection, where: str) -> None:
 
 
 def _check_counts(conn: sqlite3.Connection, where: str) -> None:
-    """The redundant counts agree (_counts_disagree), on a fleet of this schema version."""
-    found = _counts_disagree(conn)
+    """The redundant counts agree (_counts_disagree), on a fleet of this schema version, all
+    read from one snapshot: another writer committing between two of the counts would
+    otherwise make a whole fleet read as damaged."""
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        found = _counts_disagree(conn)
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")  # a read: nothing to keep or undo
     if found is not None:
         raise _damaged(where, found)
 
