@@ -218,11 +218,12 @@ def small_tmpfs(folder: Path, size: str) -> Iterator[Path]:
 def _fill(folder: Path) -> Path:
     """Fill the file system of `folder` to the last block; returns the filler file."""
     filler = folder / "filler"
-    with filler.open("wb") as fh:
+    # Unbuffered: a buffered file's close would try the bytes that did not fit once more and
+    # raise ENOSPC out of the `with` (it did, depending on where the last write stopped).
+    with filler.open("wb", buffering=0) as fh:
         try:
             while True:
                 fh.write(b"\0" * 65536)
-                fh.flush()
         except OSError:
             pass
     return filler
