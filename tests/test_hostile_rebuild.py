@@ -10,13 +10,12 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bundlekit import run_cli, simple_bundle
+from test_fleet_hostile import small_tmpfs
 
 from certgen.errors import CertgenError, RenderError
 from certgen.writer import LOCK_NAME, STAGING_NAME, Writer, read_manifest, verify_manifest
@@ -199,20 +198,6 @@ def test_kill_9_mid_commit_is_completed_by_the_next_writer(
     manifest = read_manifest(out / CERT)
     assert manifest is not None and manifest["languages"] == ["en", "ru"]
     assert _files(out / CERT)["record.json"] != b"" and set(before) < set(_files(out / CERT))
-
-
-@contextmanager
-def small_tmpfs(folder: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of `size` mounted on `folder` (needs root); unmounted at the end."""
-    folder.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.fail(f"cannot mount a tmpfs as root: {done.stderr.strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
 
 
 def _fill(folder: Path) -> Path:
