@@ -102,3 +102,17 @@ def test_one_sop_in_two_folders_is_refused(tmp_path: Path, monkeypatch: pytest.M
         load_rules(V11)
     assert str(info.value).startswith(
         "sop: SOP 'SOP-GPU-001 v1.1' has a rules file in more than one folder: ")
+
+
+# The released v1.1 file, byte for byte. Issued certificates name this SHA-256 and `verify
+# --reproduce` regrades by the file it finds here, refusing one with other bytes: an edit, even
+# of wording (its ru/pt calibration statement says "мягкий предел рывков" / "limite suave de
+# travamentos" where the documents say "мягкий предел по фризам" / "limite de tolerância de
+# engasgo"), would make every issued v1.1 certificate fail to reproduce. Wording is fixed in the
+# next SOP version's file, never in this one (docs/reproducibility.md, "Rules versions").
+RELEASED_V11_SHA256 = "a6cd9d1aec1c04137173e6cb06213b23a24b1e70b9c5ba1acf609bfb2aabd027"
+
+
+def test_the_released_v11_rules_file_is_never_edited() -> None:
+    assert _sha256(ROOT / "certgen" / "sop" / "sop-gpu-001-v1.1.yaml") == RELEASED_V11_SHA256
+    assert load_rules(V11).sha256 == RELEASED_V11_SHA256
