@@ -15,13 +15,14 @@ classes on both backends).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import io
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -461,6 +462,9 @@ def _signed_certificates() -> dict[str, bytes]:
         built = Path(build_bundle(bundle, Path(folder) / "signed", languages=["en"], lab=lab,
                                   sign=key).folder)
         out["signed"] = (built / "certificate.en.pdf").read_bytes()
+        built = Path(build_bundle(bundle, Path(folder) / "unsigned", languages=["en"],
+                                  lab=lab).folder)
+        out["unsigned"] = (built / "certificate.en.pdf").read_bytes()
         if shutil.which("openssl") is not None:
             from tsakit import PASSPHRASE as TSA_PASSPHRASE
             from tsakit import running_authority
@@ -488,7 +492,6 @@ def _byte_ranges(pdf: bytes) -> list[tuple[int, int]]:
 def _verify_cli(blob: bytes, trust: bytes, *extra: str) -> tuple[int, str, str]:
     """`certgen verify` on `blob` as a user runs it (exit code, stdout, stderr), in-process, with
     a hang turned into a failure."""
-    import contextlib
     import signal
 
     from certgen.cli import main
@@ -745,3 +748,105 @@ def test_damaged_or_foreign_fleets_given_to_calibrate_refuse_in_one_line(
         expect_clean(lambda: calibrate(path), str(path))
         assert path.read_bytes() == blob  # read-only: never repaired, migrated or journalled
         assert sorted(p.name for p in Path(folder).iterdir()) == ["fleet.sqlite"]
+
+
+@contextlib.contextmanager
+def _mangling_proxy(tsa_url: str) -> Iterator[Any]:
+    """An HTTP timestamp authority on loopback that asks the real one (`tsa_url`) and answers
+    with what `server.mangle(reply)` makes of its reply: (status, content type, body)."""
+    import http.server
+    import threading
+    import urllib.request
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            query = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            request = urllib.request.Request(tsa_url, data=query, headers={
+                "Content-Type": "application/timestamp-query"})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                reply = answer.read()
+            status, kind, body = server.mangle(reply)  # type: ignore[attr-defined]
+            server.replies.append(reply)  # type: ignore[attr-defined]
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.replies = []  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_port}/tsa"  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_hostile_timestamp_authority_replies_sign_or_refuse_in_one_line() -> None:
+    """Issue 27: `build --sign … --tsa URL` where the authority's replies are damaged (bytes
+    changed, cut short, an HTTP error, another content type, junk, a reply to an earlier
+    request): the signature is made, or refused in one line naming --tsa; a PDF signed from a
+    damaged reply must still end in a verdict when verified."""
+    import datetime as dt
+    import shutil
+
+    from tsakit import PASSPHRASE as TSA_PASSPHRASE
+    from tsakit import running_authority
+
+    from certgen.render.sign import sign_pdf, signing_key
+
+    if shutil.which("openssl") is None:
+        raise AssertionError("openssl is missing: the TSA target needs OpenSSL's `ts`")
+    unsigned = _signed_certificates()["unsigned"]
+    with running_authority(lab_valid_for=dt.timedelta(days=1000), signatory="A. Sample") as tsa, \
+            _mangling_proxy(tsa.tsa_url) as proxy:
+        key = signing_key(tsa.lab_p12, TSA_PASSPHRASE, source="lab.p12").with_tsa(
+            proxy.url).at(dt.datetime.now(dt.UTC), given=False)
+
+        @settings(FUZZ, max_examples=TIMESTAMP_EXAMPLES * 2)
+        @given(st.data())
+        def one_reply(data: st.DataObject) -> None:
+            kind = data.draw(st.sampled_from(["bytes", "cut", "status", "type", "junk",
+                                              "earlier", "empty"]))
+            flips = data.draw(st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)),
+                                       min_size=1, max_size=4))
+            cut = data.draw(st.integers(0, 10 ** 6))
+            junk = data.draw(st.binary(max_size=600))
+
+            def mangle(reply: bytes) -> tuple[int, str, bytes]:
+                body = bytearray(reply)
+                if kind == "bytes":
+                    for at, value in flips:
+                        body[at % len(body)] = value
+                elif kind == "cut":
+                    del body[cut % len(body):]
+                elif kind == "status":
+                    return 500, "text/html", b"<html>busy</html>"
+                elif kind == "type":
+                    return 200, "text/html", reply
+                elif kind == "junk":
+                    body = bytearray(junk)
+                elif kind == "earlier" and proxy.replies:
+                    body = bytearray(proxy.replies[0])  # its nonce answers another query
+                elif kind == "empty":
+                    body = bytearray()
+                return 200, "application/timestamp-reply", bytes(body)
+
+            proxy.mangle = mangle
+            signed = None
+            try:
+                signed = sign_pdf(unsigned, key, name="A. Sample")
+            except CertgenError as exc:
+                text = str(exc)
+                assert "\n" not in text and len(text) < 2000 and "--tsa" in text, text[:500]
+            if signed is not None and kind != "type":
+                # Signed from a damaged reply: whatever verify makes of it, a verdict.
+                expect_verdict(*_verify_cli(signed, tsa.ca_pem))
+
+        one_reply()
