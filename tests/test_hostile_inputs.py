@@ -138,6 +138,31 @@ def test_signing_inputs_as_fifos_or_devices_are_one_line(
     assert (code, _one_line(err)) == (1, f"certgen: {path}: {what}")
 
 
+@pytest.mark.parametrize(("url", "message"), [
+    ("javascript:alert(1)", "expected an http:// or https:// URL, got 'javascript:alert(1)'"),
+    ("http://", "expected an http:// or https:// URL, got 'http://'"),
+    ("http://[::1/tsa", "expected an http:// or https:// URL, got 'http://[::1/tsa'"),
+    ("http://tsa.example\n/x", "expected an http:// or https:// URL, got 'http://tsa.example\\n/x'"),
+    ("https://tsa.example/" + "a" * 600, "expected at most 500 characters, got 620"),
+])
+def test_a_bad_tsa_url_is_one_line_not_a_usage_error(
+        tmp_path: Path, url: str, message: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 (the must-show re-run): `--tsa javascript:…` was a click usage error, three
+    lines and exit 2, where --verify-base gives one line."""
+    pytest.importorskip("pyhanko")
+    from pkikit import PASSPHRASE, make_pki
+
+    key = tmp_path / "key.p12"
+    key.write_bytes(make_pki().lab_p12)
+    monkeypatch.setenv("CERTGEN_SIGN_PASSPHRASE", PASSPHRASE.decode())
+    bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
+    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"), "--lab",
+                            str(SAMPLE_LAB), "--sign", str(key), "--tsa", url], capsys)
+    assert (code, _one_line(err)) == (1, f"certgen: --tsa: {message}")
+    assert not (tmp_path / "out").exists()
+
+
 # --- --scheduler ---------------------------------------------------------------------------------
 
 

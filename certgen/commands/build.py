@@ -32,6 +32,7 @@ import os
 import sys
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import click
 
@@ -41,7 +42,7 @@ from certgen.errors import CertgenError
 from certgen.lab import load_lab
 from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import require_sign_extra, signing_key
-from certgen.untrusted import UnreadableInput, read_limited
+from certgen.untrusted import UnreadableInput, read_limited, shorten
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -134,9 +135,7 @@ def command(
     if tsa_url is not None:
         if sign is None:
             raise click.BadParameter("only used with --sign", param_hint="--tsa")
-        if not tsa_url.startswith(("http://", "https://")) or len(tsa_url) > 500:
-            raise click.BadParameter(f"expected an http:// or https:// URL, got {tsa_url!r}",
-                                     param_hint="--tsa")
+        check_tsa_url(tsa_url)
         sign = sign.with_tsa(tsa_url)
     check_unique_ids(list(bundles))
     workers = jobs or os.cpu_count() or 1
@@ -177,6 +176,25 @@ def command(
             where = "" if text.startswith(str(bundle)) else f"{bundle}: "
             click.echo(f"certgen: {where}{text}", err=True)
         raise CertgenError(f"{len(failures)} of {len(bundles)} bundles were not built")
+
+
+MAX_TSA_URL = 500
+"""Longest --tsa URL."""
+
+
+def check_tsa_url(url: str) -> None:
+    """--tsa: an absolute http:// or https:// URL, refused in one line (exit 1) as --verify-base
+    is, not as a usage error: it is an input like any other, and may be long or hostile."""
+    try:
+        parts = urlsplit(url) if url.isprintable() and " " not in url else None
+    except ValueError:  # an unclosed IPv6 bracket, a bad port
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CertgenError(f"expected an http:// or https:// URL, got {shorten(url)!r}",
+                           field="--tsa")
+    if len(url) > MAX_TSA_URL:
+        raise CertgenError(f"expected at most {MAX_TSA_URL} characters, got {len(url)}",
+                           field="--tsa")
 
 
 class DocumentProgress:
