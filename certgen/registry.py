@@ -194,10 +194,22 @@ def _messages(exc: ValidationError, source: str, lines: dict[tuple[int | str, ..
     return found
 
 
+REVOCATIONS_WHAT = "a revocations list"
+"""How a refusal of its size names revocations.yaml."""
+MAX_REVOCATIONS_BYTES = 16 << 20
+"""Largest revocations.yaml (16 MiB: about 100,000 revocations with their reasons), for
+`registry --revocations` and `verify --revocations` alike (docs/limits.md). YAML is parsed in
+pure Python: a larger list would take minutes, not a bigger registry."""
+
+
 def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocations:
     """revocations.yaml bytes -> Revocations (strict; every problem at once, each naming its
-    line; the same id twice refused). An empty file lists no revocation."""
+    line; the same id twice refused). An empty file lists no revocation. More than
+    MAX_REVOCATIONS_BYTES is refused here, so every reader of the list holds the same limit."""
 
+    if len(data) > MAX_REVOCATIONS_BYTES:
+        raise RevocationsError([f"{source}: {len(data)} bytes, more than the limit of "
+                                f"{MAX_REVOCATIONS_BYTES} for {REVOCATIONS_WHAT}"])
     try:
         parsed, duplicates = load_yaml_document(data, source)
     except YamlDocumentError as exc:
@@ -240,16 +252,12 @@ def parse_revocations(data: bytes, *, source: str = REVOCATIONS_FILE) -> Revocat
                        lines=tuple(lines.get((i,), 1) for i in range(len(items))), source=source)
 
 
-MAX_REVOCATIONS_YAML_BYTES = 16 << 20
-"""Largest revocations.yaml (16 MiB: about 100,000 revocations with their reasons)."""
-
-
 def load_revocations(path: str | os.PathLike[str]) -> Revocations:
     """Read and validate revocations.yaml (the messages name the file as given): a regular
-    file within MAX_REVOCATIONS_YAML_BYTES (a FIFO or device is refused before any read)."""
+    file within MAX_REVOCATIONS_BYTES (a FIFO or device is refused before any read)."""
     source = str(path)
     try:
-        data = read_limited(path, limit=MAX_REVOCATIONS_YAML_BYTES, what="a revocations list")
+        data = read_limited(path, limit=MAX_REVOCATIONS_BYTES, what=REVOCATIONS_WHAT)
     except UnreadableInput as exc:
         raise RevocationsError([f"{source}: {exc}"]) from None
     return parse_revocations(data, source=source)

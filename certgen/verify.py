@@ -90,8 +90,10 @@ MAX_PDF_BYTES = 32 * 1024 * 1024
 """The largest certificate PDF verify reads (a certificate is a few hundred kB)."""
 MAX_TRUST_BYTES = 1024 * 1024
 """The largest --trust file (a CA certificate, or a few, in PEM or DER)."""
-MAX_REVOCATIONS_BYTES = 64 * 1024 * 1024
-"""The largest --revocations file (a registry index of about 100,000 certificates)."""
+MAX_REGISTRY_INDEX_BYTES = 64 * 1024 * 1024
+"""The largest --revocations file read: the registry's index.json (about 1 kB a certificate:
+some 60,000 certificates). A revocations.yaml in it holds certgen.registry's own, smaller
+MAX_REVOCATIONS_BYTES, checked where it is parsed."""
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """The largest attached record.json (a certificate's record is tens of kB)."""
 MAX_PAGES = 100
@@ -281,10 +283,11 @@ def _parse_revocations(data: bytes, *, source: str) -> tuple[tuple[RevokedCertif
 
 
 def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
-    """Read --revocations (a regular file within MAX_REVOCATIONS_BYTES), parse it, and take
+    """Read --revocations (a regular file within MAX_REGISTRY_INDEX_BYTES; a revocations.yaml
+    within MAX_REVOCATIONS_BYTES), parse it, and take
     its detached signature `<file>.p7s` from beside it when there is one."""
     source = os.fspath(path)
-    data = read_input(path, limit=MAX_REVOCATIONS_BYTES, what="a revocation list")
+    data = read_input(path, limit=MAX_REGISTRY_INDEX_BYTES, what="a revocation list")
     items, as_of = _parse_revocations(data, source=source)
     signature = None
     beside = Path(source + SIGNATURE_SUFFIX)

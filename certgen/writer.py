@@ -148,11 +148,13 @@ def _lock(root: Path, timeout: float) -> int:
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
                         raise OutputError(
-                            f"another certgen build is writing to this folder; gave up after "
+                            f"another process is writing to this folder; gave up after "
                             f"{timeout:g} s (lock file {LOCK_NAME})", file=str(root),
                         ) from None
                     if not told:
-                        sys.stderr.write(f"certgen: {root}: another build is writing here; "
+                        # Any process can hold the lock (a build, a backup tool,
+                        # flock(1)): never claim it is certgen.
+                        sys.stderr.write(f"certgen: {root}: another process is writing here; "
                                          f"waiting up to {timeout:g} s\n")
                         told = True
                     time.sleep(0.05)

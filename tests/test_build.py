@@ -378,3 +378,46 @@ def test_a_refusal_in_a_worker_process_prints_as_in_one_process(
     assert code == 1 and stdout.startswith("built POOL-OK (en) -> OUT")
     assert stderr.splitlines() == [f"certgen: {bundles[1]}: {'; '.join(REFUSAL_REASONS)}",
                                    "certgen: 1 of 2 bundles were not built"]
+
+
+def _stderr_of_build(bundle: Path, out: Path, *, terminal: bool) -> str:
+    """stderr of `certgen build BUNDLE --out OUT --lang en,pt`, on a pseudo-terminal or a pipe."""
+    import pty
+
+    args = [sys.executable, "-m", "certgen", "build", str(bundle), "--out", str(out),
+            "--lang", "en,pt"]
+    if not terminal:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: every end of the terminal's follower is closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert process.wait(timeout=120) == 0, seen
+    finally:
+        os.close(leader)
+    return seen.decode("utf-8", "replace")
+
+
+def test_a_single_bundle_shows_its_documents_on_a_terminal_only(tmp_path: Path) -> None:
+    """Issue 27: a 100-run certificate renders about 45 s a language; on a terminal the build
+    names each PDF as it makes it, off one (a script, a pipe) stderr stays empty."""
+    bundle = _bundle(tmp_path / "bundle")
+    shown = _stderr_of_build(bundle, tmp_path / "tty", terminal=True)
+    frames = [part.strip() for part in shown.replace("\r", "\n").split("\n") if part.strip()]
+    # The bar names the PDF being made: English first, Portuguese second, then 100 %.
+    english = next(i for i, f in enumerate(frames) if "certificate.en.pdf" in f)
+    portuguese = next(i for i, f in enumerate(frames) if "certificate.pt.pdf" in f)
+    assert english < portuguese and "0%" in frames[english] and "50%" in frames[portuguese]
+    assert any("100%" in f for f in frames[portuguese:])
+    assert _stderr_of_build(bundle, tmp_path / "pipe", terminal=False) == ""

@@ -256,6 +256,21 @@ def test_a_bad_candidate_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert not (tmp_path / "o").exists()
 
 
+def test_every_problem_of_a_candidate_names_the_file_as_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by fuzzing (issue 27): the second and later problems named the file by its base
+    name only, the first by the path given."""
+    location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
+    path = _candidate(tmp_path, "c.yaml", **{"  gold: 80": "  gold: 80\n  silver: 70",
+                                             "platinum: 92": "platinum: high"})
+    code, _, err = run_cli(["calibrate", "--fleet", location, "--out", str(tmp_path / "o"),
+                            "--rules", str(path)], capsys)
+    lines = err.splitlines()
+    assert code == 1 and len(lines) == 2 and "Traceback" not in err, err
+    assert lines[0].startswith(f"certgen: {path}:") and lines[1].startswith(f"{path}:"), err
+    assert "grade_lines.platinum" in err and "grade_lines.silver: unknown key" in err, err
+
+
 def test_a_candidate_that_is_no_file_is_one_line(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     import os

@@ -564,15 +564,38 @@ def test_a_second_build_into_one_folder_waits_then_refuses(
     with pytest.raises(OutputError) as info:
         Writer(tmp_path, "ASD-1", lock_timeout=0.3)
     assert str(info.value) == (
-        f"{tmp_path / 'ASD-1'}: another certgen build is writing to this folder; gave up after "
+        f"{tmp_path / 'ASD-1'}: another process is writing to this folder; gave up after "
         f"0.3 s (lock file {LOCK_NAME})")
-    assert "another build is writing here; waiting up to 0.3 s" in capsys.readouterr().err
+    assert "another process is writing here; waiting up to 0.3 s" in capsys.readouterr().err
     first.write("a.txt", b"1")
     first.finish()
     second = Writer(tmp_path, "ASD-1", lock_timeout=0.3)  # free again
     second.write("a.txt", b"2")
     second.finish()
     assert sorted(p.name for p in (tmp_path / "ASD-1").iterdir()) == ["a.txt", "manifest.json"]
+
+
+def test_an_output_folder_locked_by_any_process_is_named_as_another_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27: flock(1), a backup tool or sqlite3 can hold the lock as well as a build: the
+    message must not say "certgen"."""
+    folder = tmp_path / "ASD-1"
+    folder.mkdir()
+    holder = subprocess.Popen(["flock", str(folder / LOCK_NAME), "-c", "echo held; sleep 30"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(OutputError) as info:
+            Writer(tmp_path, "ASD-1", lock_timeout=0.3)
+    finally:
+        holder.kill()
+        holder.wait()
+    text = str(info.value)
+    assert "another process is writing to this folder" in text and "certgen" not in text.replace(
+        LOCK_NAME, "")
+    assert "certgen" not in capsys.readouterr().err.removeprefix("certgen: ").replace(
+        LOCK_NAME, "")
 
 
 def test_the_lock_is_per_folder_and_released_by_a_dead_process(tmp_path: Path) -> None:

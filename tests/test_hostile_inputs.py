@@ -5,6 +5,7 @@ revocations.yaml and big documents — each refused in one line naming the file,
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import yaml
 from bundlekit import card, run_cli, run_entry, simple_bundle
 
 from certgen.bundle import MAX_RUNS, parse_card
-from certgen.errors import BundleErrors, LabError, RevocationsError
+from certgen.errors import BundleErrors, CertgenError, LabError, RevocationsError
 from certgen.lab import MAX_LAB_BYTES, parse_lab
 from certgen.registry import load_revocations, parse_revocations
 from certgen.sop import RULES_PATH_ENV, available_sops
@@ -135,6 +136,31 @@ def test_signing_inputs_as_fifos_or_devices_are_one_line(
     code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"),
                             "--lab", str(SAMPLE_LAB), *args], capsys)
     assert (code, _one_line(err)) == (1, f"certgen: {path}: {what}")
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("javascript:alert(1)", "expected an http:// or https:// URL, got 'javascript:alert(1)'"),
+    ("http://", "expected an http:// or https:// URL, got 'http://'"),
+    ("http://[::1/tsa", "expected an http:// or https:// URL, got 'http://[::1/tsa'"),
+    ("http://tsa.example\n/x", "expected an http:// or https:// URL, got 'http://tsa.example\\n/x'"),
+    ("https://tsa.example/" + "a" * 600, "expected at most 500 characters, got 620"),
+])
+def test_a_bad_tsa_url_is_one_line_not_a_usage_error(
+        tmp_path: Path, url: str, message: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27 (the must-show re-run): `--tsa javascript:…` was a click usage error, three
+    lines and exit 2, where --verify-base gives one line."""
+    pytest.importorskip("pyhanko")
+    from pkikit import PASSPHRASE, make_pki
+
+    key = tmp_path / "key.p12"
+    key.write_bytes(make_pki().lab_p12)
+    monkeypatch.setenv("CERTGEN_SIGN_PASSPHRASE", PASSPHRASE.decode())
+    bundle = simple_bundle(tmp_path / "b", [(120.0, 90.0, 80.0)])
+    code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "out"), "--lab",
+                            str(SAMPLE_LAB), "--sign", str(key), "--tsa", url], capsys)
+    assert (code, _one_line(err)) == (1, f"certgen: --tsa: {message}")
+    assert not (tmp_path / "out").exists()
 
 
 # --- --scheduler ---------------------------------------------------------------------------------
@@ -289,6 +315,40 @@ def test_revocations_as_a_fifo_device_or_folder_are_one_line(
     what = {"fifo": "is a FIFO (named pipe)", "device": "is a device",
             "folder": "is a directory"}[kind]
     assert str(info.value) == f"{path}: {what}, expected a revocations list"
+
+
+def test_registry_and_verify_hold_one_size_limit_for_revocations_yaml(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: verify took a 64 MiB revocations.yaml, the registry 16 MiB. One limit now,
+    16 MiB as docs/limits.md states it; verify's larger limit is for the registry's index.json
+    only (JSON, about 1 kB a certificate)."""
+    from certgen.verify import load_revocations as verify_load
+
+    limit = 16 * 1024 * 1024
+    entry = b"- id: A-1\n  date: 2026-01-01\n  reason: x\n"
+    big = tmp_path / "revocations.yaml"
+    big.write_bytes(entry + b"#" * (limit + 1 - len(entry) - 1) + b"\n")
+    assert big.stat().st_size == limit + 1
+    expected = f"{big}: {limit + 1} bytes, more than the limit of {limit} for a revocations list"
+    with pytest.raises(RevocationsError) as info:
+        load_revocations(big)
+    assert str(info.value) == expected
+    with pytest.raises(CertgenError) as refused:
+        verify_load(big)
+    assert str(refused.value) == expected
+    pdf = tmp_path / "c.pdf"
+    pdf.write_bytes(b"%PDF-1.7\n")
+    code, _, err = run_cli(["verify", "--revocations", str(big), str(pdf)], capsys)
+    assert (code, _one_line(err)) == (1, f"certgen: {expected}")
+    # An index.json past 16 MiB is still read by verify (a registry of some 20,000 certificates).
+    index = tmp_path / "index.json"
+    rows = [{"id": f"C-{i}", "revoked": None, "pad": "p" * 900} for i in range(20_000)]
+    rows[7]["revoked"] = {"date": "2026-01-02", "reason": {"en": "withdrawn"}}
+    index.write_text(json.dumps({"format": "certgen-registry/1", "as_of": "2026-12-01",
+                                 "certificates": rows}))
+    assert index.stat().st_size > limit
+    listed = verify_load(index)
+    assert [(r.id, r.date) for r in listed] == [("C-7", "2026-01-02")]
 
 
 # --- big documents -------------------------------------------------------------------------------

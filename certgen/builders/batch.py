@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from certgen.builders.certificate import (
     BuildOptions,
     BuildResult,
+    DocumentSteps,
     build_bundle,
     build_one,
     ready_to_sign,
@@ -50,6 +51,7 @@ def build_many(
     lab: LabProfile | None = None,
     scheduler: str | None = None,
     sign: SigningKey | None = None,
+    steps: DocumentSteps | None = None,
 ) -> list[tuple[str, BuildResult | Exception]]:
     """Build several bundles (a process pool when jobs > 1, a Dask cluster when `scheduler` is
     given: certgen.builders.cluster); results in the given order.
@@ -58,7 +60,8 @@ def build_many(
     is returned in its place, the same error (class and fields) from a worker process as from
     this one. That includes an unexpected exception (a bug): the caller reports every bundle,
     then re-raises it with its traceback.
-    `progress(n)` is called as bundles finish (the CLI's progress bar).
+    `progress(n)` is called as bundles finish (the CLI's progress bar); `steps` hears of each
+    document of a single bundle built in this process (a callable does not cross to a worker).
     """
 
     # The lab profile and the verification base are the same for every bundle: refused once.
@@ -74,7 +77,8 @@ def build_many(
     elif jobs <= 1 or len(bundles) <= 1:
         for i, bundle in enumerate(bundles):
             try:
-                results[i] = build_bundle(bundle, out_dir, **kwargs)
+                results[i] = build_bundle(bundle, out_dir, **kwargs,
+                                          steps=steps if len(bundles) == 1 else None)
             except Exception as exc:
                 results[i] = exc
             if progress is not None:

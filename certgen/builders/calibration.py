@@ -47,7 +47,9 @@ def read_candidate(path: Path) -> Rules:
         raise CalibrationError(f"larger than {RULES_MAX_BYTES // 1024} KiB: not a rules file",
                                file=shown)
     try:
-        rules = parse_rules(data, path.name)
+        # Every problem's line names the file as given (path.name named all but the first
+        # by its base name only).
+        rules = parse_rules(data, shown)
     except RulesError as exc:  # named by the path given, with its line and field
         raise CalibrationError(exc.message, file=shown, line=exc.line, field=exc.field) from None
     total = rules.weight_gap + rules.weight_stutter
