@@ -43,9 +43,10 @@ from certgen.model import Weights
 from certgen.model.calibration import (
     CalibrationReview,
     CandidateReview,
+    ChangeList,
     CohortReadiness,
     Distribution,
-    GradeChange,
+    GateTotals,
     LineReview,
     NearLine,
     Readiness,
@@ -142,6 +143,8 @@ class FleetArrays:
     offsets: IntArray
     issued: tuple[str | None, str | None]
     """The earliest and latest issue dates in the fleet (None: no row states one)."""
+    ordered: bool = True
+    """Whether the cards came in certificate-id order (str order), as both backends give them."""
 
     @property
     def cards(self) -> int:
@@ -165,6 +168,7 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
     first: str | None = None
     last: str | None = None
     current: str | None = None
+    ordered = True
     nan = float("nan")
     for page in pages:
         for cert, issued, resolution, key, score, g, s, *_ in page:
@@ -172,6 +176,8 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
                 if not isinstance(cert, str):
                     raise FleetError(f"a certificate id is {_stored_shown(cert)}, expected a "
                                      "text", file=where)
+                if current is not None and cert < current:
+                    ordered = False
                 current = cert
                 ids += cert.encode("utf-8")
                 offsets.append(len(ids))
@@ -219,7 +225,7 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
         cohort=np.frombuffer(cohort, dtype=np.int32), sf=arrays["fluidity_score"],
         gap=arrays["consistency_gap"], stutter=arrays["stutter"],
         resolutions=tuple(order), cohorts=tuple(cohorts), ids=ids,
-        offsets=np.frombuffer(offsets, dtype=np.int64), issued=(first, last))
+        offsets=np.frombuffer(offsets, dtype=np.int64), issued=(first, last), ordered=ordered)
 
 
 def _pixels_or_zero(resolution: str) -> int:
@@ -535,17 +541,42 @@ def _candidate(fleet: FleetArrays, span: CardSpan, grades: npt.NDArray[np.int8],
         w = Weights(consistency_gap=candidate.weight_gap, stutter=candidate.weight_stutter)
         new_span = card_spans(fleet, tier_means(fleet, *run_scores(fleet, w)))
     regraded = grades_of(new_span, candidate.gold_line, candidate.platinum_line, candidate)
-    names_now, names_then = rules.grades, candidate.grades
-    changes = [
-        GradeChange(certificate_id=fleet.card_id(i), **{"from": names_now[int(grades[i])]},
-                    to=names_then[int(regraded[i])],
-                    gate=changed_gate(int(grades[i]), int(regraded[i]), rules))
-        for i in np.flatnonzero(regraded != grades).tolist()]
-    changes.sort(key=lambda c: c.certificate_id)
-    up = sum(1 for c in changes if names_then.index(c.to) < names_now.index(c.from_))
+    del new_span
+    # Both backends order certificate ids by their bytes (SQLite's BINARY, PostgreSQL's
+    # COLLATE "C"), which is Python's str order: card order is id order unless the pages
+    # came from elsewhere, and only then are the changed cards sorted by id.
+    candidate_shares = shares(regraded, candidate)
+    moved = np.flatnonzero(regraded != grades).astype(np.int32)
+    if not fleet.ordered:
+        moved = np.array(sorted(moved.tolist(), key=fleet.card_id), dtype=np.int32)
+    before, after = grades[moved], regraded[moved]
+    del regraded
+    # A higher grade is a lower index in both lists (PLATINUM, GOLD, SILVER).
+    up_mask = after < before
+    platinum = (before == 0) | (after == 0)
+    by_gate = {gate: GateTotals(up=int(np.count_nonzero(up_mask & on)),
+                                down=int(np.count_nonzero(~up_mask & on)))
+               for gate, on in (("platinum_one_tier", platinum),
+                                ("gold_every_tier", ~platinum))}
+    up = int(np.count_nonzero(up_mask))
     return CandidateReview(
         rules=candidate.sop, rules_version=candidate.rules_version,
         weights_recomputed=not same_weights,
-        grade_shares=shares(regraded, candidate), changes=changes, up=up,
-        down=len(changes) - up)
+        grade_shares=candidate_shares,
+        changes=_change_list(fleet, moved, before, after, rules, candidate), up=up,
+        down=int(moved.size) - up, by_gate=by_gate)
 
+
+def _change_list(fleet: FleetArrays, moved: Int32Array, before: npt.NDArray[np.int8],
+                 after: npt.NDArray[np.int8], rules: Rules, candidate: Rules) -> ChangeList:
+    """The changes as a ChangeList over the changed cards' indices and grades (a few bytes a
+    change) and the fleet's packed ids, each row made when read."""
+    ids, offsets = fleet.ids, fleet.offsets
+    names_now, names_then = rules.grades, candidate.grades
+
+    def row(i: int) -> tuple[str, str, str, str]:
+        card, was, now = int(moved[i]), int(before[i]), int(after[i])
+        return (ids[int(offsets[card]):int(offsets[card + 1])].decode("utf-8"), names_now[was],
+                names_then[now], changed_gate(was, now, rules))
+
+    return ChangeList(int(moved.size), row)
