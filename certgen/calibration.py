@@ -27,7 +27,7 @@ Nothing here touches the disk; certgen.builders.calibration writes the report.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -127,7 +127,7 @@ class FleetArrays:
 
     card: npt.NDArray[np.int32]
     """Per run, its card's index (cards in the fleet's certificate order)."""
-    tier: IntArray
+    tier: npt.NDArray[np.int16]
     """Per run, its resolution's index into `resolutions`."""
     cohort: npt.NDArray[np.int32]
     """Per run, its cohort's index into `cohorts`."""
@@ -216,12 +216,15 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
                              f"{_bound(high)}", file=where)
     # Resolutions by pixels, then text (the tier order of certgen.rules).
     order = sorted(resolutions, key=lambda r: (_pixels_or_zero(r), r))
-    remap = np.empty(len(order), dtype=np.int64)
+    if len(order) > np.iinfo(np.int16).max:
+        raise FleetError(f"{len(order)} resolutions: more than the review can tell apart",
+                         file=where)
+    remap = np.empty(len(order), dtype=np.int16)  # 2 bytes a run: the review's memory bound
     for new, name in enumerate(order):
         remap[resolutions[name]] = new
     tiers = np.frombuffer(tier, dtype=np.int32)
     return FleetArrays(
-        card=cards, tier=remap[tiers] if tiers.size else tiers.astype(np.int64),
+        card=cards, tier=remap[tiers] if tiers.size else tiers.astype(np.int16),
         cohort=np.frombuffer(cohort, dtype=np.int32), sf=arrays["fluidity_score"],
         gap=arrays["consistency_gap"], stutter=arrays["stutter"],
         resolutions=tuple(order), cohorts=tuple(cohorts), ids=ids,
@@ -256,10 +259,14 @@ def run_scores(fleet: FleetArrays, weights: Weights | None
     if weights is None:
         has = ~np.isnan(fleet.sf)
         centi = np.zeros(fleet.sf.size, dtype=np.int32)
-        scaled = np.rint(fleet.sf[has] * SF_SCALE)
         exact = np.ones(fleet.sf.size, dtype=bool)
-        exact[has] = scaled / SF_SCALE == fleet.sf[has]
-        centi[has] = scaled
+        for lo in range(0, fleet.sf.size, CHUNK_RUNS):  # bounded temporaries, as below
+            part = slice(lo, lo + CHUNK_RUNS)
+            known = has[part]
+            sf = fleet.sf[part][known]
+            scaled = np.rint(sf * SF_SCALE)
+            exact[part][known] = scaled / SF_SCALE == sf
+            centi[part][known] = scaled
         return centi, has, exact
     has = ~np.isnan(fleet.gap) & ~np.isnan(fleet.stutter)
     centi = np.zeros(fleet.gap.size, dtype=np.int32)
@@ -286,36 +293,49 @@ def run_scores(fleet: FleetArrays, weights: Weights | None
     return centi, has, np.ones(fleet.gap.size, dtype=bool)
 
 
+def card_chunks(card: Int32Array, runs: int = CHUNK_RUNS) -> Iterator[slice]:
+    """Slices of about `runs` runs that never split a card (runs come grouped by card, cards
+    numbered in order), so each card's tier means come from one slice."""
+    lo, n = 0, int(card.size)
+    while lo < n:
+        hi = min(lo + runs, n)
+        if hi < n:  # on to the end of the card the slice would cut
+            hi = int(np.searchsorted(card, card[hi - 1], side="right"))
+        yield slice(lo, hi)
+        lo = hi
+
+
 def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_],
                exact: npt.NDArray[np.bool_]) -> TierMeans:
     """Each card's tier means over its scored runs, in whole hundredths, as
     certgen.rules.mean_score gives them: an exact integer mean rounded half away from zero,
-    or mean_score itself where a stored score has more than 2 decimals. Runs come ordered by
-    card, so each tier's runs are grouped by card without a sort (and in 4-byte integers: a
-    million cards fit the review's memory bound)."""
+    or mean_score itself where a stored score has more than 2 decimals. Runs come grouped by
+    card, so each tier's runs are grouped by card without a sort; a slice of cards at a time
+    (card_chunks), so the temporaries stay a few MB whatever the fleet (a million cards fit
+    the review's memory bound). Within a card its tiers come in tier order."""
     cards: list[Int32Array] = []
     tiers: list[npt.NDArray[np.int16]] = []
     means: list[Int32Array] = []
-    for t in range(len(fleet.resolutions)):
-        at = has & (fleet.tier == t)
-        owner = fleet.card[at]
-        if owner.size == 0:
-            continue
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        sums = np.add.reduceat(centi[at], starts, dtype=np.int64)
-        counts = np.diff(np.r_[starts, owner.size])
-        mean = _round_div(sums, counts).astype(np.int32)
-        del sums
-        odd = np.flatnonzero(~np.logical_and.reduceat(exact[at], starts))
-        if odd.size:
-            where = np.flatnonzero(at)
-            for k in odd.tolist():
-                run = where[starts[k]:starts[k] + counts[k]]
-                mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
-        cards.append(owner[starts])
-        tiers.append(np.full(starts.size, t, dtype=np.int16))
-        means.append(mean)
-        del owner, starts, counts, at
+    for part in card_chunks(fleet.card):
+        card, tier, scored = fleet.card[part], fleet.tier[part], has[part]
+        for t in range(len(fleet.resolutions)):
+            at = scored & (tier == t)
+            owner = card[at]
+            if owner.size == 0:
+                continue
+            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            sums = np.add.reduceat(centi[part][at], starts, dtype=np.int64)
+            counts = np.diff(starts, append=owner.size)
+            mean = _round_div(sums, counts).astype(np.int32)
+            odd = np.flatnonzero(~np.logical_and.reduceat(exact[part][at], starts))
+            if odd.size:
+                where = np.flatnonzero(at) + part.start
+                for k in odd.tolist():
+                    run = where[starts[k]:starts[k] + counts[k]]
+                    mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
+            cards.append(owner[starts])
+            tiers.append(np.full(starts.size, t, dtype=np.int16))
+            means.append(mean)
     if not cards:
         return TierMeans(card=np.zeros(0, dtype=np.int32), tier=np.zeros(0, dtype=np.int16),
                          centi=np.zeros(0, dtype=np.int32))
@@ -386,7 +406,10 @@ def bootstrap_interval(below: IntArray, total: IntArray, seed: int
     if cards == 0 or int(total.sum()) == 0:
         return None
     width = int(total.max()) + 1
-    tally = np.bincount(below * width + total)  # pattern code -> cards (values are small)
+    code = below * width
+    code += total  # in place: a million cards' codes are 8 MB, made once
+    tally = np.bincount(code)  # pattern code -> cards (values are small)
+    del code
     codes = np.flatnonzero(tally)
     counts = tally[codes]
     rng = np.random.default_rng(seed)
@@ -413,15 +436,25 @@ def _line_review(name: str, value: float, values: npt.NDArray[np.float64] | Int3
                       interval=None if interval is None else list(interval))
 
 
+def _where(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_]) -> npt.NDArray[Any]:
+    """values[mask], without the copy when the mask keeps every value (one tier, no gaps:
+    the common fleet, where a copy is 8 MB a figure per million runs)."""
+    return values if mask.all() else values[mask]
+
+
 def distribution(name: str, group: str, values: FloatArray) -> Distribution:
     """Quantiles and a fixed-range histogram of one figure over one group of runs."""
-    known = values[np.isfinite(values)]
+    known = _where(values, np.isfinite(values))
     lo, hi = HISTOGRAM_RANGES[name]
     counts: list[int] = []
     quantiles: list[float] | None = None
     if known.size:
-        clipped = np.clip(known, lo, hi)
-        counts = np.histogram(clipped, bins=HISTOGRAM_BINS, range=(lo, hi))[0].tolist()
+        # Values outside the range count in the end bars (np.histogram leaves them out),
+        # counted apart rather than clipped: no copy of a million values.
+        bars = np.histogram(known, bins=HISTOGRAM_BINS, range=(lo, hi))[0]
+        bars[0] += np.count_nonzero(known < lo)
+        bars[-1] += np.count_nonzero(known > hi)
+        counts = bars.tolist()
         quantiles = [float(q) for q in np.percentile(known, [100.0 * q for q in QUANTILES])]
     return Distribution(figure=name, group=group, runs=int(known.size), quantiles=quantiles,
                         histogram_range=[lo, hi], histogram=counts)
@@ -470,13 +503,13 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         "platinum": _line_review("platinum", rules.platinum_line, means.centi, means.card,
                                  cards, BOOTSTRAP_SEED + 1, SF_SCALE),
         "soft_limit": _line_review("soft_limit", rules.soft_limit_stutter,
-                                   fleet.stutter[stutter_known], fleet.card[stutter_known],
-                                   cards, BOOTSTRAP_SEED + 2),
+                                   _where(fleet.stutter, stutter_known),
+                                   _where(fleet.card, stutter_known), cards, BOOTSTRAP_SEED + 2),
     }
     near, near_counts = _near_lines(fleet, means, rules)
     del means  # a tier mean per card and tier: the largest array the rest does not need
     past_limit = (None if not stutter_known.any() else 100.0 * float(
-        np.count_nonzero(fleet.stutter[stutter_known] > rules.soft_limit_stutter))
+        np.count_nonzero(_where(fleet.stutter, stutter_known) > rules.soft_limit_stutter))
         / int(np.count_nonzero(stutter_known)))
 
     # Readiness: cards against the SOP's n, cohorts against the ranking minimum.
@@ -497,11 +530,11 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         at = fleet.tier == t
         for name, values in (("fluidity_score", fleet.sf), ("consistency_gap", fleet.gap),
                              ("stutter", fleet.stutter)):
-            dists.append(distribution(name, resolution, values[at]))
+            dists.append(distribution(name, resolution, _where(values, at)))
     cohort_index = {key: i for i, key in enumerate(fleet.cohorts)}
     for c, _ in cohort_sizes[:LARGEST_COHORTS]:
         at = fleet.cohort == cohort_index.get(c.key(), -1)
-        dists.append(distribution("fluidity_score", c.label(), fleet.sf[at]))
+        dists.append(distribution("fluidity_score", c.label(), _where(fleet.sf, at)))
 
     # Sensitivity: the shares as one line moves, the other where the rules put it.
     sensitivity: list[SensitivityPoint] = []
