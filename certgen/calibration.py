@@ -313,9 +313,12 @@ def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_]
     card, so each tier's runs are grouped by card without a sort; a slice of cards at a time
     (card_chunks), so the temporaries stay a few MB whatever the fleet (a million cards fit
     the review's memory bound). Within a card its tiers come in tier order."""
-    cards: list[Int32Array] = []
-    tiers: list[npt.NDArray[np.int16]] = []
-    means: list[Int32Array] = []
+    # At most one (card, tier) per scored run: filled in place, no list of parts to join.
+    size = int(np.count_nonzero(has))
+    cards = np.empty(size, dtype=np.int32)
+    tiers = np.empty(size, dtype=np.int16)
+    means = np.empty(size, dtype=np.int32)
+    filled = 0
     for part in card_chunks(fleet.card):
         card, tier, scored = fleet.card[part], fleet.tier[part], has[part]
         for t in range(len(fleet.resolutions)):
@@ -333,14 +336,15 @@ def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_]
                 for k in odd.tolist():
                     run = where[starts[k]:starts[k] + counts[k]]
                     mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
-            cards.append(owner[starts])
-            tiers.append(np.full(starts.size, t, dtype=np.int16))
-            means.append(mean)
-    if not cards:
-        return TierMeans(card=np.zeros(0, dtype=np.int32), tier=np.zeros(0, dtype=np.int16),
-                         centi=np.zeros(0, dtype=np.int32))
-    return TierMeans(card=np.concatenate(cards), tier=np.concatenate(tiers),
-                     centi=np.concatenate(means))
+            end = filled + starts.size
+            cards[filled:end] = owner[starts]
+            tiers[filled:end] = t
+            means[filled:end] = mean
+            filled = end
+    if filled < size:  # cards with several runs in a tier: keep only what was filled
+        return TierMeans(card=cards[:filled].copy(), tier=tiers[:filled].copy(),
+                         centi=means[:filled].copy())
+    return TierMeans(card=cards, tier=tiers, centi=means)
 
 
 @dataclass(frozen=True)
@@ -406,12 +410,17 @@ def bootstrap_interval(below: IntArray, total: IntArray, seed: int
     if cards == 0 or int(total.sum()) == 0:
         return None
     width = int(total.max()) + 1
-    code = below * width
-    code += total  # in place: a million cards' codes are 8 MB, made once
-    tally = np.bincount(code)  # pattern code -> cards (values are small)
-    del code
-    codes = np.flatnonzero(tally)
-    counts = tally[codes]
+    # Pattern code -> cards, tallied a slice of cards at a time: a million cards' codes never
+    # exist at once, and a card of many runs makes no table of width² entries.
+    tally: dict[int, int] = {}
+    for lo in range(0, cards, CHUNK_RUNS):
+        code = below[lo:lo + CHUNK_RUNS].astype(np.int64) * width
+        code += total[lo:lo + CHUNK_RUNS]
+        found, times = np.unique(code, return_counts=True)
+        for k, n in zip(found.tolist(), times.tolist(), strict=True):
+            tally[k] = tally.get(k, 0) + n
+    codes = np.array(sorted(tally), dtype=np.int64)
+    counts = np.array([tally[k] for k in codes.tolist()], dtype=np.int64)
     rng = np.random.default_rng(seed)
     drawn = rng.multinomial(cards, counts / cards, size=BOOTSTRAP_RESAMPLES)
     n = drawn @ (codes % width)
@@ -423,13 +432,26 @@ def bootstrap_interval(below: IntArray, total: IntArray, seed: int
     return float(lo), float(hi)
 
 
+def _per_card(owner: Int32Array, cards: int) -> Int32Array:
+    """How many entries each card owns, in 4-byte counts, counted a slice at a time over the
+    span of cards the slice holds (owners come nearly in card order): no 8-byte count per
+    card as np.bincount of the whole would make (the review's memory bound)."""
+    out = np.zeros(cards, dtype=np.int32)
+    for lo in range(0, owner.size, CHUNK_RUNS):
+        part = owner[lo:lo + CHUNK_RUNS]
+        first, last = int(part.min()), int(part.max())
+        out[first:last + 1] += np.bincount(part - first, minlength=last - first + 1).astype(
+            np.int32)
+    return out
+
+
 def _line_review(name: str, value: float, values: npt.NDArray[np.float64] | Int32Array,
                  owner: Int32Array, cards: int, seed: int, scale: int = 1) -> LineReview:
     """Where `value` sits among `values` (held ×scale: tier means in hundredths), with its
     bootstrap interval over the cards owning them."""
     under = values < value * scale
-    below = np.bincount(owner[under], minlength=cards)
-    total = np.bincount(owner, minlength=cards)
+    below = _per_card(owner[under], cards)
+    total = _per_card(owner, cards)
     interval = bootstrap_interval(below, total, seed)
     share = None if values.size == 0 else 100.0 * float(np.count_nonzero(under)) / values.size
     return LineReview(name=name, value=value, values=int(values.size), fleet_percentile=share,
