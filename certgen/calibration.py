@@ -397,7 +397,8 @@ def changed_gate(before: int, after: int, rules: Rules) -> str:
 # ------------------------------------------------------------------------------ review
 
 
-def bootstrap_interval(below: IntArray, total: IntArray, seed: int
+def bootstrap_interval(below: npt.NDArray[np.integer[Any]],
+                       total: npt.NDArray[np.integer[Any]], seed: int
                        ) -> tuple[float, float] | None:
     """The central INTERVAL_LEVEL of the share (0-100) below a line over BOOTSTRAP_RESAMPLES
     resamples of the cards (with replacement); per card: its values below, its values.
