@@ -27,7 +27,7 @@ Nothing here touches the disk; certgen.builders.calibration writes the report.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
@@ -43,9 +43,10 @@ from certgen.model import Weights
 from certgen.model.calibration import (
     CalibrationReview,
     CandidateReview,
+    ChangeList,
     CohortReadiness,
     Distribution,
-    GradeChange,
+    GateTotals,
     LineReview,
     NearLine,
     Readiness,
@@ -126,7 +127,7 @@ class FleetArrays:
 
     card: npt.NDArray[np.int32]
     """Per run, its card's index (cards in the fleet's certificate order)."""
-    tier: IntArray
+    tier: npt.NDArray[np.int16]
     """Per run, its resolution's index into `resolutions`."""
     cohort: npt.NDArray[np.int32]
     """Per run, its cohort's index into `cohorts`."""
@@ -142,6 +143,8 @@ class FleetArrays:
     offsets: IntArray
     issued: tuple[str | None, str | None]
     """The earliest and latest issue dates in the fleet (None: no row states one)."""
+    ordered: bool = True
+    """Whether the cards came in certificate-id order (str order), as both backends give them."""
 
     @property
     def cards(self) -> int:
@@ -165,6 +168,7 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
     first: str | None = None
     last: str | None = None
     current: str | None = None
+    ordered = True
     nan = float("nan")
     for page in pages:
         for cert, issued, resolution, key, score, g, s, *_ in page:
@@ -172,6 +176,8 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
                 if not isinstance(cert, str):
                     raise FleetError(f"a certificate id is {_stored_shown(cert)}, expected a "
                                      "text", file=where)
+                if current is not None and cert < current:
+                    ordered = False
                 current = cert
                 ids += cert.encode("utf-8")
                 offsets.append(len(ids))
@@ -210,16 +216,19 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
                              f"{_bound(high)}", file=where)
     # Resolutions by pixels, then text (the tier order of certgen.rules).
     order = sorted(resolutions, key=lambda r: (_pixels_or_zero(r), r))
-    remap = np.empty(len(order), dtype=np.int64)
+    if len(order) > np.iinfo(np.int16).max:
+        raise FleetError(f"{len(order)} resolutions: more than the review can tell apart",
+                         file=where)
+    remap = np.empty(len(order), dtype=np.int16)  # 2 bytes a run: the review's memory bound
     for new, name in enumerate(order):
         remap[resolutions[name]] = new
     tiers = np.frombuffer(tier, dtype=np.int32)
     return FleetArrays(
-        card=cards, tier=remap[tiers] if tiers.size else tiers.astype(np.int64),
+        card=cards, tier=remap[tiers] if tiers.size else tiers.astype(np.int16),
         cohort=np.frombuffer(cohort, dtype=np.int32), sf=arrays["fluidity_score"],
         gap=arrays["consistency_gap"], stutter=arrays["stutter"],
         resolutions=tuple(order), cohorts=tuple(cohorts), ids=ids,
-        offsets=np.frombuffer(offsets, dtype=np.int64), issued=(first, last))
+        offsets=np.frombuffer(offsets, dtype=np.int64), issued=(first, last), ordered=ordered)
 
 
 def _pixels_or_zero(resolution: str) -> int:
@@ -250,10 +259,14 @@ def run_scores(fleet: FleetArrays, weights: Weights | None
     if weights is None:
         has = ~np.isnan(fleet.sf)
         centi = np.zeros(fleet.sf.size, dtype=np.int32)
-        scaled = np.rint(fleet.sf[has] * SF_SCALE)
         exact = np.ones(fleet.sf.size, dtype=bool)
-        exact[has] = scaled / SF_SCALE == fleet.sf[has]
-        centi[has] = scaled
+        for lo in range(0, fleet.sf.size, CHUNK_RUNS):  # bounded temporaries, as below
+            part = slice(lo, lo + CHUNK_RUNS)
+            known = has[part]
+            sf = fleet.sf[part][known]
+            scaled = np.rint(sf * SF_SCALE)
+            exact[part][known] = scaled / SF_SCALE == sf
+            centi[part][known] = scaled
         return centi, has, exact
     has = ~np.isnan(fleet.gap) & ~np.isnan(fleet.stutter)
     centi = np.zeros(fleet.gap.size, dtype=np.int32)
@@ -280,41 +293,58 @@ def run_scores(fleet: FleetArrays, weights: Weights | None
     return centi, has, np.ones(fleet.gap.size, dtype=bool)
 
 
+def card_chunks(card: Int32Array, runs: int = CHUNK_RUNS) -> Iterator[slice]:
+    """Slices of about `runs` runs that never split a card (runs come grouped by card, cards
+    numbered in order), so each card's tier means come from one slice."""
+    lo, n = 0, int(card.size)
+    while lo < n:
+        hi = min(lo + runs, n)
+        if hi < n:  # on to the end of the card the slice would cut
+            hi = int(np.searchsorted(card, card[hi - 1], side="right"))
+        yield slice(lo, hi)
+        lo = hi
+
+
 def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_],
                exact: npt.NDArray[np.bool_]) -> TierMeans:
     """Each card's tier means over its scored runs, in whole hundredths, as
     certgen.rules.mean_score gives them: an exact integer mean rounded half away from zero,
-    or mean_score itself where a stored score has more than 2 decimals. Runs come ordered by
-    card, so each tier's runs are grouped by card without a sort (and in 4-byte integers: a
-    million cards fit the review's memory bound)."""
-    cards: list[Int32Array] = []
-    tiers: list[npt.NDArray[np.int16]] = []
-    means: list[Int32Array] = []
-    for t in range(len(fleet.resolutions)):
-        at = has & (fleet.tier == t)
-        owner = fleet.card[at]
-        if owner.size == 0:
-            continue
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        sums = np.add.reduceat(centi[at], starts, dtype=np.int64)
-        counts = np.diff(np.r_[starts, owner.size])
-        mean = _round_div(sums, counts).astype(np.int32)
-        del sums
-        odd = np.flatnonzero(~np.logical_and.reduceat(exact[at], starts))
-        if odd.size:
-            where = np.flatnonzero(at)
-            for k in odd.tolist():
-                run = where[starts[k]:starts[k] + counts[k]]
-                mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
-        cards.append(owner[starts])
-        tiers.append(np.full(starts.size, t, dtype=np.int16))
-        means.append(mean)
-        del owner, starts, counts, at
-    if not cards:
-        return TierMeans(card=np.zeros(0, dtype=np.int32), tier=np.zeros(0, dtype=np.int16),
-                         centi=np.zeros(0, dtype=np.int32))
-    return TierMeans(card=np.concatenate(cards), tier=np.concatenate(tiers),
-                     centi=np.concatenate(means))
+    or mean_score itself where a stored score has more than 2 decimals. Runs come grouped by
+    card, so each tier's runs are grouped by card without a sort; a slice of cards at a time
+    (card_chunks), so the temporaries stay a few MB whatever the fleet (a million cards fit
+    the review's memory bound). Within a card its tiers come in tier order."""
+    # At most one (card, tier) per scored run: filled in place, no list of parts to join.
+    size = int(np.count_nonzero(has))
+    cards = np.empty(size, dtype=np.int32)
+    tiers = np.empty(size, dtype=np.int16)
+    means = np.empty(size, dtype=np.int32)
+    filled = 0
+    for part in card_chunks(fleet.card):
+        card, tier, scored = fleet.card[part], fleet.tier[part], has[part]
+        for t in range(len(fleet.resolutions)):
+            at = scored & (tier == t)
+            owner = card[at]
+            if owner.size == 0:
+                continue
+            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            sums = np.add.reduceat(centi[part][at], starts, dtype=np.int64)
+            counts = np.diff(starts, append=owner.size)
+            mean = _round_div(sums, counts).astype(np.int32)
+            odd = np.flatnonzero(~np.logical_and.reduceat(exact[part][at], starts))
+            if odd.size:
+                where = np.flatnonzero(at) + part.start
+                for k in odd.tolist():
+                    run = where[starts[k]:starts[k] + counts[k]]
+                    mean[k] = round(mean_score(fleet.sf[run].tolist()) * SF_SCALE)
+            end = filled + starts.size
+            cards[filled:end] = owner[starts]
+            tiers[filled:end] = t
+            means[filled:end] = mean
+            filled = end
+    if filled < size:  # cards with several runs in a tier: keep only what was filled
+        return TierMeans(card=cards[:filled].copy(), tier=tiers[:filled].copy(),
+                         centi=means[:filled].copy())
+    return TierMeans(card=cards, tier=tiers, centi=means)
 
 
 @dataclass(frozen=True)
@@ -367,7 +397,8 @@ def changed_gate(before: int, after: int, rules: Rules) -> str:
 # ------------------------------------------------------------------------------ review
 
 
-def bootstrap_interval(below: IntArray, total: IntArray, seed: int
+def bootstrap_interval(below: npt.NDArray[np.integer[Any]],
+                       total: npt.NDArray[np.integer[Any]], seed: int
                        ) -> tuple[float, float] | None:
     """The central INTERVAL_LEVEL of the share (0-100) below a line over BOOTSTRAP_RESAMPLES
     resamples of the cards (with replacement); per card: its values below, its values.
@@ -380,9 +411,17 @@ def bootstrap_interval(below: IntArray, total: IntArray, seed: int
     if cards == 0 or int(total.sum()) == 0:
         return None
     width = int(total.max()) + 1
-    tally = np.bincount(below * width + total)  # pattern code -> cards (values are small)
-    codes = np.flatnonzero(tally)
-    counts = tally[codes]
+    # Pattern code -> cards, tallied a slice of cards at a time: a million cards' codes never
+    # exist at once, and a card of many runs makes no table of width² entries.
+    tally: dict[int, int] = {}
+    for lo in range(0, cards, CHUNK_RUNS):
+        code = below[lo:lo + CHUNK_RUNS].astype(np.int64) * width
+        code += total[lo:lo + CHUNK_RUNS]
+        found, times = np.unique(code, return_counts=True)
+        for k, n in zip(found.tolist(), times.tolist(), strict=True):
+            tally[k] = tally.get(k, 0) + n
+    codes = np.array(sorted(tally), dtype=np.int64)
+    counts = np.array([tally[k] for k in codes.tolist()], dtype=np.int64)
     rng = np.random.default_rng(seed)
     drawn = rng.multinomial(cards, counts / cards, size=BOOTSTRAP_RESAMPLES)
     n = drawn @ (codes % width)
@@ -394,28 +433,51 @@ def bootstrap_interval(below: IntArray, total: IntArray, seed: int
     return float(lo), float(hi)
 
 
+def _per_card(owner: Int32Array, cards: int) -> Int32Array:
+    """How many entries each card owns, in 4-byte counts, counted a slice at a time over the
+    span of cards the slice holds (owners come nearly in card order): no 8-byte count per
+    card as np.bincount of the whole would make (the review's memory bound)."""
+    out = np.zeros(cards, dtype=np.int32)
+    for lo in range(0, owner.size, CHUNK_RUNS):
+        part = owner[lo:lo + CHUNK_RUNS]
+        first, last = int(part.min()), int(part.max())
+        out[first:last + 1] += np.bincount(part - first, minlength=last - first + 1).astype(
+            np.int32)
+    return out
+
+
 def _line_review(name: str, value: float, values: npt.NDArray[np.float64] | Int32Array,
                  owner: Int32Array, cards: int, seed: int, scale: int = 1) -> LineReview:
     """Where `value` sits among `values` (held ×scale: tier means in hundredths), with its
     bootstrap interval over the cards owning them."""
     under = values < value * scale
-    below = np.bincount(owner[under], minlength=cards)
-    total = np.bincount(owner, minlength=cards)
+    below = _per_card(owner[under], cards)
+    total = _per_card(owner, cards)
     interval = bootstrap_interval(below, total, seed)
     share = None if values.size == 0 else 100.0 * float(np.count_nonzero(under)) / values.size
     return LineReview(name=name, value=value, values=int(values.size), fleet_percentile=share,
                       interval=None if interval is None else list(interval))
 
 
+def _where(values: npt.NDArray[Any], mask: npt.NDArray[np.bool_]) -> npt.NDArray[Any]:
+    """values[mask], without the copy when the mask keeps every value (one tier, no gaps:
+    the common fleet, where a copy is 8 MB a figure per million runs)."""
+    return values if mask.all() else values[mask]
+
+
 def distribution(name: str, group: str, values: FloatArray) -> Distribution:
     """Quantiles and a fixed-range histogram of one figure over one group of runs."""
-    known = values[np.isfinite(values)]
+    known = _where(values, np.isfinite(values))
     lo, hi = HISTOGRAM_RANGES[name]
     counts: list[int] = []
     quantiles: list[float] | None = None
     if known.size:
-        clipped = np.clip(known, lo, hi)
-        counts = np.histogram(clipped, bins=HISTOGRAM_BINS, range=(lo, hi))[0].tolist()
+        # Values outside the range count in the end bars (np.histogram leaves them out),
+        # counted apart rather than clipped: no copy of a million values.
+        bars = np.histogram(known, bins=HISTOGRAM_BINS, range=(lo, hi))[0]
+        bars[0] += np.count_nonzero(known < lo)
+        bars[-1] += np.count_nonzero(known > hi)
+        counts = bars.tolist()
         quantiles = [float(q) for q in np.percentile(known, [100.0 * q for q in QUANTILES])]
     return Distribution(figure=name, group=group, runs=int(known.size), quantiles=quantiles,
                         histogram_range=[lo, hi], histogram=counts)
@@ -464,13 +526,13 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         "platinum": _line_review("platinum", rules.platinum_line, means.centi, means.card,
                                  cards, BOOTSTRAP_SEED + 1, SF_SCALE),
         "soft_limit": _line_review("soft_limit", rules.soft_limit_stutter,
-                                   fleet.stutter[stutter_known], fleet.card[stutter_known],
-                                   cards, BOOTSTRAP_SEED + 2),
+                                   _where(fleet.stutter, stutter_known),
+                                   _where(fleet.card, stutter_known), cards, BOOTSTRAP_SEED + 2),
     }
     near, near_counts = _near_lines(fleet, means, rules)
     del means  # a tier mean per card and tier: the largest array the rest does not need
     past_limit = (None if not stutter_known.any() else 100.0 * float(
-        np.count_nonzero(fleet.stutter[stutter_known] > rules.soft_limit_stutter))
+        np.count_nonzero(_where(fleet.stutter, stutter_known) > rules.soft_limit_stutter))
         / int(np.count_nonzero(stutter_known)))
 
     # Readiness: cards against the SOP's n, cohorts against the ranking minimum.
@@ -491,11 +553,11 @@ def review(fleet: FleetArrays, cohort_sizes: Sequence[tuple[Cohort, int]], rules
         at = fleet.tier == t
         for name, values in (("fluidity_score", fleet.sf), ("consistency_gap", fleet.gap),
                              ("stutter", fleet.stutter)):
-            dists.append(distribution(name, resolution, values[at]))
+            dists.append(distribution(name, resolution, _where(values, at)))
     cohort_index = {key: i for i, key in enumerate(fleet.cohorts)}
     for c, _ in cohort_sizes[:LARGEST_COHORTS]:
         at = fleet.cohort == cohort_index.get(c.key(), -1)
-        dists.append(distribution("fluidity_score", c.label(), fleet.sf[at]))
+        dists.append(distribution("fluidity_score", c.label(), _where(fleet.sf, at)))
 
     # Sensitivity: the shares as one line moves, the other where the rules put it.
     sensitivity: list[SensitivityPoint] = []
@@ -535,17 +597,42 @@ def _candidate(fleet: FleetArrays, span: CardSpan, grades: npt.NDArray[np.int8],
         w = Weights(consistency_gap=candidate.weight_gap, stutter=candidate.weight_stutter)
         new_span = card_spans(fleet, tier_means(fleet, *run_scores(fleet, w)))
     regraded = grades_of(new_span, candidate.gold_line, candidate.platinum_line, candidate)
-    names_now, names_then = rules.grades, candidate.grades
-    changes = [
-        GradeChange(certificate_id=fleet.card_id(i), **{"from": names_now[int(grades[i])]},
-                    to=names_then[int(regraded[i])],
-                    gate=changed_gate(int(grades[i]), int(regraded[i]), rules))
-        for i in np.flatnonzero(regraded != grades).tolist()]
-    changes.sort(key=lambda c: c.certificate_id)
-    up = sum(1 for c in changes if names_then.index(c.to) < names_now.index(c.from_))
+    del new_span
+    # Both backends order certificate ids by their bytes (SQLite's BINARY, PostgreSQL's
+    # COLLATE "C"), which is Python's str order: card order is id order unless the pages
+    # came from elsewhere, and only then are the changed cards sorted by id.
+    candidate_shares = shares(regraded, candidate)
+    moved = np.flatnonzero(regraded != grades).astype(np.int32)
+    if not fleet.ordered:
+        moved = np.array(sorted(moved.tolist(), key=fleet.card_id), dtype=np.int32)
+    before, after = grades[moved], regraded[moved]
+    del regraded
+    # A higher grade is a lower index in both lists (PLATINUM, GOLD, SILVER).
+    up_mask = after < before
+    platinum = (before == 0) | (after == 0)
+    by_gate = {gate: GateTotals(up=int(np.count_nonzero(up_mask & on)),
+                                down=int(np.count_nonzero(~up_mask & on)))
+               for gate, on in (("platinum_one_tier", platinum),
+                                ("gold_every_tier", ~platinum))}
+    up = int(np.count_nonzero(up_mask))
     return CandidateReview(
         rules=candidate.sop, rules_version=candidate.rules_version,
         weights_recomputed=not same_weights,
-        grade_shares=shares(regraded, candidate), changes=changes, up=up,
-        down=len(changes) - up)
+        grade_shares=candidate_shares,
+        changes=_change_list(fleet, moved, before, after, rules, candidate), up=up,
+        down=int(moved.size) - up, by_gate=by_gate)
 
+
+def _change_list(fleet: FleetArrays, moved: Int32Array, before: npt.NDArray[np.int8],
+                 after: npt.NDArray[np.int8], rules: Rules, candidate: Rules) -> ChangeList:
+    """The changes as a ChangeList over the changed cards' indices and grades (a few bytes a
+    change) and the fleet's packed ids, each row made when read."""
+    ids, offsets = fleet.ids, fleet.offsets
+    names_now, names_then = rules.grades, candidate.grades
+
+    def row(i: int) -> tuple[str, str, str, str]:
+        card, was, now = int(moved[i]), int(before[i]), int(after[i])
+        return (ids[int(offsets[card]):int(offsets[card + 1])].decode("utf-8"), names_now[was],
+                names_then[now], changed_gate(was, now, rules))
+
+    return ChangeList(int(moved.size), row)

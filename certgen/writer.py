@@ -53,6 +53,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from certgen import jsonload
@@ -310,6 +311,12 @@ class Writer:
     def write(self, relpath: str, data: bytes) -> Path:
         """Stage one file (written and fsynced); refuse a second write of the same path.
         Returns where the file will be once the build is finished."""
+        return self.write_stream(relpath, (data,))
+
+    def write_stream(self, relpath: str, chunks: Iterable[bytes]) -> Path:
+        """Stage one file from its bytes in pieces (a file too large to hold whole in memory:
+        a calibration listing a million grade changes), hashed as it is written; otherwise as
+        `write`. An error while the pieces are made leaves no staged file behind."""
         if self._finished:
             raise OutputError(f"{relpath}: the manifest is written; no more outputs")
         if relpath in self._written or relpath == self.manifest_name:
@@ -321,14 +328,15 @@ class Writer:
             raise OutputError(f"{relpath}: this build stopped after an error; nothing more "
                               "is written")
         staged = self.staging.joinpath(*PurePosixPath(relpath).parts)
+        digest = hashlib.sha256()
         try:
             staged.parent.mkdir(parents=True, exist_ok=True)
-            _write_new(staged, data)
+            size = _write_new(staged, chunks, digest)
         except OSError as exc:
             # Give the space back at once (a full disk): the previous build is untouched.
             self.close()
             raise _disk_error(relpath, exc) from exc
-        self._written[relpath] = (len(data), hashlib.sha256(data).hexdigest())
+        self._written[relpath] = (size, digest.hexdigest())
         return target
 
     def written(self) -> dict[str, tuple[int, str]]:
@@ -358,7 +366,7 @@ class Writer:
         data = (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
         try:
             _fsync_tree(self.staging)
-            _write_new(self.staging / self.manifest_name, data)
+            _write_new(self.staging / self.manifest_name, (data,), hashlib.sha256())
             _fsync_dir(self.staging)
         except OSError as exc:
             self.close()
@@ -468,19 +476,25 @@ def _make_folder(path: Path, shown: str) -> None:
         raise OutputError("expected an output folder, got a file", file=shown)
 
 
-def _write_new(path: Path, data: bytes) -> None:
-    """Write a staged file and fsync it; a failed write leaves no partial file behind."""
+def _write_new(path: Path, chunks: Iterable[bytes], digest: hashlib._Hash) -> int:
+    """Write a staged file from its pieces, hashing them, and fsync it; its size. A failed
+    write (or a piece that fails to be made) leaves no partial file behind."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0), 0o644)
+    size = 0
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
+                digest.update(chunk)
+                size += len(chunk)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
             path.unlink()
         raise
+    return size
 
 
 def _files_under(folder: Path) -> list[str]:

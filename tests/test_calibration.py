@@ -335,3 +335,108 @@ def test_a_damaged_stored_figure_is_named_not_reviewed(tmp_path: Path,
                            capsys)
     assert code == 1 and "Traceback" not in err
     assert "certificate C-010" in err or "certificate C-020" in err, err
+
+
+# ------------------------------------------------------------------ many changes, streamed
+
+
+def test_totals_by_gate_and_the_changes_in_id_order(tmp_path: Path) -> None:
+    """The grid fleet under the candidate (80/92): i = 26..40 rise to PLATINUM through the
+    platinum gate (15), i = 61..99 to GOLD through the gold gate (39), none falls."""
+    location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
+    [c] = calibrate(location, candidates=[read_candidate(_candidate(tmp_path, "c.yaml"))]
+                    ).candidates
+    assert {g: (t.up, t.down) for g, t in c.by_gate.items()} == {
+        "platinum_one_tier": (15, 0), "gold_every_tier": (39, 0)}
+    expected = [f"C-{i:03d}" for i in [*range(26, 41), *range(61, 100)]]
+    assert [ch.certificate_id for ch in c.changes] == expected
+    assert [ch.certificate_id for ch in c.changes[50:]] == expected[50:]
+    assert c.changes[-1].certificate_id == "C-099" and c.changes[-1].to == "GOLD"
+    with pytest.raises(IndexError):
+        c.changes[len(expected)]
+
+
+def test_changes_are_in_id_order_whatever_order_the_pages_come_in() -> None:
+    from certgen.calibration import review
+
+    rows = _grid_fleet()
+    fleet = read_fleet([_pages(list(reversed(rows)))])
+    assert not fleet.ordered
+    candidate = __import__("dataclasses").replace(RULES, gold_line=80.0, platinum_line=92.0)
+    [c] = review(fleet, [], RULES, [candidate]).candidates
+    ids = [ch.certificate_id for ch in c.changes]
+    assert ids == sorted(ids) and len(ids) == 54
+
+
+@pytest.mark.parametrize("piece", [1, 3, 8192])
+def test_the_streamed_json_is_what_json_dumps_writes(tmp_path: Path, piece: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """However the stream is cut, calibration.json is byte for byte json.dumps(indent=2) of
+    its own content, with every change at its pinned place; a candidate that changes nothing
+    gives an empty list."""
+    import certgen.builders.calibration as builder
+
+    monkeypatch.setattr(builder, "STREAM_ROWS", piece)
+    location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
+    same = _candidate(tmp_path, "same.yaml", **{  # the current lines and weights
+        "gold: 80": "gold: 88", "platinum: 92": "platinum: 95",
+        "consistency_gap: 0.5\n  stutter: 0.5\n": "consistency_gap: 0.7\n  stutter: 0.3\n"})
+    review = calibrate(location, candidates=[read_candidate(_candidate(tmp_path, "c.yaml")),
+                                             read_candidate(same)])
+    text = b"".join(builder.json_chunks(review)).decode("utf-8")
+    data = json.loads(text)
+    assert text == json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    moved, unmoved = data["candidates"]
+    assert list(moved)[:7] == ["rules", "rules_version", "weights_recomputed", "grade_shares",
+                               "changes", "up", "down"]
+    assert [ch["certificate_id"] for ch in moved["changes"]] == [
+        f"C-{i:03d}" for i in [*range(26, 41), *range(61, 100)]]
+    assert moved["changes"][0] == {"certificate_id": "C-026", "from": "GOLD", "to": "PLATINUM",
+                                   "gate": "platinum_one_tier"}
+    assert moved["by_gate"] == {"platinum_one_tier": {"up": 15, "down": 0},
+                                "gold_every_tier": {"up": 39, "down": 0}}
+    assert unmoved["changes"] == [] and unmoved["up"] == unmoved["down"] == 0
+    rows = builder.csv_bytes(review).decode("utf-8").splitlines()
+    assert sum(1 for r in rows if r.startswith("candidate_change,")) == 54
+    assert "candidate_change,SOP-GPU-001 v1.2-test,C-070,SILVER->GOLD gold_every_tier" in rows
+    assert "candidate_gate,SOP-GPU-001 v1.2-test,gold_every_tier up,39" in rows
+    monkeypatch.setattr(builder, "STREAM_ROWS", 8192)
+    assert builder.csv_bytes(review).decode("utf-8").splitlines() == rows
+
+
+def test_a_candidate_that_changes_every_grade_is_written_in_bounded_pieces() -> None:
+    """60,000 one-run cards, all GOLD now and all SILVER under a candidate: the JSON and CSV
+    come in pieces of a few hundred KB (never the whole list at once), and hold every change."""
+    import certgen.builders.calibration as builder
+    from certgen.calibration import review
+
+    cards = 60_000
+    page = [(f"M-{i:06d}", "2026-11-01", "2560x1440", _cohort().key(), 90.0, 0.1, 0.1, 0)
+            for i in range(cards)]
+    candidate = __import__("dataclasses").replace(RULES, gold_line=91.0)
+    got = review(read_fleet([page]), [], RULES, [candidate])
+    [c] = got.candidates
+    assert (len(c.changes), c.up, c.down) == (cards, 0, cards)
+    for chunks in (builder.json_chunks(got), builder.csv_chunks(got)):
+        sizes = [len(piece) for piece in chunks]
+        assert max(sizes) < 2 << 20 < sum(sizes), (max(sizes), sum(sizes))
+    data = json.loads(builder.json_bytes(got))
+    assert len(data["candidates"][0]["changes"]) == cards
+    assert data["candidates"][0]["changes"][-1]["certificate_id"] == "M-059999"
+
+
+def test_the_report_lists_the_first_changes_and_says_where_the_rest_are(tmp_path: Path) -> None:
+    from certgen.render.calibration import render_html
+
+    location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
+    got = calibrate(location, candidates=[read_candidate(_candidate(tmp_path, "c.yaml"))])
+    said = {"en": "The first 40 by certificate id are listed here; calibration.json and "
+                  "calibration.csv list all 54.",
+            "ru": "Здесь показаны первые 40 по идентификатору сертификата; все 54 перечислены "
+                  "в calibration.json и calibration.csv.",
+            "pt": "Aqui estão os primeiros 40 por identificador do certificado; calibration.json "
+                  "e calibration.csv listam todos os 54."}
+    for lang, sentence in said.items():
+        html = render_html(got, lang).replace("\u00a0", " ")  # ru binds short words
+        assert sentence in html, lang
+        assert "C-085" in html and "C-086" not in html  # the 40th listed, the 41st not

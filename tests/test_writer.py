@@ -230,3 +230,35 @@ def test_a_file_where_the_new_build_needs_a_folder_is_one_line_and_blocks_nothin
     again.finish()
     assert (tmp_path / "charts" / "a.svg").read_bytes() == b"<svg/>"
     assert (tmp_path / "charts").is_dir() and not (tmp_path / STAGING_NAME).exists()
+
+
+def test_a_streamed_file_is_listed_by_its_whole_bytes(tmp_path: Path) -> None:
+    import hashlib
+
+    pieces = [b"x" * 1000, b"", "é\n".encode(), b"y" * 70_000]
+    writer = Writer(tmp_path)
+    writer.write_stream("big.json", iter(pieces))
+    writer.finish()
+    whole = b"".join(pieces)
+    assert (tmp_path / "big.json").read_bytes() == whole
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
+    [entry] = manifest["files"]  # type: ignore[misc]
+    assert entry["size"] == len(whole)  # type: ignore[index]
+    assert entry["sha256"] == hashlib.sha256(whole).hexdigest()  # type: ignore[index]
+
+
+def test_a_stream_that_fails_half_way_keeps_the_previous_build(tmp_path: Path) -> None:
+    first = Writer(tmp_path)
+    first.write("big.json", b"old")
+    first.finish()
+
+    def pieces() -> object:
+        yield b"new, half of it"
+        raise RuntimeError("the render failed")
+
+    with Writer(tmp_path) as rebuild, pytest.raises(RuntimeError):
+        rebuild.write_stream("big.json", pieces())  # type: ignore[arg-type]
+    assert not (tmp_path / STAGING_NAME).exists()
+    assert (tmp_path / "big.json").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "manifest.json"]

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 from certgen.calibration import read_fleet, review
 from certgen.errors import CalibrationError, RulesError
 from certgen.fleet import FleetStore
-from certgen.model.calibration import CalibrationReview
+from certgen.model.calibration import CalibrationReview, CandidateReview, GradeChange
 from certgen.render.calibration import html_name, pdf_name, render_html, render_pdf
 from certgen.sop import Rules, load_rules, parse_rules
 from certgen.untrusted import open_regular
@@ -75,76 +76,147 @@ def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
     return review(arrays, sizes, current, candidates)
 
 
-def csv_rows(calibration: CalibrationReview) -> list[tuple[str, str, str, str]]:
-    """Every figure as (kind, name, group, value), in the JSON's order."""
-    rows: list[tuple[str, str, str, str]] = []
+STREAM_ROWS: Final = 8192
+"""Rows (CSV) or grade changes (JSON) made into one piece of a streamed file: large enough
+that a million changes are written in a few hundred pieces, small enough to stay a few MB."""
 
-    def add(kind: str, name: str, group: str, value: object) -> None:
-        rows.append((kind, name, group, "" if value is None else
-                     repr(value) if isinstance(value, float) else str(value)))
+
+def csv_rows(calibration: CalibrationReview) -> Iterator[tuple[str, str, str, str]]:
+    """Every figure as (kind, name, group, value), in the JSON's order (a stream: a
+    candidate's changes are made one at a time)."""
+
+    def row(kind: str, name: str, group: str, value: object) -> tuple[str, str, str, str]:
+        return (kind, name, group, "" if value is None else
+                repr(value) if isinstance(value, float) else str(value))
 
     r = calibration.readiness
     for name in ("cards", "runs", "target_cards", "cohorts", "cohorts_ranked",
                  "ranking_minimum", "issued_from", "issued_to"):
-        add("readiness", name, "", getattr(r, name))
+        yield row("readiness", name, "", getattr(r, name))
     for k, count in r.published_ranks.items():
-        add("published_ranks", f"min_{k}", "", count)
+        yield row("published_ranks", f"min_{k}", "", count)
     for name, line in calibration.lines.items():
-        add("line", "value", name, line.value)
-        add("line", "fleet_percentile", name, line.fleet_percentile)
-        add("line", "interval_low", name, None if line.interval is None else line.interval[0])
-        add("line", "interval_high", name, None if line.interval is None else line.interval[1])
-    add("soft_limit", "past_share", "", calibration.past_soft_limit)
+        yield row("line", "value", name, line.value)
+        yield row("line", "fleet_percentile", name, line.fleet_percentile)
+        yield row("line", "interval_low", name,
+                  None if line.interval is None else line.interval[0])
+        yield row("line", "interval_high", name,
+                  None if line.interval is None else line.interval[1])
+    yield row("soft_limit", "past_share", "", calibration.past_soft_limit)
     for grade, share in calibration.grade_shares.items():
-        add("grade_share", grade, "", share)
+        yield row("grade_share", grade, "", share)
     for d in calibration.distributions:
         quantiles: list[float | None] = [None] * 5 if d.quantiles is None else [*d.quantiles]
         for q, v in zip(("p5", "p25", "p50", "p75", "p95"), quantiles, strict=True):
-            add(f"quantile_{d.figure}", q, d.group, v)
+            yield row(f"quantile_{d.figure}", q, d.group, v)
         for i, count in enumerate(d.histogram):
-            add(f"histogram_{d.figure}", f"bar_{i:02d}", d.group, count)
+            yield row(f"histogram_{d.figure}", f"bar_{i:02d}", d.group, count)
     for p in calibration.sensitivity:
         for grade, share in p.grade_shares.items():
-            add(f"sensitivity_{p.line}", f"{p.value:g}", grade, share)
+            yield row(f"sensitivity_{p.line}", f"{p.value:g}", grade, share)
     for w in calibration.weights:
         for grade, share in w.grade_shares.items():
-            add("sensitivity_weights", f"{w.consistency_gap:g}/{w.stutter:g}", grade, share)
+            yield row("sensitivity_weights", f"{w.consistency_gap:g}/{w.stutter:g}", grade, share)
     for n in calibration.near_lines:
-        add(f"near_{n.line}", n.certificate_id, n.resolution, n.tier_mean)
+        yield row(f"near_{n.line}", n.certificate_id, n.resolution, n.tier_mean)
     for c in calibration.candidates:
         for grade, share in c.grade_shares.items():
-            add("candidate_share", c.rules, grade, share)
-        for ch in c.changes:
-            add("candidate_change", c.rules, ch.certificate_id, f"{ch.from_}->{ch.to} {ch.gate}")
-    return rows
+            yield row("candidate_share", c.rules, grade, share)
+        for gate, totals in c.by_gate.items():
+            yield row("candidate_gate", c.rules, f"{gate} up", totals.up)
+            yield row("candidate_gate", c.rules, f"{gate} down", totals.down)
+        for cert, was, now, gate in c.changes.rows():
+            yield ("candidate_change", c.rules, cert, f"{was}->{now} {gate}")
 
 
-def csv_bytes(calibration: CalibrationReview) -> bytes:
+def csv_chunks(calibration: CalibrationReview) -> Iterator[bytes]:
+    """calibration.csv in pieces of STREAM_ROWS rows."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(("kind", "name", "group", "value"))
-    writer.writerows(csv_rows(calibration))
-    return out.getvalue().encode("utf-8")
+    rows = csv_rows(calibration)
+    while batch := list(itertools.islice(rows, STREAM_ROWS)):
+        writer.writerows(batch)
+        yield out.getvalue().encode("utf-8")
+        out.seek(0)
+        out.truncate()
+    if out.tell():  # only the header: a review always has rows, but say it whole anyway
+        yield out.getvalue().encode("utf-8")
+
+
+def csv_bytes(calibration: CalibrationReview) -> bytes:
+    return b"".join(csv_chunks(calibration))
+
+
+def json_chunks(calibration: CalibrationReview) -> Iterator[bytes]:
+    """calibration.json in pieces: the bytes `json.dumps(..., indent=2)` gives the whole
+    review, each candidate's `changes` (left out of the model's dump) streamed at its pinned
+    place, STREAM_ROWS changes a piece. The rest of the review is a few hundred KB."""
+    data = calibration.model_dump(mode="json", by_alias=True)
+    marks = []
+    for i, (c, dumped) in enumerate(zip(calibration.candidates, data["candidates"],
+                                        strict=True)):
+        # A placeholder text where the list goes: control characters never occur in a
+        # review's texts (certificate ids refuse them), so it is found exactly once.
+        mark = f"\x00changes {i}\x00"
+        marks.append((json.dumps(mark), c.changes))
+        data["candidates"][i] = {name: mark if name == "changes" else dumped[name]
+                                 for name in CandidateReview.model_fields}
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    done = 0
+    for mark, changes in marks:
+        at = text.index(mark, done)
+        line = text.rindex("\n", 0, at) + 1
+        indent = " " * (len(text[line:at]) - len(text[line:at].lstrip(" ")))
+        yield text[done:at].encode("utf-8")
+        yield from _changes_json(changes.rows(), len(changes), indent)
+        done = at + len(mark)
+    yield text[done:].encode("utf-8")
+
+
+def _changes_json(rows: Iterator[tuple[str, str, str, str]], count: int, indent: str
+                  ) -> Iterator[bytes]:
+    """A list of changes as json.dumps(indent=2) writes it under a key indented `indent`."""
+    if count == 0:
+        yield b"[]"
+        return
+    keys = [json.dumps(field.alias or name) for name, field in GradeChange.model_fields.items()]
+    inner, item = indent + "    ", indent + "  "
+    head = "{\n" + inner
+    between = ",\n" + inner
+    tail = "\n" + item + "}"
+    first = True
+    while batch := list(itertools.islice(rows, STREAM_ROWS)):
+        parts = [] if not first else ["[\n" + item]
+        for row in batch:
+            if not first:
+                parts.append(",\n" + item)
+            first = False
+            parts.append(head + between.join(f"{k}: {json.dumps(v, ensure_ascii=False)}"
+                                             for k, v in zip(keys, row, strict=True)) + tail)
+        yield "".join(parts).encode("utf-8")
+    yield ("\n" + indent + "]").encode("utf-8")
 
 
 def json_bytes(calibration: CalibrationReview) -> bytes:
-    data = calibration.model_dump(mode="json", by_alias=True)
-    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+    return b"".join(json_chunks(calibration))
 
 
 def write_calibration(calibration: CalibrationReview, out: Path, langs: Sequence[str], *,
                       home: str | None = None) -> list[str]:
     """Render and write the review; the names written, manifest last. `home` is the site index
     the navigation links to (`{lang}` in it becomes each page's language; None for
-    `certgen calibrate`)."""
-    files: list[tuple[str, bytes]] = [(JSON_NAME, json_bytes(calibration)),
-                                      (CSV_NAME, csv_bytes(calibration))]
+    `certgen calibrate`). The JSON and CSV are streamed: with a candidate that changes most of
+    a million grades they are hundreds of MB, never held whole."""
+    rendered: list[tuple[str, bytes]] = []  # every page first: a render error writes nothing
     for lang in langs:
         html = render_html(calibration, lang, languages=tuple(langs), home=home)
-        files.append((html_name(lang), html.encode("utf-8")))
-        files.append((pdf_name(lang), render_pdf(html, lang=lang)))
-    writer = Writer(out)
-    for name, data in files:
-        writer.write(name, data)
-    writer.finish({"kind": "calibration", "languages": list(langs)})
-    return [name for name, _ in files]
+        rendered.append((html_name(lang), html.encode("utf-8")))
+        rendered.append((pdf_name(lang), render_pdf(html, lang=lang)))
+    with Writer(out) as writer:
+        writer.write_stream(JSON_NAME, json_chunks(calibration))
+        writer.write_stream(CSV_NAME, csv_chunks(calibration))
+        for name, data in rendered:
+            writer.write(name, data)
+        writer.finish({"kind": "calibration", "languages": list(langs)})
+    return [JSON_NAME, CSV_NAME, *(name for name, _ in rendered)]

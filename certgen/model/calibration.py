@@ -7,6 +7,9 @@ Shares and percentiles are 0-100. Every other key is added beside them, never in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
 from pydantic import ConfigDict, Field
 
 from certgen.model.base import Frozen
@@ -103,8 +106,71 @@ class GradeChange(Frozen):
                                   "gold_every_tier).")
 
 
+ChangeRow = tuple[str, str, str, str]
+"""A GradeChange's values in its key order: (certificate_id, from, to, gate)."""
+
+
+class ChangeList(Sequence[GradeChange]):
+    """Every GradeChange of one candidate, by certificate id, held compactly: a million changes
+    as GradeChange objects took over 400 MB, so each is made only when it is read (the report
+    reads the first few; calibration.json and the CSV stream them all as rows)."""
+
+    __slots__ = ("_count", "_row")
+
+    def __init__(self, count: int, row: Callable[[int], ChangeRow]) -> None:
+        self._count = count
+        self._row = row
+        """The i-th change's row (0 <= i < count), made on demand."""
+
+    def rows(self) -> Iterator[ChangeRow]:
+        """Every change as a row, in order (no GradeChange made: the streaming writers')."""
+        return (self._row(i) for i in range(self._count))
+
+    def _item(self, i: int) -> GradeChange:
+        cert, was, now, gate = self._row(i)
+        return GradeChange(certificate_id=cert, **{"from": was}, to=now, gate=gate)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> GradeChange: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[GradeChange]: ...
+    def __getitem__(self, index: int | slice) -> GradeChange | list[GradeChange]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._item(index % self._count)
+
+    def __iter__(self) -> Iterator[GradeChange]:
+        return (self._item(i) for i in range(self._count))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(other) == self._count and all(a == b for a, b in zip(self, other,
+                                                                        strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ChangeList({self._count} changes)"
+
+
+class GateTotals(Frozen):
+    """How many grades a candidate moves through one gate, each way."""
+
+    up: int
+    down: int
+
+
 class CandidateReview(Frozen):
     """Every certificate re-graded under one candidate rules version."""
+
+    model_config = ConfigDict(frozen=True, strict=True, extra="forbid", allow_inf_nan=False,
+                              arbitrary_types_allowed=True)
 
     rules: str = Field(description="The candidate's SOP id, e.g. SOP-GPU-001 v1.2.")
     rules_version: str
@@ -112,9 +178,14 @@ class CandidateReview(Frozen):
         description="Whether its weights differ, so each run's S_F was recomputed from the "
                     "stored g and s (4 decimals) instead of read.")
     grade_shares: dict[str, float]
-    changes: list[GradeChange] = Field(description="By certificate id.")
+    changes: ChangeList = Field(
+        exclude=True, description="By certificate id. Not dumped with the model: "
+        "certgen.builders.calibration streams it into calibration.json at its pinned place.")
     up: int = Field(description="Changes to a higher grade.")
     down: int = Field(description="Changes to a lower grade.")
+    by_gate: dict[str, GateTotals] = Field(
+        description="The changes per gate whose verdict changed (platinum_one_tier, "
+                    "gold_every_tier), up and down.")
 
 
 NOT_DERIVED = ("grade caps from other SOP phases", "Soft Limit refusals",
