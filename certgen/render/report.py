@@ -9,9 +9,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime as dt
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from certgen.diagnostics import STALL_MS
+from certgen.model.base import text_for
 from certgen.render.charts import (
     HEIGHT,
     ChartWords,
@@ -27,6 +29,7 @@ from certgen.render.pdf import html_to_pdf
 from certgen.report import PairReport
 
 if TYPE_CHECKING:
+    from certgen.model.base import LabText
     from certgen.record import Chart
     from certgen.render.charts import Scale
     from certgen.report import ReportRecord
@@ -76,6 +79,7 @@ def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
                              languages=[(other, html_name(other)) for other in languages],
                              files=[("PDF", pdf_name(lang)), ("CSV", CSV_NAME)])
     context["date"] = date
+    context["description"] = shown_description(record.compared.description, lang)
     context["chart_src"] = None
     context["chart_texts"] = []
     if chart_svg is not None and isinstance(record, PairReport):  # a series has no chart
@@ -84,6 +88,25 @@ def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
         context["chart_texts"] = chart_texts(record, lang)
     context["csv_name"] = CSV_NAME
     return render_template(REPORT_TEMPLATE, context, lang)
+
+
+@dataclass(frozen=True)
+class ShownDescription:
+    """The change as a report in one language shows it: the text, and the language it is
+    written in when that is not the report's (the report then marks it, as certificates mark
+    lab-written texts)."""
+
+    text: str
+    other_lang: str | None
+
+
+def shown_description(value: LabText | None, lang: str) -> ShownDescription | None:
+    """`value` in `lang` (its own text, else the English, else the first given; a plain
+    string is English), or None when the report states no change."""
+    if value is None:
+        return None
+    text, source = text_for(value, lang)
+    return ShownDescription(text, None if source == lang else source)
 
 
 def _panels(record: PairReport) -> tuple[list[Chart], Scale]:
