@@ -450,8 +450,9 @@ def test_report_without_metadata_says_what_is_not_recorded(pair_report: Path) ->
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_report_chart_has_a_text_alternative_per_side(named_report: Path, lang: str) -> None:
-    """The chart image's alt text, the SVG's <desc> and the visible caption give each side's
-    figures in words, in the report's language."""
+    """The SVG's <desc> and the visible caption give each side's figures in words, in the
+    report's language; the image's alt text names the chart (the caption says the figures, so
+    a screen reader reads them once)."""
     import html as html_lib
 
     from certgen.render.i18n import gettext_for
@@ -461,10 +462,15 @@ def test_report_chart_has_a_text_alternative_per_side(named_report: Path, lang: 
     texts = [html_lib.unescape(t) for t in re.findall(r'<span class="chart-text">([^<]*)</span>', page)]
     assert [t.split(":", 1)[0] for t in texts] == [_("Before"), _("After")]
     alt = re.search(r'<img src="data:image/svg\+xml;base64,([^"]*)" alt="([^"]*)"', page)
-    assert alt is not None and html_lib.unescape(alt.group(2)) == " ".join(texts)
-    svg = base64.b64decode(alt.group(1)).decode("utf-8")
-    descs = [html_lib.unescape(d) for d in re.findall(r"<desc>([^<]*)</desc>", svg)]
-    assert descs[1:] == texts and descs[0] == " ".join(texts)
+    phone = re.search(r'<source media="\(max-width: 600px\)" '
+                      r'srcset="data:image/svg\+xml;base64,([^"]*)">', page)
+    assert alt is not None and phone is not None
+    title = _("Frame times of both captures over capture time")
+    assert html_lib.unescape(alt.group(2)) == title != "" and title not in " ".join(texts)
+    for encoded in (alt.group(1), phone.group(1)):  # the wide drawing and the phone's
+        svg = base64.b64decode(encoded).decode("utf-8")
+        descs = [html_lib.unescape(d) for d in re.findall(r"<desc>([^<]*)</desc>", svg)]
+        assert descs[1:] == texts and descs[0] == " ".join(texts)
     mean = _("mean")
     csv_rows = list(csv.DictReader(io.StringIO((named_report / "compare.csv").read_text())))
     for side, text in zip(("before", "after"), texts, strict=True):

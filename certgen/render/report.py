@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 from certgen.diagnostics import STALL_MS
 from certgen.model.base import text_for
 from certgen.render.charts import (
-    HEIGHT,
+    PHONE,
+    WIDE,
     ChartWords,
+    Layout,
     chart_scale,
     chart_text,
     frame_time_chart,
@@ -81,10 +83,14 @@ def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
     context["date"] = date
     context["description"] = shown_description(record.compared.description, lang)
     context["chart_src"] = None
+    context["chart_phone_src"] = None
     context["chart_texts"] = []
     if chart_svg is not None and isinstance(record, PairReport):  # a series has no chart
-        context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
-            chart_svg.encode("utf-8")).decode("ascii")
+        context["chart_src"] = _data_uri(chart_svg)
+        # Screens under 600 px get the chart drawn for their width (charts.PHONE); the PDF
+        # and wider screens the one written to frame-times.svg.
+        context["chart_phone_src"] = _data_uri(chart_for(record, lang, PHONE))
+        context["chart_alt"] = chart_title(lang)
         context["chart_texts"] = chart_texts(record, lang)
     context["csv_name"] = CSV_NAME
     return render_template(REPORT_TEMPLATE, context, lang)
@@ -138,9 +144,10 @@ def chart_texts(record: PairReport, lang: str) -> list[str]:
     ]
 
 
-def chart_for(record: PairReport, lang: str) -> str:
+def chart_for(record: PairReport, lang: str, layout: Layout = WIDE) -> str:
     """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
-    panel per side, on one shared scale, each panel with its text alternative."""
+    panel per side, on one shared scale, each panel with its text alternative; `layout` WIDE
+    (frame-times.svg, the PDF, a wide screen) or PHONE (the HTML under 600 px)."""
 
     _ = gettext_for(lang)
     charts, scale = _panels(record)
@@ -150,8 +157,19 @@ def chart_for(record: PairReport, lang: str) -> str:
         frame_time_chart(chart, lang, x_label=_("capture time, s"), y_label=_("frame time, ms"),
                          low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {},
                          mean_label=_("mean"), title=labels[side], description=text,
-                         unit=_("ms"), scale=scale, label=labels[side], top=i * HEIGHT)
+                         unit=_("ms"), scale=scale, label=labels[side], top=i * layout.height,
+                         layout=layout)
         for i, (side, chart, text) in enumerate(zip(SIDES, charts, texts, strict=True))
     ]
-    return stack_charts(panels, title=_("Frame times of both captures over capture time"),
-                        description=" ".join(texts))
+    return stack_charts(panels, title=chart_title(lang), description=" ".join(texts),
+                        layout=layout)
+
+
+def chart_title(lang: str) -> str:
+    """The chart's name: its SVG title and the image's alternative text (the figures in words
+    follow in the caption, so a screen reader reads them once)."""
+    return gettext_for(lang)("Frame times of both captures over capture time")
+
+
+def _data_uri(svg: str) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
