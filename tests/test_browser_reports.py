@@ -96,12 +96,12 @@ async function measure(page, width, reading) {
 """
 
 
-def reports(site: Path) -> list[tuple[str, str, bool, Path]]:
+def reports(root: Path) -> list[tuple[str, str, bool, Path]]:
     """(sample, language, has a chart, page) for every sample report the site publishes."""
     from certgen.builders.site import REPORT_SAMPLES
 
     return [(sample.name, lang, sample.series is None,
-             site / "reports" / sample.name / f"report.{lang}.html")
+             root / "reports" / sample.name / f"report.{lang}.html")
             for sample in REPORT_SAMPLES for lang in LANGS]
 
 

@@ -72,9 +72,9 @@ from certgen.report import (
     ReportRecord,
     ReportRules,
     SeriesFigureRow,
-    SideRecorded,
     SeriesPair,
     SeriesReport,
+    SideRecorded,
 )
 from certgen.sop import load_rules
 from certgen.untrusted import escape_invisible, open_regular, shorten

@@ -231,9 +231,10 @@ def frame_time_chart(
     scale = scale or chart_scale([chart])
     y_min, y_max, step_y = scale.y_min, scale.y_max, scale.step_y
     seconds, step_x = scale.seconds, scale.step_x
-    if layout.x_ticks != WIDE.x_ticks:
+    if layout.x_ticks != WIDE.x_ticks:  # a narrow chart: fewer, wider-spaced time ticks
         step_x = _nice_step(seconds, layout.x_ticks)
-    WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = (  # noqa: N806 - the module's names, per layout
+    # The layout's box under the module constants' names, which the drawing below reads.
+    WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = (
         layout.width, layout.height, layout.left, layout.right, layout.top, layout.bottom)
     tick, axis = _size(layout.tick_size), _size(layout.axis_size)
     plot_w = WIDTH - LEFT - RIGHT
