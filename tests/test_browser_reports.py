@@ -30,14 +30,18 @@ _WRAPPER = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>
 <body style="margin:0"><iframe id="f" style="border:0;height:900px"></iframe>
 <script>
 function svgText(root) {
-  // Each text's em on screen: its font size times the scale of its screen transform.
-  const out = [];
+  // Each text's em on screen (its font size times the scale of its screen transform), and
+  // whether it is drawn whole inside the chart (not cut off at its edge).
+  const out = [], box = root.getBoundingClientRect();
   for (const t of root.querySelectorAll("text")) {
     const m = t.getScreenCTM();
     const size = parseFloat(getComputedStyle(t).fontSize);
     if (!m || !t.textContent.trim()) continue;
+    const r = t.getBoundingClientRect();
     out.push({text: t.textContent.trim().slice(0, 40),
-              px: size * Math.sqrt(Math.abs(m.a * m.d - m.b * m.c))});
+              px: size * Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)),
+              inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5 &&
+                      r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5});
   }
   return out;
 }
@@ -134,6 +138,8 @@ def phone_problems(browser: Browser, work: Path,
             texts = [t for chart in found["charts"] for t in chart["texts"]]
             if has_chart and len(texts) < 10:
                 problems.append(f"{where}: only {len(texts)} chart texts found")
+            problems += [f"{where}: chart text {t['text']!r} runs past the chart's edge"
+                         for t in texts if not t["inside"]]
             small = [t for t in texts if t["px"] < MIN_TEXT_PX]
             if small:
                 worst = min(small, key=lambda t: t["px"])
@@ -157,11 +163,12 @@ def test_every_sample_report_shows_its_verdicts_and_readable_charts_on_a_phone(
 def test_the_phone_check_catches_a_hidden_verdict_and_small_chart_text(
         probe_browser: Browser, tmp_path: Path) -> None:  # noqa: F811
     """A wide table pushing its "Reading" column off screen and a 680-unit SVG image shown
-    at phone width are both caught; a fitting card and a large SVG text pass."""
+    at phone width are both caught, and so is a chart text cut off at the chart's edge; a
+    fitting card and a large SVG text pass."""
     import base64
 
     svg = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 680 100" width="680" '
-           'height="100">' + "".join(f'<text x="{i * 60}" y="50" font-size="9">t{i}</text>'
+           'height="100">' + "".join(f'<text x="{10 + i * 30}" y="50" font-size="9">t{i}</text>'
                                      for i in range(10)) + "</svg>")
     src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
     head = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
@@ -181,4 +188,11 @@ def test_the_phone_check_catches_a_hidden_verdict_and_small_chart_text(
     assert any(p.startswith("bad en at 390 px: verdict 'Higher' spans") for p in problems)
     assert any(p.startswith("bad en at 390 px: 10 of 10 chart texts under 10 px") for p in problems)
     assert not any(p.startswith("good") for p in problems), problems
+    cut = tmp_path / "cut.html"
+    cut.write_text(head + "<table><tr><th>Reading</th></tr>" + "<tr><td>Higher</td></tr>" * 3
+                   + "</table><figure>" + big.replace(">t9<", ">a long label past the edge<")
+                   + "</figure></main></body></html>", encoding="utf-8")
+    problems = phone_problems(probe_browser, tmp_path, [("cut", "en", True, cut)])
+    assert problems == ["cut en at 390 px: chart text 'a long label past the edge' runs past "
+                        "the chart's edge"], problems
 
