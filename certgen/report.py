@@ -14,21 +14,37 @@ from typing import Literal
 
 from certgen.compare import Floor, SeriesFigure, SideSummary
 from certgen.model import FrameDiagnostics
+from certgen.model.base import LabText
 from certgen.model.measured import MeasuredByCapture
 from certgen.record import Chart
 
 
 @dataclass(frozen=True)
+class SideRecorded:
+    """What the captures of one side record about themselves: their first and last capture
+    date (one capture: the same) and every distinct driver, as the tool wrote them."""
+
+    first_captured: str | None
+    last_captured: str | None
+    drivers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Compared:
     """What the report names at its top: the change, the settings, and every distinct game,
-    card and capture date the captures record (first and last date of a series)."""
+    card and capture date the captures record (first and last date of a series), and each
+    side's own dates and drivers."""
 
-    description: str | None
+    description: LabText | None
+    """The change in the lab's words: a plain string is English; a series file may give it per
+    language ({en, ru, pt}), and a report in a language it lacks shows another, marked."""
     settings: str | None
     games: tuple[str, ...]
     cards: tuple[str, ...]
     first_captured: str | None
     last_captured: str | None
+    before: SideRecorded
+    after: SideRecorded
 
 
 @dataclass(frozen=True)

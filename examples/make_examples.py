@@ -848,7 +848,8 @@ builds a report of each (`certgen compare`) into reports/:
 - series/: an 8-pair ABBA series (series.yaml) and a 10-run pilot of the unchanged
   configuration, 20 s runs in CapFrameX JSON.
 
-    certgen compare change/before.json change/after.json --out OUT --lang en,ru,pt
+    certgen compare change/before.json change/after.json --out OUT --lang en,ru,pt \\
+      --description "Graphics driver updated from 24.10.1 (before) to 24.12.1 (after)"
     certgen compare inside-floor/both.csv --out OUT
     certgen compare --series series/series.yaml --out OUT
 """
@@ -864,7 +865,9 @@ def make_compare(root: Path) -> None:
     before = session_frames(62.0, 181.0, 501, tail=1.9, stalls=(380.0,))
     after = session_frames(66.0, 181.0, 502, tail=1.55)
     write_capframex_json(c / "change/before.json", [before], {**info, "driver": "24.10.1"})
-    write_capframex_json(c / "change/after.json", [after], {**info, "driver": "24.12.1"})
+    # The after session was recorded the next morning, once the new driver was in.
+    write_capframex_json(c / "change/after.json", [after], {**info, "driver": "24.12.1"},
+                         {**COMPARE_SYSTEM, "CreationDate": "2026-11-21T09:30:00"})
     (c / "inside-floor").mkdir(parents=True, exist_ok=True)
     write_bench_csv(c / "inside-floor/both.csv", {
         "before": session_frames(62.0, 181.0, 511, tail=1.9),
@@ -899,7 +902,11 @@ def make_compare(root: Path) -> None:
         "# Eight pairs run in ABBA order: Resizable BAR off (before) and on (after).",
         "series: 1",
         "order: ABBA",
-        "description: Resizable BAR off (before) and on (after)",
+        # The description per language, so the ru and pt reports read it in their own.
+        "description:",
+        "  en: Resizable BAR off (before) and on (after)",
+        "  ru: Resizable BAR выключен (до) и включён (после)",
+        "  pt: Resizable BAR desativado (antes) e ativado (depois)",
         "pairs:",
         *(f"  - {{before: {a}, after: {b}}}" for a, b in pairs),
         "pilot:",

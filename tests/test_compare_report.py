@@ -410,11 +410,11 @@ def named_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(("lang", "heads"), [
     ("en", ("Before/after report: Cyberpunk 2077", "Change", "Game", "Card", "Settings",
-            "Captured", "Files")),
+            "Captured", "Driver", "Files")),
     ("ru", ("Отчёт «до и\u00a0после»: Cyberpunk 2077", "Изменение", "Игра", "Видеокарта",
-            "Настройки", "Дата записи", "Файлы")),
+            "Настройки", "Дата записи", "Драйвер", "Файлы")),
     ("pt", ("Relatório antes/depois: Cyberpunk 2077", "Mudança", "Jogo", "Placa de vídeo",
-            "Configurações", "Capturado em", "Arquivos")),
+            "Configurações", "Capturado em", "Driver", "Arquivos")),
 ])
 def test_report_names_what_was_compared(named_report: Path, lang: str, heads: tuple[str, ...]) -> None:
     """Title with the game; the change (as text, never markup), game, card, settings, capture
@@ -424,10 +424,15 @@ def test_report_names_what_was_compared(named_report: Path, lang: str, heads: tu
     assert f"<title>{heads[0]}</title>" in html and f"<h1>{heads[0]}</h1>" in top
     for head in heads[1:]:
         assert f"<dt>{head}</dt>" in top
-    captured = {"en": "November 20, 2026, 10:00\u202fAM", "ru": "20 ноября 2026\u202fг., 10:00",
-                "pt": "20 de novembro de 2026 10:00"}[lang]  # the tool's 2026-11-20T10:00:00
+    # The tool's 2026-11-20T10:00:00 (before) and 2026-11-21T09:30:00 (after), each side its own.
+    captured = {"en": ("November 20, 2026, 10:00\u202fAM", "November 21, 2026, 9:30\u202fAM"),
+                "ru": ("20 ноября 2026\u202fг., 10:00", "21 ноября 2026\u202fг., 09:30"),
+                "pt": ("20 de novembro de 2026 10:00", "21 de novembro de 2026 09:30")}[lang]
+    sides = {"en": ("Before", "After"), "ru": ("До", "После"), "pt": ("Antes", "Depois")}[lang]
     for value in ("Driver 24.10.1 → 24.12.1 &lt;b&gt;x&lt;/b&gt;", "Cyberpunk 2077",
-                  "Illustrative RX 7800 XT", "2560x1440, Ultra", f"<dd>{captured}</dd>",
+                  "Illustrative RX 7800 XT", "2560x1440, Ultra",
+                  f'<dd class="side">{sides[0]}: {captured[0]}</dd>',
+                  f'<dd class="side">{sides[1]}: {captured[1]}</dd>',
                   "change/before.json", "change/after.json"):
         assert value in top, value
     assert "<b>x</b>" not in html
@@ -438,14 +443,16 @@ def test_report_without_metadata_says_what_is_not_recorded(pair_report: Path) ->
     change it was not told about."""
     top = (pair_report / "report.en.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
     assert "<h1>Before/after report</h1>" in top
-    assert top.count("not recorded in the captures") == 3 and "<dt>Change</dt>" not in top
+    # game, card, capture date and driver; said once for both sides, not once per side
+    assert top.count("not recorded in the captures") == 4 and "<dt>Change</dt>" not in top
     assert "<dd>not stated</dd>" in top
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_report_chart_has_a_text_alternative_per_side(named_report: Path, lang: str) -> None:
-    """The chart image's alt text, the SVG's <desc> and the visible caption give each side's
-    figures in words, in the report's language."""
+    """The SVG's <desc> and the visible caption give each side's figures in words, in the
+    report's language; the image's alt text names the chart (the caption says the figures, so
+    a screen reader reads them once)."""
     import html as html_lib
 
     from certgen.render.i18n import gettext_for
@@ -455,10 +462,15 @@ def test_report_chart_has_a_text_alternative_per_side(named_report: Path, lang: 
     texts = [html_lib.unescape(t) for t in re.findall(r'<span class="chart-text">([^<]*)</span>', page)]
     assert [t.split(":", 1)[0] for t in texts] == [_("Before"), _("After")]
     alt = re.search(r'<img src="data:image/svg\+xml;base64,([^"]*)" alt="([^"]*)"', page)
-    assert alt is not None and html_lib.unescape(alt.group(2)) == " ".join(texts)
-    svg = base64.b64decode(alt.group(1)).decode("utf-8")
-    descs = [html_lib.unescape(d) for d in re.findall(r"<desc>([^<]*)</desc>", svg)]
-    assert descs[1:] == texts and descs[0] == " ".join(texts)
+    phone = re.search(r'<source media="\(max-width: 600px\)" '
+                      r'srcset="data:image/svg\+xml;base64,([^"]*)">', page)
+    assert alt is not None and phone is not None
+    title = _("Frame times of both captures over capture time")
+    assert html_lib.unescape(alt.group(2)) == title != "" and title not in " ".join(texts)
+    for encoded in (alt.group(1), phone.group(1)):  # the wide drawing and the phone's
+        svg = base64.b64decode(encoded).decode("utf-8")
+        descs = [html_lib.unescape(d) for d in re.findall(r"<desc>([^<]*)</desc>", svg)]
+        assert descs[1:] == texts and descs[0] == " ".join(texts)
     mean = _("mean")
     csv_rows = list(csv.DictReader(io.StringIO((named_report / "compare.csv").read_text())))
     for side, text in zip(("before", "after"), texts, strict=True):
@@ -476,6 +488,74 @@ def test_series_description_comes_from_the_series_file(tmp_path: Path,
     top = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
     assert '<dd class="description">ReBAR off -&gt; on</dd>' in top and "<dd>1080p Low</dd>" in top
     assert '<dd class="file">series.yaml</dd>' in top
+
+
+@pytest.mark.parametrize("lang", ("ru", "pt"))
+def test_a_description_in_another_language_is_marked_as_such(named_report: Path, lang: str) -> None:
+    """--description is the lab's English: a ru or pt report keeps it as written, inside an
+    element that says lang="en" (a screen reader reads it in English), followed by the
+    report's own words for "original in English"."""
+    from certgen.render.i18n import gettext_for
+
+    top = (named_report / f"report.{lang}.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
+    note = gettext_for(lang)("original in English")
+    assert note != "original in English"
+    assert ('<dd class="description"><span lang="en">Driver 24.10.1 → 24.12.1 &lt;b&gt;x&lt;/b&gt;'
+            f'</span> <span class="original-note">({note})</span></dd>') in top
+    english = (named_report / "report.en.html").read_text(encoding="utf-8")
+    assert 'class="original-note"' not in english and '<span lang="en">' not in english
+
+
+def test_a_series_description_per_language_is_shown_in_each_language(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """description: {en, ru}: en and ru reports show their own text unmarked; the pt report,
+    given none, shows the English, marked."""
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    series.write_text(series.read_text().replace(
+        "order: ABBA\n", "order: ABBA\ndescription:\n  en: ReBAR off, then on\n"
+        "  ru: ReBAR выключен, затем включён\n"))
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o"),
+                            "--lang", "en,ru,pt"], capsys)
+    assert (code, err) == (0, "")
+    tops = {lang: (tmp_path / "o" / f"report.{lang}.html").read_text(encoding="utf-8")
+            .split("<h2>", 1)[0] for lang in LANGS}
+    assert '<dd class="description">ReBAR off, then on</dd>' in tops["en"]
+    assert '<dd class="description">ReBAR выключен, затем включён</dd>' in tops["ru"]
+    assert ('<dd class="description"><span lang="en">ReBAR off, then on</span> '
+            '<span class="original-note">(original em inglês)</span></dd>') in tops["pt"]
+
+
+@pytest.mark.parametrize(("description", "field"), [
+    ("{de: Treiber neu}", "description.de"),
+    ("{}", "description"),
+    ("{en: ''}", "description.en"),
+    ("[a, b]", "description"),
+])
+def test_a_malformed_series_description_is_refused_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], description: str, field: str) -> None:
+    series = write_series(tmp_path, BEFORE8, AFTER8, PILOT)
+    series.write_text(series.read_text().replace(
+        "order: ABBA\n", f"order: ABBA\ndescription: {description}\n"))
+    code, _, err = run_cli(["compare", "--series", str(series), "--out", str(tmp_path / "o")], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert field in err, err
+
+
+def test_each_side_shows_the_dates_and_drivers_its_own_captures_record(named_report: Path) -> None:
+    """The change sample's dates and drivers, read here from the CapFrameX files themselves
+    (Info.CreationDate, Info.BaseDriverVersion), each printed against its own side."""
+    from certgen.render.i18n import fmt_moment
+
+    top = (named_report / "report.en.html").read_text(encoding="utf-8").split("<h2>", 1)[0]
+    info = {side: json.loads((EXAMPLES / "change" / f"{side}.json").read_text())["Info"]
+            for side in ("before", "after")}
+    assert info["before"]["BaseDriverVersion"] != info["after"]["BaseDriverVersion"]
+    assert info["before"]["CreationDate"] != info["after"]["CreationDate"]
+    captured, driver = top.split("<dt>Captured</dt>", 1)[1].split("<dt>Driver</dt>", 1)
+    driver = driver.split("<dt>", 1)[0]
+    for side, name in (("before", "Before"), ("after", "After")):
+        assert f'<dd class="side">{name}: {fmt_moment(info[side]["CreationDate"], "en")}</dd>' in captured
+        assert f'<dd class="side">{name}: {info[side]["BaseDriverVersion"]}</dd>' in driver
 
 
 @pytest.mark.parametrize("lang", LANGS)

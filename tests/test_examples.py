@@ -165,6 +165,30 @@ def test_sample_reports_show_what_the_site_says_they_show() -> None:
     }
 
 
+def test_sample_reports_name_their_change() -> None:
+    """The change sample's description names the drivers its two captures record (read here
+    from the CapFrameX files), and its sides were captured at different times; the series
+    file gives its description in every language the site publishes."""
+    import json
+
+    import yaml
+
+    from certgen.builders.site import REPORT_SAMPLES
+    from certgen.docs import LANGS
+
+    base = EXAMPLES / "compare"
+    change = next(s for s in REPORT_SAMPLES if s.name == "change")
+    info = [json.loads((base / c).read_text(encoding="utf-8"))["Info"] for c in change.captures]
+    before, after = (i["BaseDriverVersion"] for i in info)
+    assert change.description is not None and before != after
+    assert change.description.index(before) < change.description.index(after)
+    assert info[0]["CreationDate"] != info[1]["CreationDate"]
+    series = next(s for s in REPORT_SAMPLES if s.series is not None)
+    assert series.series is not None
+    described = yaml.safe_load((base / series.series).read_text(encoding="utf-8"))["description"]
+    assert sorted(described) == sorted(LANGS) and len(set(described.values())) == len(LANGS)
+
+
 def test_the_calibration_fleet_is_300_certified_cards_with_realistic_spreads() -> None:
     """examples/calibration/fleet.jsonl: 300 cards, 2-6 runs over 1-3 tiers each, several
     titles and tiers, every row's gap, stutter and Fluidity Score what certgen.metrics gives

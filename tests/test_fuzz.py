@@ -259,7 +259,8 @@ def test_mutated_series_files_read_or_refuse(data: st.DataObject) -> None:
     from certgen.builders.report import read_series_file
 
     doc: dict[str, Any] = {"series": 1, "order": "ABBA", "pairs": [
-        {"before": f"runs/0{i}-a.json", "after": f"runs/0{i}-b.json"} for i in range(1, 7)]}
+        {"before": f"runs/0{i}-a.json", "after": f"runs/0{i}-b.json"} for i in range(1, 7)],
+        "description": {"en": "ReBAR off, then on", "ru": "ReBAR выключен, затем включён"}}
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(_paths(doc)))
         doc = _set(doc, path, data.draw(st.sampled_from(HOSTILE_VALUES)))

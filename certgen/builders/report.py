@@ -12,6 +12,7 @@ The series file (YAML, paths relative to the file; unknown keys are refused):
     series: 1                   # format version
     order: ABBA                 # optional, how the runs were made (printed on the report)
     description: Resizable BAR off (before) and on (after)   # optional: the change compared
+    #   (a text, English; or per language: {en: ..., ru: ..., pt: ...}, at least one)
     settings: 2560x1440, Ultra, ray tracing off             # optional: what both sides share
     pairs:                      # at least 6 (8 recommended), in run order
       - {before: runs/01-a.csv, after: runs/01-b.csv}
@@ -24,8 +25,10 @@ Without a pilot the smallest detectable effect is unknown and no change is repor
 
 `description` and `settings` (or `--description` / `--settings` for two captures) are free text
 under the rules of card.yaml texts (docs/limits.md: at most 1000 and 200 characters); the
-report prints them as text, never as markup. The game, card and capture dates come from the
-captures themselves where their format records them.
+report prints them as text, never as markup; a report in a language the description is not
+given in shows it in the language it is written in, marked as such (as certificates show
+lab-written texts). The game, card, drivers and capture dates (overall and per side) come from
+the captures themselves where their format records them.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from certgen.errors import CompareError
 from certgen.framegen import compute_frame_diagnostics
 from certgen.measured import measured_by
 from certgen.metrics import round_half_away, weights_of
+from certgen.model.base import LabText, LocalText
 from certgen.pagefigures import checked
 from certgen.render.i18n import gettext_for
 from certgen.render.report import (
@@ -70,6 +74,7 @@ from certgen.report import (
     SeriesFigureRow,
     SeriesPair,
     SeriesReport,
+    SideRecorded,
 )
 from certgen.sop import load_rules
 from certgen.untrusted import escape_invisible, open_regular, shorten
@@ -158,7 +163,7 @@ def build_comparison(before: Capture, after: Capture, *, description: str | None
 
     return PairReport(
         mode="pair",
-        compared=_compared([before, after], description, settings),
+        compared=_compared([before], [after], description, settings),
         sides=(side_of("before"), side_of("after")),
         floors=tuple(FloorRow(**asdict(f), difference=_fraction(f.difference_pct),
                               floor=_fraction(f.floor_pct)) for f in floors),
@@ -169,11 +174,12 @@ def build_comparison(before: Capture, after: Capture, *, description: str | None
     )
 
 
-def _compared(captures: list[Capture], description: str | None,
+def _compared(befores: list[Capture], afters: list[Capture], description: LabText | None,
               settings: str | None) -> Compared:
     """What the report names at its top: the change, the settings, and every distinct game,
-    card and capture date the captures record (first and last date of a series)."""
-    subjects = [subject(c) for c in captures]
+    card and capture date the captures record (first and last date of a series), and what
+    each side's own captures record (dates, drivers)."""
+    subjects = [subject(c) for c in [*befores, *afters]]
     dates = sorted(_distinct([s["captured"] for s in subjects]))
     return Compared(
         description=description,
@@ -182,7 +188,19 @@ def _compared(captures: list[Capture], description: str | None,
         cards=tuple(_distinct([s["card"] for s in subjects])),
         first_captured=dates[0] if dates else None,
         last_captured=dates[-1] if dates else None,
+        before=side_recorded(befores),
+        after=side_recorded(afters),
     )
+
+
+def side_recorded(captures: list[Capture]) -> SideRecorded:
+    """What one side's captures record: first and last date, every distinct driver (the
+    readers' `Recorded`, as written; nothing parsed again here)."""
+    subjects = [subject(c) for c in captures]
+    dates = sorted(_distinct([s["captured"] for s in subjects]))
+    return SideRecorded(first_captured=dates[0] if dates else None,
+                        last_captured=dates[-1] if dates else None,
+                        drivers=tuple(_distinct([s["driver"] for s in subjects])))
 
 
 SHOWN_LIMIT = 200
@@ -197,13 +215,13 @@ def _shown(value: str | None) -> str | None:
 
 
 def subject(capture: Capture) -> dict[str, str | None]:
-    """What a capture says it measured: game (its name, else the process read), card and when
-    it was made; None where the format records nothing."""
+    """What a capture says it measured: game (its name, else the process read), card, driver
+    and when it was made; None where the format records nothing."""
     recorded = capture.recorded
     group = capture.group
     game = recorded.game or (group.application if group is not None else None)
     return {"game": _shown(game), "card": _shown(recorded.gpu),
-            "captured": _shown(recorded.captured_at)}
+            "driver": _shown(recorded.driver), "captured": _shown(recorded.captured_at)}
 
 
 def _distinct(values: list[str | None]) -> list[str]:
@@ -215,11 +233,13 @@ TEXT_LIMITS = {"description": 1000, "settings": 200}
 """Lengths of the free texts of a report (the limits of card.yaml's prose and name fields)."""
 
 
-def check_free_text(value: object, name: str, *, file: str | None = None) -> str:
+def check_free_text(value: object, name: str, *, file: str | None = None,
+                    field: str | None = None) -> str:
     """A description or settings text, checked like card.yaml texts (docs/limits.md), or a
-    CompareError naming the file (series file) or the option (`--description`)."""
+    CompareError naming the file (series file; `field` the key, default `name`) or the option
+    (`--description`)."""
 
-    shown, field = (file, name) if file is not None else (f"--{name}", None)
+    shown, field = (file, field or name) if file is not None else (f"--{name}", None)
     if not isinstance(value, str):
         raise CompareError("expected a text", file=shown, field=field)
     try:
@@ -290,7 +310,7 @@ SERIES_KEYS = ("series", "order", "description", "settings", "pairs", "pilot")
 
 
 def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None, str | None,
-                                     dict[str, str]]:
+                                     dict[str, LabText]]:
     """Pairs, pilot, order and the free texts (description, settings) of a series file."""
 
     shown = str(path)
@@ -344,9 +364,30 @@ def read_series(path: Path) -> tuple[list[tuple[Path, Path]], list[Path] | None,
     order = data.get("order")
     if order is not None and not isinstance(order, str):
         raise CompareError("expected a text such as ABBA", file=shown, field="order")
-    texts = {name: check_free_text(data[name], name, file=shown)
-             for name in ("description", "settings") if name in data}
+    texts: dict[str, LabText] = {}
+    if "description" in data:
+        texts["description"] = check_description(data["description"], shown)
+    if "settings" in data:
+        texts["settings"] = check_free_text(data["settings"], "settings", file=shown)
     return pairs, pilot, order, texts
+
+
+def check_description(value: object, file: str) -> LabText:
+    """A series file's description: a text (English, as lab-written texts are), or the text
+    per language {en, ru, pt} (at least one), each checked as check_free_text checks one."""
+    if not isinstance(value, dict):
+        return check_free_text(value, "description", file=file)
+    unknown = sorted(shorten(str(k)) for k in value if k not in TEXT_LANGUAGES)
+    if unknown or not value:
+        raise CompareError("expected a text, or one per language as {en: ..., ru: ..., pt: ...}",
+                           file=file, field=f"description.{unknown[0]}" if unknown else "description")
+    return LocalText(**{lang: check_free_text(value[lang], "description", file=file,
+                                              field=f"description.{lang}")
+                        for lang in TEXT_LANGUAGES if lang in value})
+
+
+TEXT_LANGUAGES = ("en", "ru", "pt")
+"""The languages a series file's description may be given in (lab-written texts' own)."""
 
 
 def build_series(series_path: Path, fmt: str | None, process: str | None,
@@ -360,6 +401,8 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
         raise CompareError(f"given in the series file and as --{twice[0]}; give it once",
                            file=str(series_path), field=twice[0])
     own = {**own, **(texts or {})}
+    settings = own.get("settings")
+    assert settings is None or isinstance(settings, str)  # read_series gives it as one text
     shown_base = series_path.parent
 
     def shown(p: Path) -> str:
@@ -396,7 +439,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
     figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
     return SeriesReport(
         mode="series",
-        compared=_compared(runs, own.get("description"), own.get("settings")),
+        compared=_compared(runs[0::2], runs[1::2], own.get("description"), settings),
         order=order,
         series_file=series_path.name,
         pairs=tuple(SeriesPair(index=i + 1, before=b.summary, after=a.summary)

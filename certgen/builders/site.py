@@ -73,6 +73,7 @@ REPORT_SAMPLES: tuple[ReportSample, ...] = (
     ReportSample(
         "change", captures=("change/before.json", "change/after.json"),
         title="A change larger than the noise floor",
+        description="Graphics driver updated from 24.10.1 (before) to 24.12.1 (after)",
         blurb="Two 3-minute captures before and after a driver update: the average and the 1% "
         "low move by more than the floor the captures show themselves; the 0.1% low does not.",
     ),
@@ -187,7 +188,7 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
         record = report_record(
             [base / c for c in sample.captures],
             None if sample.series is None else base / sample.series,
-            base=base,
+            base=base, description=sample.description,
         )
         write_report(record, out / "reports" / sample.name, list(LANGS), date, home=SITE_HOME)
         built.append(sample)

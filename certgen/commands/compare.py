@@ -48,7 +48,8 @@ def parse_langs(value: str) -> list[str]:
               "takes precedence; with neither, the report prints no date.")
 @click.option("--description", "description", default=None,
               help="What changed between before and after, printed at the top of the report "
-                   "(plain text, at most 1000 characters; a series file may say it instead).")
+                   "(plain text in English, at most 1000 characters; a series file may say it "
+                   "instead, also per language).")
 @click.option("--settings", "settings", default=None,
               help="The game settings both sides share, e.g. '2560x1440, Ultra' (plain text, at "
                    "most 200 characters).")
@@ -61,7 +62,8 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
     The series file (YAML, paths relative to it):
       series: 1
       order: ABBA            # optional
-      description: ReBAR off -> on   # optional: the change (or --description)
+      description: ReBAR off -> on   # optional: the change (or --description); or per
+                                     # language: {en: ..., ru: ..., pt: ...}
       settings: 2560x1440, Ultra     # optional: what both sides share (or --settings)
       pairs:                 # at least 6, 8 recommended, in run order
         - {before: runs/01-a.csv, after: runs/01-b.csv}

@@ -35,6 +35,48 @@ RIGHT = 12.0
 TOP = 22.0
 BOTTOM = 34.0
 
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a chart puts its parts and how large its text is, in SVG units (one unit is one
+    CSS px when the chart is shown at its own width)."""
+
+    width: float
+    height: float
+    left: float
+    right: float
+    top: float
+    bottom: float
+    tick_size: float
+    axis_size: float
+    label_size: float
+    legend_size: float
+    x_ticks: int
+    """About how many capture-time intervals the axis is cut into."""
+    legend_rows: bool
+    """False: the legend on one line above the plot, right to left; True: one line per row,
+    under the label (a narrow chart has no room for one line)."""
+
+
+WIDE = Layout(width=WIDTH, height=HEIGHT, left=LEFT, right=RIGHT, top=TOP, bottom=BOTTOM,
+              tick_size=9.0, axis_size=9.5, label_size=10.0, legend_size=9.0, x_ticks=6,
+              legend_rows=False)
+"""The chart of a certificate's run and of a report's PDF and wide screen: 680 units across a
+page or a desktop window, where its 9-unit text is 2.4 mm (print) or about 9 px."""
+
+PHONE_ROW = 16.0
+"""Height of one legend row of the phone layout."""
+
+PHONE = Layout(width=340.0, height=288.0, left=46.0, right=10.0, top=26.0 + 3 * PHONE_ROW + 6.0,
+               bottom=42.0, tick_size=12.0, axis_size=12.0, label_size=13.0, legend_size=12.0,
+               x_ticks=4, legend_rows=True)
+"""A report's chart on a phone. The wide chart shrunk to a 390 px screen (about 350 px of
+content) draws its text at half size, under 5 px; this one is drawn for that width instead:
+340 units across, so 12-unit text stays over 10 px on screens down to 320 px, with fewer
+capture-time ticks and the legend one line per row. (A wide chart kept at its width and
+scrolled sideways would hide the later part of the capture, and its legend, off screen.)"""
+
 ZERO_BASELINE_SHARE = 0.25
 """Start the frame-time axis at zero when the fitted start would be at most this share of its
 top: the room saved is small, and a zero baseline needs no break mark."""
@@ -62,6 +104,11 @@ def _nice_step(span: float, target: int) -> float:
 def _f(value: float) -> str:
     text = f"{value:.1f}"
     return "0.0" if text == "-0.0" else text
+
+
+def _size(value: float) -> str:
+    """A font size as an attribute: 9 → "9", 9.5 → "9.5"."""
+    return f"{value:g}"
 
 
 def _attr(text: str) -> str:
@@ -167,6 +214,7 @@ def frame_time_chart(
     scale: Scale | None = None,
     label: str | None = None,
     top: float | None = None,
+    layout: Layout = WIDE,
 ) -> str:
     """One run's chart: frame time (ms) over capture time (s), with the mean, 1% and 0.1% low
     lines and their legend.
@@ -176,13 +224,19 @@ def frame_time_chart(
     one page keep distinct ids). `scale` shares axes with other charts (default: this chart's
     own); `label` is a visible caption at the top left (a report's "Before" / "After"); `top`
     places the chart at that y inside an outer SVG (see stack_charts) instead of as a document
-    of its own.
+    of its own; `layout` is WIDE (default) or PHONE.
     """
     buckets: Sequence[Sequence[float]] = chart.buckets
     duration = chart.duration_ms
     scale = scale or chart_scale([chart])
     y_min, y_max, step_y = scale.y_min, scale.y_max, scale.step_y
     seconds, step_x = scale.seconds, scale.step_x
+    if layout.x_ticks != WIDE.x_ticks:  # a narrow chart: fewer, wider-spaced time ticks
+        step_x = _nice_step(seconds, layout.x_ticks)
+    # The layout's box under the module constants' names, which the drawing below reads.
+    WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = (
+        layout.width, layout.height, layout.left, layout.right, layout.top, layout.bottom)
+    tick, axis = _size(layout.tick_size), _size(layout.axis_size)
     plot_w = WIDTH - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
 
@@ -219,7 +273,7 @@ def frame_time_chart(
         y = y_of(value)
         out.append(f'<line x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + plot_w)}" y2="{_f(y)}" '
                    'stroke="#e3e7eb" stroke-width="0.6"/>')
-        out.append(f'<text x="{_f(LEFT - 5)}" y="{_f(y + 3)}" text-anchor="end" class="tick" font-size="9" fill="#5c6670">'
+        out.append(f'<text x="{_f(LEFT - 5)}" y="{_f(y + layout.tick_size / 3)}" text-anchor="end" class="tick" font-size="{tick}" fill="#5c6670">'
                    f"{escape(fmt_number(value, lang, digits_y))}</text>")
         value += step_y
     digits_x = 0 if step_x >= 1 else 1
@@ -228,13 +282,13 @@ def frame_time_chart(
         x = LEFT + plot_w * value / seconds
         out.append(f'<line x1="{_f(x)}" y1="{_f(TOP + plot_h)}" x2="{_f(x)}" '
                    f'y2="{_f(TOP + plot_h + 4)}" stroke="#9aa3ad" stroke-width="0.6"/>')
-        out.append(f'<text x="{_f(x)}" y="{_f(TOP + plot_h + 15)}" text-anchor="middle" '
-                   f'class="tick" font-size="9" fill="#5c6670">{escape(fmt_number(value, lang, digits_x))}</text>')
+        out.append(f'<text x="{_f(x)}" y="{_f(TOP + plot_h + 6 + layout.tick_size)}" text-anchor="middle" '
+                   f'class="tick" font-size="{tick}" fill="#5c6670">{escape(fmt_number(value, lang, digits_x))}</text>')
         value += step_x
     out.append(f'<text x="{_f(LEFT + plot_w / 2)}" y="{_f(HEIGHT - 3)}" text-anchor="middle" '
-               f'class="axis" font-size="9.5" fill="#3c4650">{escape(x_label)}</text>')
-    out.append(f'<text transform="translate(12 {_f(TOP + plot_h / 2)}) rotate(-90)" '
-               f'text-anchor="middle" class="axis" font-size="9.5" fill="#3c4650">{escape(y_label)}</text>')
+               f'class="axis" font-size="{axis}" fill="#3c4650">{escape(x_label)}</text>')
+    out.append(f'<text transform="translate({layout.axis_size + 2.5:g} {_f(TOP + plot_h / 2)}) rotate(-90)" '
+               f'text-anchor="middle" class="axis" font-size="{axis}" fill="#3c4650">{escape(y_label)}</text>')
     # The min–max band: upper edge left to right, lower edge right to left.
     if buckets:
         width_ms = duration / max(len(buckets), 1)
@@ -262,17 +316,22 @@ def frame_time_chart(
             f'<line x1="{_f(LEFT - 5)}" y1="{_f(yb - 1)}" x2="{_f(LEFT + 5)}" y2="{_f(yb - 5)}"/>'
             f'<line x1="{_f(LEFT - 5)}" y1="{_f(yb + 3)}" x2="{_f(LEFT + 5)}" y2="{_f(yb - 1)}"/>'
             "</g>")
+    label_y = PHONE_ROW + 2 if layout.legend_rows else TOP - 6
     if label:
-        out.append(f'<text x="{_f(LEFT)}" y="{_f(TOP - 6)}" class="label" font-size="10" '
-                   f'font-weight="bold" fill="#1f2a36">{escape(label)}</text>')
-    # The lines (a low of F FPS is a line at 1000 / F ms), with a legend above the plot, right
-    # to left: each line's dash pattern beside its name and value.
-    legend_x = LEFT + plot_w
-    for key, value_ms, name in (
+        out.append(f'<text x="{_f(LEFT)}" y="{_f(label_y)}" class="label" '
+                   f'font-size="{_size(layout.label_size)}" font-weight="bold" '
+                   f'fill="#1f2a36">{escape(label)}</text>')
+    # The lines (a low of F FPS is a line at 1000 / F ms), with a legend above the plot: each
+    # line's dash pattern beside its name and value; on one line right to left (wide), or one
+    # per row, the mean first, under the label (phone).
+    lines = (
         ("low_0_1pct", chart.low_0_1pct_ms, low_0_1pct_label),
         ("low_1pct", chart.low_1pct_ms, low_1pct_label),
         ("mean", getattr(chart, "mean_ms", None), mean_label),
-    ):
+    )
+    legend_x = LEFT + plot_w
+    row = 0
+    for key, value_ms, name in (lines[::-1] if layout.legend_rows else lines):
         if not value_ms:
             continue
         colour, dash = LINE_STYLES[key]
@@ -283,26 +342,35 @@ def frame_time_chart(
                    f'x2="{_f(x_of(duration))}" y2="{_f(y)}" stroke="{colour}" '
                    f'stroke-width="1.3"{pattern}/>')
         text = f"{name}: {fmt_number(float(value_ms), lang, 1)} {unit}"
-        width = 5.4 * len(text) + 30
-        out.append(f'<line class="legend-{key}" x1="{_f(legend_x - width)}" y1="{_f(TOP - 9)}" '
-                   f'x2="{_f(legend_x - width + 22)}" y2="{_f(TOP - 9)}" stroke="{colour}" '
+        if layout.legend_rows:
+            row += 1
+            x0, text_y = LEFT, label_y + row * PHONE_ROW
+        else:
+            width = 5.4 * len(text) + 30
+            x0, text_y = legend_x - width, TOP - 6
+            legend_x -= width + 6
+        mark_y = text_y - layout.legend_size / 3
+        out.append(f'<line class="legend-{key}" x1="{_f(x0)}" y1="{_f(mark_y)}" '
+                   f'x2="{_f(x0 + 22)}" y2="{_f(mark_y)}" stroke="{colour}" '
                    f'stroke-width="1.6"{pattern}/>')
-        out.append(f'<text x="{_f(legend_x - width + 26)}" y="{_f(TOP - 6)}" class="legend" '
-                   f'font-size="9" font-weight="bold" fill="{colour}">{escape(text)}</text>')
-        legend_x -= width + 6
+        out.append(f'<text x="{_f(x0 + 26)}" y="{_f(text_y)}" class="legend" '
+                   f'font-size="{_size(layout.legend_size)}" font-weight="bold" '
+                   f'fill="{colour}">{escape(text)}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-def stack_charts(charts: Sequence[str], *, title: str, description: str | None = None) -> str:
-    """Charts drawn with `top=i * HEIGHT` (i = 0, 1, …) as one SVG document, one above the
-    other (a before/after report's frame-times.svg); `description` is its <desc>."""
-    height = HEIGHT * len(charts)
+def stack_charts(charts: Sequence[str], *, title: str, description: str | None = None,
+                 layout: Layout = WIDE) -> str:
+    """Charts drawn with `top=i * layout.height` (i = 0, 1, …) in `layout` as one SVG
+    document, one above the other (a before/after report's frame-times.svg); `description` is
+    its <desc>."""
+    height = layout.height * len(charts)
     label = title if not description else f"{title}. {description}"
     desc = "" if not description else f"<desc>{escape(description)}</desc>"
     # An <img> does not inherit the page's font: name it, or the text falls back to a serif.
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH:.0f} {height:.0f}" '
-            f'width="{WIDTH:.0f}" height="{height:.0f}" role="img" '
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {layout.width:.0f} {height:.0f}" '
+            f'width="{layout.width:.0f}" height="{height:.0f}" role="img" '
             f'font-family="DejaVu Sans, sans-serif" '
             f'aria-label="{_attr(label)}"><title>{escape(title)}</title>{desc}'
             + "".join(charts) + "</svg>\n")

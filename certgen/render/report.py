@@ -9,12 +9,16 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime as dt
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from certgen.diagnostics import STALL_MS
+from certgen.model.base import text_for
 from certgen.render.charts import (
-    HEIGHT,
+    PHONE,
+    WIDE,
     ChartWords,
+    Layout,
     chart_scale,
     chart_text,
     frame_time_chart,
@@ -27,6 +31,7 @@ from certgen.render.pdf import html_to_pdf
 from certgen.report import PairReport
 
 if TYPE_CHECKING:
+    from certgen.model.base import LabText
     from certgen.record import Chart
     from certgen.render.charts import Scale
     from certgen.report import ReportRecord
@@ -76,14 +81,38 @@ def render_html(record: ReportRecord, lang: str, chart_svg: str | None,
                              languages=[(other, html_name(other)) for other in languages],
                              files=[("PDF", pdf_name(lang)), ("CSV", CSV_NAME)])
     context["date"] = date
+    context["description"] = shown_description(record.compared.description, lang)
     context["chart_src"] = None
+    context["chart_phone_src"] = None
     context["chart_texts"] = []
     if chart_svg is not None and isinstance(record, PairReport):  # a series has no chart
-        context["chart_src"] = "data:image/svg+xml;base64," + base64.b64encode(
-            chart_svg.encode("utf-8")).decode("ascii")
+        context["chart_src"] = _data_uri(chart_svg)
+        # Screens under 600 px get the chart drawn for their width (charts.PHONE); the PDF
+        # and wider screens the one written to frame-times.svg.
+        context["chart_phone_src"] = _data_uri(chart_for(record, lang, PHONE))
+        context["chart_alt"] = chart_title(lang)
         context["chart_texts"] = chart_texts(record, lang)
     context["csv_name"] = CSV_NAME
     return render_template(REPORT_TEMPLATE, context, lang)
+
+
+@dataclass(frozen=True)
+class ShownDescription:
+    """The change as a report in one language shows it: the text, and the language it is
+    written in when that is not the report's (the report then marks it, as certificates mark
+    lab-written texts)."""
+
+    text: str
+    other_lang: str | None
+
+
+def shown_description(value: LabText | None, lang: str) -> ShownDescription | None:
+    """`value` in `lang` (its own text, else the English, else the first given; a plain
+    string is English), or None when the report states no change."""
+    if value is None:
+        return None
+    text, source = text_for(value, lang)
+    return ShownDescription(text, None if source == lang else source)
 
 
 def _panels(record: PairReport) -> tuple[list[Chart], Scale]:
@@ -115,9 +144,10 @@ def chart_texts(record: PairReport, lang: str) -> list[str]:
     ]
 
 
-def chart_for(record: PairReport, lang: str) -> str:
+def chart_for(record: PairReport, lang: str, layout: Layout = WIDE) -> str:
     """The frame-time chart of a pair report in `lang`: the certificates' chart drawer, one
-    panel per side, on one shared scale, each panel with its text alternative."""
+    panel per side, on one shared scale, each panel with its text alternative; `layout` WIDE
+    (frame-times.svg, the PDF, a wide screen) or PHONE (the HTML under 600 px)."""
 
     _ = gettext_for(lang)
     charts, scale = _panels(record)
@@ -127,8 +157,19 @@ def chart_for(record: PairReport, lang: str) -> str:
         frame_time_chart(chart, lang, x_label=_("capture time, s"), y_label=_("frame time, ms"),
                          low_1pct_label=_("1%% low") % {}, low_0_1pct_label=_("0.1%% low") % {},
                          mean_label=_("mean"), title=labels[side], description=text,
-                         unit=_("ms"), scale=scale, label=labels[side], top=i * HEIGHT)
+                         unit=_("ms"), scale=scale, label=labels[side], top=i * layout.height,
+                         layout=layout)
         for i, (side, chart, text) in enumerate(zip(SIDES, charts, texts, strict=True))
     ]
-    return stack_charts(panels, title=_("Frame times of both captures over capture time"),
-                        description=" ".join(texts))
+    return stack_charts(panels, title=chart_title(lang), description=" ".join(texts),
+                        layout=layout)
+
+
+def chart_title(lang: str) -> str:
+    """The chart's name: its SVG title and the image's alternative text (the figures in words
+    follow in the caption, so a screen reader reads them once)."""
+    return gettext_for(lang)("Frame times of both captures over capture time")
+
+
+def _data_uri(svg: str) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")

@@ -39,6 +39,9 @@ class ReportSample:
     """msgid (site.po)."""
     blurb: str = ""
     """msgid (site.po)."""
+    description: str | None = None
+    """The change in the lab's words (`certgen compare --description`; English, so the ru and
+    pt reports mark it as such), for a pair sample; a series file states its own."""
 
 
 def explainer_path(lang: str, slug: str, ext: str = "html") -> str:
