@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import traceback
 from typing import NoReturn
@@ -122,6 +123,10 @@ def main(argv: list[str] | None = None) -> int | None:
     its traceback, then one line saying so, exit 70.
     """
 
+    # Set but blank means unset (certgen.builddate reads it so); removed before any library
+    # reads it: numpy.f2py, imported on the way to the PDFs, calls int() on it at import time.
+    if "SOURCE_DATE_EPOCH" in os.environ and not os.environ["SOURCE_DATE_EPOCH"].strip():
+        del os.environ["SOURCE_DATE_EPOCH"]
     try:
         # Outside standalone mode click returns the command's value (None), or the exit code
         # of a click.exceptions.Exit the command raised (metrics, check).

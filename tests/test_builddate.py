@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,3 +42,15 @@ def test_without_it_the_site_uses_the_samples_date_and_reports_stay_undated(monk
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     assert site_date() == DEFAULT_DATE
     assert report_date(None) is None
+
+
+def test_a_blank_value_is_dropped_before_any_library_reads_it():
+    # numpy.f2py (imported on the way to the PDFs, e.g. by `certgen site`) calls int() on
+    # SOURCE_DATE_EPOCH at import: a set-but-blank value crashed the command as a bug.
+    code = ("import os\nfrom certgen.cli import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            "assert 'SOURCE_DATE_EPOCH' not in os.environ\nimport numpy.f2py\n")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "  "}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
