@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pypdf
 import pytest
@@ -197,24 +197,37 @@ def test_every_date_on_a_certificate_is_in_one_style(sample_site: Path) -> None:
 
 # ------------------------------------------------------------------- nothing past the margin
 
-def _words(pdf: Path) -> list[tuple[float, float, float, float, float, str]]:
-    """(page width, page height, xMin, xMax, yMin, word) of every word pdftotext finds."""
+class Word(NamedTuple):
+    """One word as pdftotext -bbox finds it (points, from the page's top left)."""
+
+    page: int
+    page_width: float
+    page_height: float
+    x_min: float
+    y_min: float
+    x_max: float
+    y_max: float
+    text: str
+
+
+def _words(pdf: Path) -> list[Word]:
+    """Every word pdftotext finds in `pdf`, with its page (1-based) and box."""
     tool = shutil.which("pdftotext")
     if tool is None:
         pytest.fail("pdftotext (Debian poppler-utils) is missing: `make test` installs it as root")
     out = subprocess.run([tool, "-bbox", str(pdf), "-"], check=True, capture_output=True,
                          text=True).stdout
-    words: list[tuple[float, float, float, float, float, str]] = []
-    width = height = 0.0
+    words: list[Word] = []
+    page, width, height = 0, 0.0, 0.0
     for line in out.splitlines():
-        page = re.search(r'<page width="([\d.]+)" height="([\d.]+)"', line)
-        if page:
-            width, height = float(page.group(1)), float(page.group(2))
-        word = re.search(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" '
-                         r'yMax="[\d.]+">(.*?)</word>', line)
-        if word:
-            words.append((width, height, float(word.group(1)), float(word.group(3)),
-                          float(word.group(2)), word.group(4)))
+        found = re.search(r'<page width="([\d.]+)" height="([\d.]+)"', line)
+        if found:
+            page, width, height = page + 1, float(found.group(1)), float(found.group(2))
+        found = re.search(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" '
+                          r'yMax="([\d.]+)">(.*?)</word>', line)
+        if found:
+            x0, y0, x1, y1 = (float(v) for v in found.groups()[:4])
+            words.append(Word(page, width, height, x0, y0, x1, y1, found.group(5)))
     return words
 
 
@@ -225,14 +238,35 @@ def test_no_word_of_any_sample_certificate_lies_outside_its_column(sample_site: 
     for pdf in _certificate_pdfs(sample_site):
         words = _words(pdf)
         assert len(words) > 500, pdf
-        for width, height, x_min, x_max, y_min, word in words:
-            assert abs(width - A4_PT[0]) < 1 and abs(height - A4_PT[1]) < 1
-            if not BODY_PT[0] <= y_min <= BODY_PT[1]:
+        for w in words:
+            assert abs(w.page_width - A4_PT[0]) < 1 and abs(w.page_height - A4_PT[1]) < 1
+            if not BODY_PT[0] <= w.y_min <= BODY_PT[1]:
                 continue  # the running header and footer
-            if x_max > COLUMN_PT[1] + TOLERANCE_PT or x_min < COLUMN_PT[0] - TOLERANCE_PT:
-                outside.append(f"{pdf.parent.name}/{pdf.name}: {word!r} at {x_min:.1f}–"
-                               f"{x_max:.1f} pt (column {COLUMN_PT[0]:.1f}–{COLUMN_PT[1]:.1f})")
+            if w.x_max > COLUMN_PT[1] + TOLERANCE_PT or w.x_min < COLUMN_PT[0] - TOLERANCE_PT:
+                outside.append(f"{pdf.parent.name}/{pdf.name} p{w.page}: {w.text!r} at "
+                               f"{w.x_min:.1f}–{w.x_max:.1f} pt (column {COLUMN_PT[0]:.1f}–"
+                               f"{COLUMN_PT[1]:.1f})")
     assert outside == []
+
+
+def test_no_word_of_any_sample_certificate_overlaps_another(sample_site: Path) -> None:
+    """A word that cannot wrap and is wider than its cell runs over the next one (the ru and pt
+    runs table once printed "Fluidity Score" across "Место в когорте"): no two word boxes on a
+    page may overlap by more than half a line's height."""
+    overlapping: list[str] = []
+    for pdf in _certificate_pdfs(sample_site):
+        words = _words(pdf)
+        for i, a in enumerate(words):
+            for b in words[i + 1:]:
+                if b.page != a.page:
+                    break  # pdftotext lists the words page by page
+                across = min(a.x_max, b.x_max) - max(a.x_min, b.x_min)
+                down = min(a.y_max, b.y_max) - max(a.y_min, b.y_min)
+                if across > TOLERANCE_PT and down > 0.5 * min(a.y_max - a.y_min,
+                                                              b.y_max - b.y_min):
+                    overlapping.append(f"{pdf.parent.name}/{pdf.name} p{a.page}: {a.text!r} "
+                                       f"over {b.text!r} by {across:.1f} pt")
+    assert overlapping == []
 
 
 # ------------------------------------------------------------------- the QR code's /Alt
