@@ -44,9 +44,10 @@ def visible_text(html: str) -> str:
 KEPT_IN_ENGLISH = {"FPS", "Fluidity", "Score", "SHA-256", "SOP", "GPU", "VRM", "p99", "low",
                    "record", "json", "certgen", "PLATINUM", "GOLD", "SILVER", "n", "sha256",
                    "https", "certificates", "example", "org", "verify", "ray", "tracing",
-                   "upscaler", "Driver", "ms", "GB", "PDF", "index"}
+                   "upscaler", "Driver", "ms", "GB", "PDF", "index", "QR-", "GPU-001"}
 """Latin words a ru/pt certificate may show: glossary terms kept in English (locales/glossary.yaml),
-units, the verification URL and the status list (index.json),
+units, the verification URL and the status list (index.json), the QR code (ru QR-код), the
+SOP's number (GPU-001),
 the file formats the navigation links (PDF, record.json)."""
 
 ENGLISH_ONLY = {"the", "and", "of", "is", "are", "run", "runs", "stutter", "required", "needed",
@@ -98,7 +99,7 @@ def bundle_words(record: dict[str, Any]) -> set[str]:
 
 def cells(html: str, cls: str) -> list[str]:
     """The text of every `<td class="num CLS">` (a run table column)."""
-    return re.findall(rf'<td class="num {cls}">(?:<strong>)?([^<]*)', html)
+    return re.findall(rf'<td class="num {cls}"[^>]*>(?:<strong>)?([^<]*)', html)
 
 
 def number(text: str, lang: str) -> float:

@@ -46,7 +46,7 @@ def _render(record: dict[str, Any], lang: str, **kw: Any) -> tuple[str, bytes]:
 
 
 def _cells(html: str, cls: str) -> list[str]:
-    return re.findall(rf'<td class="num {cls}">(?:<strong>)?([^<]*)', html)
+    return re.findall(rf'<td class="num {cls}"[^>]*>(?:<strong>)?([^<]*)', html)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

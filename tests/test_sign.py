@@ -162,7 +162,7 @@ def test_one_printed_figure_changed_in_the_html_to_pdf_path_fails(
     sha = hashlib.sha256(record_bytes).hexdigest()
     html = render_certificate_html(record, "en", record_sha256=sha,
                                    verify_base=LAB.lab.verification_base, signed=True)
-    cell = re.search(r'<td class="num fps-avg">([0-9.]+)</td>', html)
+    cell = re.search(r'<td class="num fps-avg"[^>]*>([0-9.]+)</td>', html)
     assert cell is not None
     altered_value = f"{float(cell[1]) + 10:.1f}"
     altered = html[:cell.start(1)] + altered_value + html[cell.end(1):]

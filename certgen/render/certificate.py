@@ -12,9 +12,10 @@ Nothing from the bundle becomes a template: record values only ever reach templa
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
 from certgen import agreement
@@ -27,6 +28,7 @@ from certgen.model import (
     DateAfterIssue,
     FirstCaptureIdentical,
     FirstCaptureSha256Mismatch,
+    GateReason,
     LabText,
     ProvenanceMismatch,
     Recorded,
@@ -34,6 +36,7 @@ from certgen.model import (
     SampleCertificate,
     SoftLimitMissing,
     Status,
+    TierLineGate,
     text_for,
 )
 from certgen.record import Chart, Record, Run, frame_ms
@@ -78,12 +81,53 @@ def status_list_url(base: str) -> str:
     return f"{base.rstrip('/')}/index.json"
 
 
-def qr_svg(url: str) -> str:
-    """The verification URL as an inline SVG QR code (segno, error correction M)."""
+def qr_svg(url: str, title: str) -> str:
+    """The verification URL as an inline SVG QR code (segno, error correction M).
+
+    `title` (plain text; segno escapes it) becomes the SVG's <title>: the browser's accessible
+    name for the code and, in the tagged PDF, the /Alt of its Figure (WeasyPrint takes it)."""
     import segno
 
     code = segno.make(url, error="m", micro=False)
-    return str(code.svg_inline(scale=2, border=2, dark="#111111", light="#ffffff", omitsize=False))
+    return str(code.svg_inline(scale=2, border=2, dark="#111111", light="#ffffff", omitsize=False,
+                               title=title))
+
+
+@dataclass(frozen=True)
+class SopName:
+    """A rules file's id (sop-gpu-001-v1.1) as a reader names it: "SOP GPU-001", version 1.1."""
+
+    procedure: str
+    """The procedure's number as the SOP writes it, e.g. GPU-001."""
+    version: str
+    """The version as written, e.g. 1.1 (a version, not a decimal number: never localised)."""
+
+
+_RULES_ID: Final = re.compile(r"sop-([a-z]+-[0-9]+)-v([0-9]+(?:\.[0-9]+)*)")
+
+
+def sop_name(rules_version: str) -> SopName | None:
+    """The SOP a rules file id names, or None when the id is not of that form (a draft or a
+    lab's own rules file): the certificate then shows the id as it is."""
+    found = _RULES_ID.fullmatch(rules_version)
+    if found is None:
+        return None
+    return SopName(procedure=found.group(1).upper(), version=found.group(2))
+
+
+GateMark = Literal["passed", "not_reached", "failed"]
+"""How the grade box marks a gate: ✓, a neutral dash, or a red ✗."""
+
+
+def gate_mark(gate: GateReason) -> GateMark:
+    """A tier-line gate that did not pass names a grade the card did not reach, which is not a
+    fault: it is marked neutrally. Only a gate that reports something missing or failed (no
+    measured tier, another SOP phase capping the grade) is marked as failed."""
+    if gate.passed:
+        return "passed"
+    if isinstance(gate, TierLineGate):
+        return "not_reached"
+    return "failed"
 
 
 def build_date(record: Record) -> dt.datetime:
@@ -373,6 +417,7 @@ def certificate_context(
 
     status = record.status
     url = verify_url(verify_base, record.certificate.id, record_sha256)
+    _ = i18n.gettext_for(lang)
     charts: dict[int, Markup] = {}
     chart_texts: dict[int, str] = {}
     justifications: dict[int, tuple[Markup, Shown]] = {}
@@ -427,7 +472,9 @@ def certificate_context(
         "signatory": record.issuer.signatory.name if signed and record.issuer else None,
         "verify_url": url,
         "status_url": status_list_url(verify_base),
-        "qr_svg": Markup(qr_svg(url)),
+        "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),
+        "rules_name": sop_name(record.rules_version),
+        "gate_marks": [gate_mark(gate) for gate in record.grade.reasons],
         "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
