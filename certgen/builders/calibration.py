@@ -8,6 +8,7 @@ Writes `calibration.json`, `calibration.csv` (kind,name,group,value: every figur
 from __future__ import annotations
 
 import csv
+import ctypes
 import io
 import itertools
 import json
@@ -73,7 +74,24 @@ def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
     if arrays.cards == 0:
         raise CalibrationError("the fleet holds no certified card: nothing to review",
                                file=str(store.path))
-    return review(arrays, sizes, current, candidates)
+    give_back_memory()  # the pages read, before the review's own arrays
+    reviewed = review(arrays, sizes, current, candidates)
+    del arrays  # all but the ids the changes name: given back before anything is rendered
+    give_back_memory()
+    return reviewed
+
+
+def give_back_memory() -> None:
+    """Return freed memory to the system (glibc's malloc_trim). After its first large free,
+    glibc raises its mmap threshold and serves the next arrays from the heap, which it keeps
+    when they are freed: on a million-run fleet about 20 MB of the review's freed arrays
+    stayed resident under the PDF renderer and passed the 200 MB bound. Without glibc this
+    does nothing (the bound was measured on glibc)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 STREAM_ROWS: Final = 8192
@@ -213,6 +231,7 @@ def write_calibration(calibration: CalibrationReview, out: Path, langs: Sequence
         html = render_html(calibration, lang, languages=tuple(langs), home=home)
         rendered.append((html_name(lang), html.encode("utf-8")))
         rendered.append((pdf_name(lang), render_pdf(html, lang=lang)))
+        give_back_memory()  # the renderer's garbage, before the next language or the stream
     with Writer(out) as writer:
         writer.write_stream(JSON_NAME, json_chunks(calibration))
         writer.write_stream(CSV_NAME, csv_chunks(calibration))
