@@ -89,7 +89,7 @@ def give_back_memory() -> None:
     does nothing (the bound was measured on glibc)."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # TypeError: no CDLL(None) on Windows
         return
     trim(0)
 
