@@ -80,7 +80,7 @@ def test_numbers_follow_the_locale_in_prose_and_in_formulas(lang: str, prose: st
     page = build_page("frame-pacing", lang)
     assert f"= {math}" in page.markdown  # inside the worked example's formula
     avg = prose.replace("72", "122").replace("5", "7")  # 122.7 / 122,7 in the table's prose
-    assert f"| {avg} FPS |" in page.markdown
+    assert f"| {avg}\u00a0FPS |" in page.markdown  # the unit joined to its number
 
 
 def test_pages_in_the_three_languages_use_the_same_figures() -> None:

@@ -151,12 +151,22 @@ def test_a_spaced_dash_never_starts_a_line_in_any_language() -> None:
     before a spaced em or en dash is a no-break one; the space after it stays breakable. A dash
     standing for an absent value in a table cell, or opening a line, is left alone."""
     nb = "\u00a0"
-    assert i18n.bind_short_words("16,7 мс — это 60 FPS, 4,2 мс — 240.", "ru") == (
-        f"16,7 мс{nb}— это 60 FPS, 4,2 мс{nb}— 240.")
+    assert i18n.bind_short_words("это ровно — 240.", "ru") == f"это ровно{nb}— 240."
     assert i18n.bind_short_words("a gap – and a stutter", "en") == f"a gap{nb}– and a stutter"
-    assert i18n.bind_short_words("(120 FPS) — média", "pt") == f"(120 FPS){nb}— média"
+    assert i18n.bind_short_words("(a média) — e", "pt") == f"(a{nb}média){nb}— e"
     assert i18n.bind_short_words("| 1 | — | — |\n— início", "pt") == "| 1 | — | — |\n— início"
-    assert i18n.bind_short_words("48–144 Hz", "en") == "48–144 Hz"  # a range: no space
+    assert i18n.bind_short_words("48–144 Hz", "en") == f"48–144{nb}Hz"  # a range: no space
+
+
+def test_a_unit_stays_on_the_line_of_its_number() -> None:
+    """"4,2 / мс — 240." (ru high-fps-bad-lows.pdf p1, once the dash was bound): a number and
+    its unit are joined by a no-break space in every language; a word that only starts like a
+    unit is not."""
+    nb = "\u00a0"
+    assert i18n.bind_short_words("16,7 мс — это 60 FPS, 4,2 мс — 240.", "ru") == (
+        f"16,7{nb}мс{nb}— это 60{nb}FPS, 4,2{nb}мс{nb}— 240.")
+    assert i18n.bind_short_words("16.7 ms at 60 Hz, 3 msg", "en") == (
+        f"16.7{nb}ms at 60{nb}Hz, 3 msg")
 
 
 def test_short_words_go_to_the_start_of_the_next_line_in_russian_and_portuguese() -> None:

@@ -122,12 +122,15 @@ _PARTICLE = {
 """A particle and the plain space before it."""
 _DASH = re.compile(r"(?<=[^\s|]) (?=[—–](?:\s|$))", re.MULTILINE)
 """The plain space before a spaced em or en dash (not a Markdown table's "| — |" cell)."""
+_UNIT = re.compile(r"(?<=\d) (?=(?:мс|с|Гц|ГБ|FPS|ms|s|Hz|GB|px|pt|mm)(?![\w\-]))")
+"""The plain space between a number and its unit ("4,2 мс", "16.7 ms", "144 Hz"): a unit never
+starts a line without its number."""
 _VERBATIM = re.compile(r"(\$\$.*?\$\$|\$[^$\n]*\$|`[^`\n]*`|\{\{.*?\}\})", re.DOTALL)
 """Formulas, code and {{placeholders}} of an explainer's Markdown: left exactly as written."""
 
 
 def _bind(part: str, lang: str) -> str:
-    part = _DASH.sub(NBSP, part)
+    part = _UNIT.sub(NBSP, _DASH.sub(NBSP, part))
     if lang in _SHORT_WORD:
         part = _SHORT_WORD[lang].sub("\\1" + NBSP, part)
     if lang in _PARTICLE:
@@ -140,7 +143,7 @@ def bind_short_words(text: str, lang: str) -> str:
     word that belongs to the next one:
 
     - every language: a spaced em or en dash is bound to the word before it ("мс — 240" never
-      puts "— 240." at the start of a line);
+      puts "— 240." at the start of a line), and a unit to its number ("4,2 мс");
     - Russian and Portuguese: a short preposition, conjunction or article is bound to the word
       after it, and a Russian particle (бы, ли, же) to the word before it (see _BEFORE).
 
