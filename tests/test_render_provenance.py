@@ -193,7 +193,7 @@ def test_recorded_values_notes_and_scope_snapshot(lang: str, snapshot: Any) -> N
     ("ru", "По\u00a0данным записи", "совпадает с\u00a0заявленными значениями",
      "Класс относится только к\u00a0этому экземпляру карты (серийный номер EX4070S-0001)"),
     ("pt", "Segundo a\u00a0captura", "confere com os valores declarados",
-     "A classificação vale somente para esta unidade (número de série EX4070S-0001)"),
+     "A\u00a0classificação vale somente para esta unidade (número de série EX4070S-0001)"),
 ])
 def test_each_language_words_the_comparison_and_the_scope(
         lang: str, label: str, agrees: str, scope: str) -> None:
