@@ -860,6 +860,7 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
                     else f'<span class="math-inline">{mathml}</span>')
         import ziamath
 
+        tex = _own_group_fences(tex)
         # 16 px is the body text size of the printed page (font-size 1em): inline formulas
         # match the words around them; display formulas are a little larger.
         svg = ziamath.Latex(tex, size=18 if display else 16).svg()  # type: ignore[attr-defined]
@@ -869,11 +870,27 @@ def _formula(tex: str, display: bool, target: str, source: str) -> str:
             f'<img class="formula-svg" alt="{_attr(tex)}" width="{width}" height="{height}" '
             f'src="data:image/svg+xml;base64,{data}">'
         )
-        return f'<div class="formula">{img}</div>' if display else img
+        # An inline formula is joined (U+2060 WORD JOINER) to the word before it: where the
+        # picture did not fit at a line's end, WeasyPrint broke the line at its first break
+        # opportunity instead of its last ("Раздел" alone on a line, ru frame-pacing.pdf).
+        return f'<div class="formula">{img}</div>' if display else "\u2060" + img
     except ExplainerError:
         raise
     except Exception as exc:  # a formula the converters cannot read is an authoring error
         raise ExplainerError(f"formula {tex!r} cannot be rendered: {exc}", file=source) from None
+
+
+_BARE_FENCES = re.compile(r"(?<!\\left)\\l(ceil|floor)\b(.*?)(?<!\\right)\\r\1\b")
+
+
+def _own_group_fences(tex: str) -> str:
+    """`\\lceil x \\rceil` → `{\\lceil x \\rceil}` (and floor alike) for ziamath.
+
+    ziamath stretches a bare ceiling or floor bracket to the height of its whole row, so
+    beside a fraction ⌈p·N⌉ reached far below the baseline (en frame-pacing.pdf p2). In TeX
+    only \\left/\\right stretch them; a group of their own keeps them at the size of their
+    contents, as TeX prints them. \\left … \\right pairs are not matched and stay stretchy."""
+    return _BARE_FENCES.sub(lambda m: "{" + m.group(0) + "}", tex)
 
 
 def _svg_size(svg: str) -> tuple[str, str]:

@@ -303,7 +303,7 @@ LEDGER = {"events": 6, "columns": {"cpu_busy": "MsCPUBusy", "cpu_wait": "MsCPUWa
 @pytest.mark.parametrize(("lang", "title", "cause"), [
     ("en", "Refresh cadence and hitch causes", "CPU-bound 3"),
     ("ru", "Частота обновления и\u00a0причины фризов", "упор в\u00a0ЦП 3"),
-    ("pt", "Cadência de atualização e causas dos engasgos", "limitado pela CPU 3"),
+    ("pt", "Cadência de atualização e\u00a0causas dos engasgos", "limitado pela CPU 3"),
 ])
 def test_certificate_shows_cadence_and_hitch_causes(lang: str, title: str, cause: str,
                                                     snapshot: object) -> None:

@@ -167,7 +167,7 @@ def test_pdf_has_the_title_and_carries_the_csv(pair_report: Path, lang: str) -> 
     from pypdf import PdfReader
 
     reader = PdfReader(str(pair_report / f"report.{lang}.pdf"))
-    title = {"en": "Before/after report", "ru": "Отчёт «до и\u00a0после»", "pt": "Relatório antes/depois"}[lang]
+    title = {"en": "Before/after report", "ru": "Отчёт «до\u00a0и\u00a0после»", "pt": "Relatório antes/depois"}[lang]
     assert reader.metadata is not None and reader.metadata.title == title
     assert title in reader.pages[0].extract_text()
     assert list(reader.attachments) == ["compare.csv"]
@@ -411,7 +411,7 @@ def named_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(("lang", "heads"), [
     ("en", ("Before/after report: Cyberpunk 2077", "Change", "Game", "Card", "Settings",
             "Captured", "Driver", "Files")),
-    ("ru", ("Отчёт «до и\u00a0после»: Cyberpunk 2077", "Изменение", "Игра", "Видеокарта",
+    ("ru", ("Отчёт «до\u00a0и\u00a0после»: Cyberpunk 2077", "Изменение", "Игра", "Видеокарта",
             "Настройки", "Дата записи", "Драйвер", "Файлы")),
     ("pt", ("Relatório antes/depois: Cyberpunk 2077", "Mudança", "Jogo", "Placa de vídeo",
             "Configurações", "Capturado em", "Driver", "Arquivos")),

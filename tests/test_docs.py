@@ -80,7 +80,7 @@ def test_numbers_follow_the_locale_in_prose_and_in_formulas(lang: str, prose: st
     page = build_page("frame-pacing", lang)
     assert f"= {math}" in page.markdown  # inside the worked example's formula
     avg = prose.replace("72", "122").replace("5", "7")  # 122.7 / 122,7 in the table's prose
-    assert f"| {avg} FPS |" in page.markdown
+    assert f"| {avg}\u00a0FPS |" in page.markdown  # the unit joined to its number
 
 
 def test_pages_in_the_three_languages_use_the_same_figures() -> None:
@@ -270,3 +270,36 @@ def test_the_calibration_example_is_what_its_page_says() -> None:
         page = build_page("calibration", lang, rules)
         assert format_number(f["cal.gold.pct"], lang) in page.markdown
         assert "{{" not in page.markdown
+
+
+def _glyphs(tex: str, display: bool = True) -> set[str]:
+    """The glyphs (ziamath symbol ids) a formula's PDF picture draws."""
+    import base64
+
+    from certgen.docs import _formula
+
+    html = _formula(tex, display, "svg", "test")
+    svg = base64.b64decode(re.search(r'base64,([^"]+)"', html).group(1)).decode()  # type: ignore[union-attr]
+    return set(re.findall(r'<use href="#([^"]+)"', svg))
+
+
+def test_a_ceiling_bracket_beside_a_fraction_keeps_its_text_size() -> None:
+    """⌈p·N⌉ beside a tall fraction (en frame-pacing.pdf p2) is drawn with the same bracket
+    glyphs as ⌈p·N⌉ alone, not with a taller variant reaching far below the baseline: without
+    \\left/\\right a ceiling or floor bracket does not stretch (as in TeX). With \\left/\\right
+    it still does."""
+    frac = r"\frac{1000}{\tfrac{1}{k_p}\sum_{j=1}^{k_p} t_{(j)}}"
+    for fences in (r"\lceil p \cdot N \rceil", r"\lfloor p \cdot N \rfloor"):
+        alone, beside = _glyphs(rf"{fences},"), _glyphs(rf"{fences}, \qquad {frac}")
+        assert beside - _glyphs(frac) <= alone, fences
+    stretched = _glyphs(rf"\left\lceil {frac} \right\rceil")
+    assert stretched - _glyphs(frac) - _glyphs(r"\lceil x \rceil") != set()
+
+
+def test_an_inline_formula_is_joined_to_the_word_before_it_in_the_pdf() -> None:
+    """In the PDF body an inline formula follows a WORD JOINER, so WeasyPrint breaks the line
+    before the word it belongs to, not at the line's first space (ru frame-pacing.pdf printed
+    "Раздел" alone on a line above "парка … по R"); the browser's MathML needs none."""
+    page = build_page("frame-pacing", "ru", load_rules())
+    assert "по \u2060<img" in page.body_pdf_html
+    assert "\u2060" not in page.body_html

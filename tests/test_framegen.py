@@ -403,9 +403,9 @@ def test_record_with_frame_diagnostics_round_trips_byte_for_byte() -> None:
 
 @pytest.mark.parametrize(("lang", "title", "tag", "share"), [
     ("en", "Frame generation and display timing", "diagnostic, not graded", "50.00% of 8 frames"),
-    ("ru", "Генерация кадров и\u00a0вывод на экран", "диагностика, в\u00a0оценку не входит",
-     "из 8 кадров"),
-    ("pt", "Geração de quadros e exibição", "diagnóstico, fora da avaliação", "de 8 quadros"),
+    ("ru", "Генерация кадров и\u00a0вывод на\u00a0экран", "диагностика, в\u00a0оценку не\u00a0входит",
+     "из\u00a08 кадров"),
+    ("pt", "Geração de quadros e\u00a0exibição", "diagnóstico, fora da avaliação", "de 8 quadros"),
 ])
 def test_certificate_shows_a_labelled_note_only_for_runs_with_diagnostics(
     lang: str, title: str, tag: str, share: str, snapshot: SnapshotAssertion

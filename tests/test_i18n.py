@@ -142,15 +142,55 @@ def test_russian_one_letter_words_are_bound_to_the_next_word() -> None:
         f"В{nb}2026 году, а{nb}также «к{nb}слову»")
     assert i18n.bind_short_words("формула $t в x$, `a в b` и $$y и z$$", "ru") == (
         "формула $t в x$, `a в b` и $$y и z$$")
-    assert i18n.bind_short_words("a e o y", "pt") == "a e o y"
+    assert i18n.bind_short_words("a e o y", "en") == "a e o y"
     assert i18n.bind_short_words("слово-и в", "ru") == "слово-и в"  # no word follows
 
 
-def test_every_russian_message_is_typeset() -> None:
-    """Every message of the merged Russian catalogs comes out with its short words bound."""
-    catalog = i18n.translations("ru")._catalog  # type: ignore[attr-defined]
+def test_a_spaced_dash_never_starts_a_line_in_any_language() -> None:
+    """"60 FPS, 4,2 мс — 240." broke before the dash (ru high-fps-bad-lows.pdf p1): the space
+    before a spaced em or en dash is a no-break one; the space after it stays breakable. A dash
+    standing for an absent value in a table cell, or opening a line, is left alone."""
+    nb = "\u00a0"
+    assert i18n.bind_short_words("это ровно — 240.", "ru") == f"это ровно{nb}— 240."
+    assert i18n.bind_short_words("a gap – and a stutter", "en") == f"a gap{nb}– and a stutter"
+    assert i18n.bind_short_words("(a média) — e", "pt") == f"(a{nb}média){nb}— e"
+    assert i18n.bind_short_words("| 1 | — | — |\n— início", "pt") == "| 1 | — | — |\n— início"
+    assert i18n.bind_short_words("48–144 Hz", "en") == f"48–144{nb}Hz"  # a range: no space
+
+
+def test_a_unit_stays_on_the_line_of_its_number() -> None:
+    """"4,2 / мс — 240." (ru high-fps-bad-lows.pdf p1, once the dash was bound): a number and
+    its unit are joined by a no-break space in every language; a word that only starts like a
+    unit is not."""
+    nb = "\u00a0"
+    assert i18n.bind_short_words("16,7 мс — это 60 FPS, 4,2 мс — 240.", "ru") == (
+        f"16,7{nb}мс{nb}— это 60{nb}FPS, 4,2{nb}мс{nb}— 240.")
+    assert i18n.bind_short_words("16.7 ms at 60 Hz, 3 msg", "en") == (
+        f"16.7{nb}ms at 60{nb}Hz, 3 msg")
+
+
+def test_short_words_go_to_the_start_of_the_next_line_in_russian_and_portuguese() -> None:
+    """Russian: one- and two-letter prepositions, conjunctions and negations are bound to the
+    next word, and the particles бы, ли, же to the word before them (they never start a line).
+    Portuguese: only the one-letter words a, à, o, e are bound; de, em, do, da and the other
+    two-letter words stay breakable (see the comment on _BEFORE in certgen/render/i18n.py)."""
+    nb = "\u00a0"
+    assert i18n.bind_short_words("На экране не хуже, но по кадрам", "ru") == (
+        f"На{nb}экране не{nb}хуже, но{nb}по{nb}кадрам")
+    assert i18n.bind_short_words("был бы тот же, так ли", "ru") == (
+        f"был{nb}бы тот{nb}же, так{nb}ли")
+    assert i18n.bind_short_words("из-за него, бытие, жесть", "ru") == "из-за него, бытие, жесть"
+    assert i18n.bind_short_words("A taxa e o valor à vista de 60 em 2026", "pt") == (
+        f"A{nb}taxa e{nb}o{nb}valor à{nb}vista de 60 em 2026")
+
+
+@pytest.mark.parametrize("lang", ["ru", "pt"])
+def test_every_message_is_typeset(lang: str) -> None:
+    """Every message of the merged Russian and Portuguese catalogs comes out with its short
+    words and dashes bound."""
+    catalog = i18n.translations(lang)._catalog  # type: ignore[attr-defined]
     loose = [text for key, text in catalog.items() if key and text
-             and i18n.bind_short_words(text, "ru") != text]
+             and i18n.bind_short_words(text, lang) != text]
     assert loose == []
     assert any("\u00a0" in text for text in catalog.values())
 

@@ -291,9 +291,9 @@ def test_records_with_and_without_measured_round_trip_byte_for_byte(run: dict[st
 @pytest.mark.parametrize(("lang", "title", "tag", "nothing"), [
     ("en", "Latency and animation error", "diagnostic, not graded",
      "not measured by this capture"),
-    ("ru", "ошибка анимации", "диагностика, в\u00a0оценку не входит",
-     "в\u00a0этой записи не измерено"),
-    ("pt", "Latência e erro de animação", "diagnóstico, fora da avaliação",
+    ("ru", "ошибка анимации", "диагностика, в\u00a0оценку не\u00a0входит",
+     "в\u00a0этой записи не\u00a0измерено"),
+    ("pt", "Latência e\u00a0erro de animação", "diagnóstico, fora da avaliação",
      "não medido nesta captura"),
 ])
 def test_certificate_shows_the_section_when_a_run_measured_something(
@@ -355,7 +355,7 @@ def test_the_report_shows_both_sides_latency_and_animation_error(
     out, before, after = report_pair
     html = (out / f"report.{lang}.html").read_text(encoding="utf-8")
     head = {"en": "Latency and animation error", "ru": "ошибка анимации",
-            "pt": "Latência e erro de animação"}[lang]
+            "pt": "Latência e\u00a0erro de animação"}[lang]
     section = html.split(head, 1)[1].split("</table>", 1)[0]
     # The figures are each side's own, computed here from the files.
     for path in (before, after):

@@ -117,8 +117,8 @@ def test_printed_fps_figures_rederive_the_printed_score(lang: str) -> None:
     ("lang", "provisional", "draft"),
     [
         ("en", "Provisional · n\u00a0=\u00a013", "DRAFT — NOT ISSUABLE"),
-        ("ru", "Предварительно · n\u00a0=\u00a013", "ЧЕРНОВИК — ВЫДАВАТЬ НЕЛЬЗЯ"),
-        ("pt", "Provisório · n\u00a0=\u00a013", "RASCUNHO — NÃO PODE SER EMITIDO"),
+        ("ru", "Предварительно · n\u00a0=\u00a013", "ЧЕРНОВИК\u00a0— ВЫДАВАТЬ НЕЛЬЗЯ"),
+        ("pt", "Provisório · n\u00a0=\u00a013", "RASCUNHO\u00a0— NÃO PODE SER EMITIDO"),
     ],
 )
 def test_must_show_items(lang: str, provisional: str, draft: str) -> None:
@@ -251,19 +251,19 @@ def _refusal_items(html: str) -> list[str]:
         ]),
         ("ru", [
             (f"Прогон 4 (Forza Horizon 5 2560x1440) требовал повторного прогона (величина фризов "
-            f"61,10{NBSP}% — выше порога повторного прогона 60,00{NBSP}%), но первая запись не "
-            f"сохранена в{NBSP}архиве: шаг повторного прогона пропущен. Сохраните первую запись "
+            f"61,10{NBSP}%{NBSP}— выше порога повторного прогона 60,00{NBSP}%), но{NBSP}первая запись не"
+            f"{NBSP}сохранена в{NBSP}архиве: шаг повторного прогона пропущен. Сохраните первую запись "
             f"в{NBSP}архиве и{NBSP}укажите её SHA-256."),
             (f"Прогон 4 (Forza Horizon 5 2560x1440): величина фризов 61,10{NBSP}% выше мягкого "
-            f"предела 60,00{NBSP}%; до выдачи сертификата нужны обоснование и{NBSP}повторная "
+            f"предела 60,00{NBSP}%; до{NBSP}выдачи сертификата нужны обоснование и{NBSP}повторная "
             "проверка VRM (этап 1)."),
             (f"Прогон 2 (Cyberpunk 2077 3840x2160): SHA-256 первой записи в{NBSP}архиве "
-            f"archive/first.csv не совпадает с{NBSP}указанным в{NBSP}журнале аудита (заявлен "
+            f"archive/first.csv не{NBSP}совпадает с{NBSP}указанным в{NBSP}журнале аудита (заявлен "
             f"{'a' * 64}, у{NBSP}файла {'b' * 64})."),
             (f"Прогон 5 (Forza Horizon 5 3840x2160): величина фризов 70,00{NBSP}% выше мягкого "
-            f"предела 60,00{NBSP}%; до выдачи сертификата нужна повторная проверка VRM (этап 1)."),
+            f"предела 60,00{NBSP}%; до{NBSP}выдачи сертификата нужна повторная проверка VRM (этап 1)."),
             ("Прогон 1 (Cyberpunk 2077 2560x1440) требовал повторного прогона (неполная запись), "
-            f"но первая запись не сохранена в{NBSP}архиве: шаг повторного прогона пропущен. "
+            f"но{NBSP}первая запись не{NBSP}сохранена в{NBSP}архиве: шаг повторного прогона пропущен. "
             f"Сохраните первую запись в{NBSP}архиве и{NBSP}укажите её SHA-256."),
         ]),
     ],
@@ -277,11 +277,11 @@ def test_refusals_are_worded_from_their_codes_in_the_language(lang: str, expecte
 @pytest.mark.parametrize(
     ("lang", "count", "heading"),
     [
-        ("ru", 1, "Сертификат не может быть выдан — 1 причина:"),
-        ("ru", 2, "Сертификат не может быть выдан — 2 причины:"),
-        ("ru", 5, "Сертификат не может быть выдан — 5 причин:"),
-        ("pt", 1, "O certificado não pode ser emitido — 1 motivo:"),
-        ("pt", 3, "O certificado não pode ser emitido — 3 motivos:"),
+        ("ru", 1, "Сертификат не\u00a0может быть выдан\u00a0— 1 причина:"),
+        ("ru", 2, "Сертификат не\u00a0может быть выдан\u00a0— 2 причины:"),
+        ("ru", 5, "Сертификат не\u00a0может быть выдан\u00a0— 5 причин:"),
+        ("pt", 1, "O\u00a0certificado não pode ser emitido\u00a0— 1 motivo:"),
+        ("pt", 3, "O\u00a0certificado não pode ser emitido\u00a0— 3 motivos:"),
         ("en", 1, "The certificate cannot be issued for 1 reason:"),
         ("en", 2, "The certificate cannot be issued for 2 reasons:"),
     ],
@@ -304,7 +304,7 @@ def test_a_refusal_without_a_known_code_falls_back_to_its_message() -> None:
     ("lang", "why"),
     [
         ("en", "stutter 61.10%, above the re-run line of 60.00%"),
-        ("ru", f"величина фризов 61,10{NBSP}% — выше порога повторного прогона 60,00{NBSP}%"),
+        ("ru", f"величина фризов 61,10{NBSP}%{NBSP}— выше порога повторного прогона 60,00{NBSP}%"),
         ("pt", "magnitude de engasgo de 61,10%, acima da linha de nova execução de 60,00%"),
     ],
 )
@@ -322,7 +322,7 @@ def test_the_rerun_reason_in_the_audit_trail_is_in_the_language(lang: str, why: 
 
 @pytest.mark.parametrize(("lang", "word", "mark"), [
     ("en", "passed", ""),
-    ("ru", "пройдено", " (оригинал на английском)"),
+    ("ru", "пройдено", " (оригинал на\u00a0английском)"),
     ("pt", "aprovada", " (original em inglês)"),
 ])
 def test_phase1_outcome_words_are_translated(lang: str, word: str, mark: str) -> None:

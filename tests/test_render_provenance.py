@@ -190,10 +190,10 @@ def test_recorded_values_notes_and_scope_snapshot(lang: str, snapshot: Any) -> N
 @pytest.mark.parametrize(("lang", "label", "agrees", "scope"), [
     ("en", "As recorded by the capture", "agrees with the declared values",
      "The grade covers this unit only (serial number EX4070S-0001), with driver 566.14"),
-    ("ru", "По данным записи", "совпадает с\u00a0заявленными значениями",
+    ("ru", "По\u00a0данным записи", "совпадает с\u00a0заявленными значениями",
      "Класс относится только к\u00a0этому экземпляру карты (серийный номер EX4070S-0001)"),
-    ("pt", "Segundo a captura", "confere com os valores declarados",
-     "A classificação vale somente para esta unidade (número de série EX4070S-0001)"),
+    ("pt", "Segundo a\u00a0captura", "confere com os valores declarados",
+     "A\u00a0classificação vale somente para esta unidade (número de série EX4070S-0001)"),
 ])
 def test_each_language_words_the_comparison_and_the_scope(
         lang: str, label: str, agrees: str, scope: str) -> None:

@@ -357,8 +357,8 @@ POWER = {"power_column": "NV Pwr(W) (API)", "power_frames": 5000, "avg_power_w":
 
 @pytest.mark.parametrize(("lang", "words"), [
     ("en", ("Capture checks and power", "5,000", "shown torn", "FPS per watt")),
-    ("ru", ("Проверки записи и\u00a0питание", "5\u00a0000", "показаны с\u00a0разрывом", "FPS на ватт")),
-    ("pt", ("Verificações da captura e energia", "5.000", "exibidos com tearing",
+    ("ru", ("Проверки записи и\u00a0питание", "5\u00a0000", "показаны с\u00a0разрывом", "FPS на\u00a0ватт")),
+    ("pt", ("Verificações da captura e\u00a0energia", "5.000", "exibidos com tearing",
             "FPS por watt")),
 ])
 def test_certificate_shows_checks_and_power(lang: str, words: tuple[str, ...],
@@ -432,7 +432,7 @@ def checks_report(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 @pytest.mark.parametrize(("lang", "head"), [
     ("en", "Hitch causes, capture checks and power"),
     ("ru", "Причины фризов, проверки записи и\u00a0питание"),
-    ("pt", "Causas dos engasgos, verificações da captura e energia"),
+    ("pt", "Causas dos engasgos, verificações da captura e\u00a0energia"),
 ])
 def test_the_report_shows_hitches_checks_and_power(lang: str, head: str,
                                                     checks_report: pathlib.Path,

@@ -83,21 +83,73 @@ class CatalogTranslations(gettext.GNUTranslations):
         return super().pgettext(context, message)
 
 
-_SHORT_WORD = re.compile(r"(?<![\w\u00a0\-])([ВвКкСсОоУуИиАаЯя]) (?=[\w«„(%{$\d])")
-"""A one-letter Russian word (в, к, с, о, у, и, а, я) and the plain space after it."""
+NBSP = "\u00a0"
+
+# Words that must not end a line: each is bound to the word after it by a no-break space, so it
+# starts the next line together with that word.
+# - Russian (as Russian book typesetting does): the one-letter prepositions and conjunctions
+#   (в, к, с, о, у, и, а, я) and the two-letter prepositions, conjunctions and negations (во,
+#   ко, со, об, от, до, за, из, на, по, но, не, ни); a line ending in "на" or "не" reads as a
+#   broken phrase.
+# - Portuguese: the one-letter words only (a, à, o, e). Portuguese has no rule as strict as the
+#   Russian one; a line that ends in a lone article or "e" is the case its typesetters avoid.
+#   The two-letter de, do, da, em, no, na, um are about one word in six of our texts: binding
+#   them all would leave narrow table cells and a phone's lines without places to break, for a
+#   gain Portuguese readers do not expect.
+# - English: none.
+_BEFORE = {
+    "ru": "в к с о у и а я во ко со об от до за из на по но не ни",
+    "pt": "a à o e",
+}
+# Russian particles lean on the word before them and never start a line (был бы, он же, так ли).
+_AFTER = {"ru": "бы ли же"}
+
+
+def _words(spaced: str) -> str:
+    return "|".join(sorted(spaced.split(), key=lambda w: (-len(w), w)))
+
+
+_SHORT_WORD = {
+    lang: re.compile(rf"(?<![\w\u00a0\-])({_words(words)}) (?=[\w«„“(%{{$\d])",
+                     re.IGNORECASE)
+    for lang, words in _BEFORE.items()
+}
+"""A short word of the language (any case, a word of its own) and the plain space after it."""
+_PARTICLE = {
+    lang: re.compile(rf"(?<=[\w»”)]) ({_words(words)})(?![\w\-])", re.IGNORECASE)
+    for lang, words in _AFTER.items()
+}
+"""A particle and the plain space before it."""
+_DASH = re.compile(r"(?<=[^\s|]) (?=[—–](?:\s|$))", re.MULTILINE)
+"""The plain space before a spaced em or en dash (not a Markdown table's "| — |" cell)."""
+_UNIT = re.compile(r"(?<=\d) (?=(?:мс|с|Гц|ГБ|FPS|ms|s|Hz|GB|px|pt|mm)(?![\w\-]))")
+"""The plain space between a number and its unit ("4,2 мс", "16.7 ms", "144 Hz"): a unit never
+starts a line without its number."""
 _VERBATIM = re.compile(r"(\$\$.*?\$\$|\$[^$\n]*\$|`[^`\n]*`|\{\{.*?\}\})", re.DOTALL)
 """Formulas, code and {{placeholders}} of an explainer's Markdown: left exactly as written."""
 
 
+def _bind(part: str, lang: str) -> str:
+    part = _UNIT.sub(NBSP, _DASH.sub(NBSP, part))
+    if lang in _SHORT_WORD:
+        part = _SHORT_WORD[lang].sub("\\1" + NBSP, part)
+    if lang in _PARTICLE:
+        part = _PARTICLE[lang].sub(NBSP + "\\1", part)
+    return part
+
+
 def bind_short_words(text: str, lang: str) -> str:
-    """Russian typesetting: a one-letter preposition or conjunction is bound to the next word
-    by a no-break space, so that no line of a Russian page ends with "в" or "и". Other
-    languages, and formulas, code and placeholders, are returned as they are."""
-    if lang != "ru":
-        return text
+    """The language's no-break spaces, so that a line never starts with a dash or ends with a
+    word that belongs to the next one:
+
+    - every language: a spaced em or en dash is bound to the word before it ("мс — 240" never
+      puts "— 240." at the start of a line), and a unit to its number ("4,2 мс");
+    - Russian and Portuguese: a short preposition, conjunction or article is bound to the word
+      after it, and a Russian particle (бы, ли, же) to the word before it (see _BEFORE).
+
+    Formulas, code and {{placeholders}} are returned as they are."""
     parts = _VERBATIM.split(text)
-    return "".join(part if n % 2 else _SHORT_WORD.sub("\\1\u00a0", part)
-                   for n, part in enumerate(parts))
+    return "".join(part if n % 2 else _bind(part, lang) for n, part in enumerate(parts))
 
 
 def po_files(lang: str) -> list[Path]:
