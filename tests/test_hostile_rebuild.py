@@ -122,11 +122,11 @@ def test_a_failure_while_writing_keeps_the_previous_build(
     real = module._write_new
     calls: list[Path] = []
 
-    def third_fails(path: Path, data: bytes) -> None:
+    def third_fails(path: Path, *rest: Any) -> int:
         calls.append(path)
         if len(calls) == 3:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real(path, data)
+        return real(path, *rest)
 
     monkeypatch.setattr(module, "_write_new", third_fails)
     code, _out, err = _build(bundle, out, capsys, lang="en,ru")
