@@ -278,11 +278,17 @@ def test_a_candidate_that_is_no_file_is_one_line(tmp_path: Path,
     location = _write(str(tmp_path / "fleet.sqlite"), _grid_fleet())
     fifo = tmp_path / "pipe.yaml"
     os.mkfifo(fifo)
-    for path, words in ((tmp_path / "missing.yaml", "No such file"), (fifo, "FIFO"),
-                        (tmp_path, "Is a directory")):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * (1024 * 1024 + 1))
+    # Worded as every other input file's refusal (certgen.untrusted.read_limited), issue 27.
+    for path, words in ((tmp_path / "missing.yaml", "no such file"),
+                        (fifo, "is a FIFO (named pipe), expected a rules file"),
+                        (tmp_path, "is a directory, expected a rules file"),
+                        (Path("/dev/zero"), "is a device, expected a rules file"),
+                        (big, "1048577 bytes, more than the limit of 1048576 for a rules file")):
         code, _, err = run_cli(["calibrate", "--fleet", location, "--out",
                                 str(tmp_path / "o"), "--rules", str(path)], capsys)
-        assert code == 1 and words in err and "Traceback" not in err, err
+        assert (code, err) == (1, f"certgen: {path}: {words}\n")
 
 
 def test_an_empty_fleet_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,14 +23,12 @@ from certgen.errors import CalibrationError, RulesError
 from certgen.fleet import FleetStore
 from certgen.model.calibration import CalibrationReview, CandidateReview, GradeChange
 from certgen.render.calibration import html_name, pdf_name, render_html, render_pdf
-from certgen.sop import Rules, load_rules, parse_rules
-from certgen.untrusted import open_regular
+from certgen.sop import MAX_RULES_BYTES, Rules, load_rules, parse_rules
+from certgen.untrusted import UnreadableInput, read_limited
 from certgen.writer import Writer
 
 JSON_NAME: Final = "calibration.json"
 CSV_NAME: Final = "calibration.csv"
-RULES_MAX_BYTES: Final = 1 << 20
-"""A candidate rules file larger than this is refused unread (the packaged one is 3 KB)."""
 
 
 def read_candidate(path: Path) -> Rules:
@@ -38,16 +36,11 @@ def read_candidate(path: Path) -> Rules:
     weights that add up to 1 (the Fluidity Score's definition)."""
     shown = str(path)
     try:
-        fd = open_regular(path)
-    except (OSError, ValueError) as exc:
-        what = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise CalibrationError(f"cannot read the candidate rules file ({what})",
-                               file=shown) from None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(RULES_MAX_BYTES + 1)
-    if len(data) > RULES_MAX_BYTES:
-        raise CalibrationError(f"larger than {RULES_MAX_BYTES // 1024} KiB: not a rules file",
-                               file=shown)
+        # The same reader and limit as the rules files on the search path: a FIFO or device
+        # refused before any read, the size before reading.
+        data = read_limited(path, limit=MAX_RULES_BYTES, what="a rules file")
+    except UnreadableInput as exc:
+        raise CalibrationError(str(exc), file=shown) from None
     try:
         # Every problem's line names the file as given (path.name named all but the first
         # by its base name only).
