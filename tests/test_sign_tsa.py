@@ -257,3 +257,36 @@ def test_verify_at_takes_an_iso_time(timestamped: dict[str, object], tmp_path: P
     with pytest.raises(SystemExit) as exit_:
         main(["verify", str(pdf), "--trust", str(ca), "--at", "2026-12-01"])
     assert exit_.value.code == 2
+
+
+def test_an_authority_answering_an_http_error_is_named_so(tmp_path: Path) -> None:
+    """A TSA address that answers (here HTTP 500) is not reported as unreachable: the one line
+    says what it answered, so the lab looks at the server, not at its network."""
+    import http.server
+    import threading
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(500, "Internal Server Error")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    bundle = simple_bundle(tmp_path / "bundle", [(120.0, 108.0, 90.0)])
+    url = f"http://127.0.0.1:{server.server_address[1]}/tsa"
+    try:
+        with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample") as tsa:
+            key = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12").with_tsa(url)
+            with pytest.raises(CertgenError) as refused:
+                build_bundle(bundle, tmp_path / "out", languages=["en"], lab=LAB, sign=key)
+    finally:
+        server.shutdown()
+    assert str(refused.value).startswith(f"--tsa {url}: the timestamp authority or a CRL "
+                                         "address answered HTTP 500"), refused.value
+    assert "\n" not in str(refused.value)
+    assert not any((tmp_path / "out").rglob("*.pdf"))  # nothing half-signed is left

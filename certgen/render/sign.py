@@ -313,12 +313,30 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
             await signer_class(meta, signer=signer, timestamper=stamper).async_sign_pdf(
                 writer, output=out)
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-        raise CertgenError(f"--tsa {tsa_url}: the timestamp authority or a CRL address cannot "
-                           f"be reached ({type(exc).__name__}: {exc})") from None
+        raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
     except Exception as exc:  # pyHanko's own: a refused timestamp, validation data not found
         raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
                            f"completed with its validation data ({type(exc).__name__}: "
                            f"{str(exc)[:300]})") from None
+
+
+def _unreachable(exc: BaseException, seconds: float | None) -> str:
+    """What went wrong on the way to the timestamp authority (or a CRL address), from the
+    cause pyHanko wraps (TimestampRequestError): an HTTP error is an answer, not an
+    unreachable server; a timeout says how long we waited."""
+    import aiohttp
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientResponseError):
+            return (f"the timestamp authority or a CRL address answered HTTP {cause.status} "
+                    f"({str(cause.message)[:200]})")
+        if isinstance(cause, TimeoutError):
+            return (f"the timestamp authority or a CRL address did not answer within "
+                    f"{seconds or 0:g} s")
+        cause = cause.__cause__ or cause.__context__
+    return (f"the timestamp authority or a CRL address cannot be reached "
+            f"({type(exc).__name__}: {exc})")
 
 
 def sign_detached(data: bytes, key: SigningKey) -> bytes:
