@@ -446,3 +446,22 @@ def test_the_report_lists_the_first_changes_and_says_where_the_rest_are(tmp_path
         html = render_html(got, lang).replace("\u00a0", " ")  # ru binds short words
         assert sentence in html, lang
         assert "C-085" in html and "C-086" not in html  # the 40th listed, the 41st not
+
+
+def test_counts_in_the_report_are_grouped_as_the_language_writes_them() -> None:
+    """1,200 one-run cards: the lines' counts of tier means and runs read as every other
+    count does in the language ("1,200", "1 200", "1.200"), never "1200"."""
+    from certgen.calibration import review
+    from certgen.render.calibration import render_html
+
+    page = [(f"G-{i:05d}", "2026-11-01", "2560x1440", _cohort().key(), 80.0 + i / 100, 0.1,
+             0.1, 0) for i in range(1200)]
+    got = review(read_fleet([page]), [], RULES, [])
+    said = {"en": ("1,200 tier means", "1,200 runs"),
+            "ru": ("1 200 средних по уровню", "1 200 прогонов"),
+            "pt": ("1.200 médias da faixa", "1.200 execuções")}
+    for lang, phrases in said.items():
+        html = render_html(got, lang).replace("\u00a0", " ").replace("\u202f", " ")
+        for phrase in phrases:
+            assert phrase in html, (lang, phrase)
+        assert "1200" not in html, lang
