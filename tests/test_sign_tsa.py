@@ -290,3 +290,25 @@ def test_an_authority_answering_an_http_error_is_named_so(tmp_path: Path) -> Non
                                          "address answered HTTP 500"), refused.value
     assert "\n" not in str(refused.value)
     assert not any((tmp_path / "out").rglob("*.pdf"))  # nothing half-signed is left
+
+
+def test_a_silent_authority_is_given_up_after_the_stated_wait(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listener that accepts and never answers: the refusal comes after certgen's own wait
+    (TSA_TIMEOUT_S, here 1 s; not pyHanko's 5 s default) and says how long it waited."""
+    import socket
+
+    import certgen.render.sign as sign_module
+
+    monkeypatch.setattr(sign_module, "TSA_TIMEOUT_S", 1)
+    bundle = simple_bundle(tmp_path / "bundle", [(120.0, 108.0, 90.0)])
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/tsa"
+        with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample") as tsa:
+            key = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12").with_tsa(url)
+            with pytest.raises(CertgenError) as refused:
+                build_bundle(bundle, tmp_path / "out", languages=["en"], lab=LAB, sign=key)
+    assert str(refused.value) == (f"--tsa {url}: the timestamp authority or a CRL address did "
+                                  "not answer within 1 s")

@@ -204,6 +204,11 @@ def _signer(p12: bytes, passphrase: bytes) -> SimpleSigner:
     return signer
 
 
+TSA_TIMEOUT_S = 60
+"""How long `--tsa` waits for the timestamp authority (and each CRL address) to answer
+(docs/limits.md)."""
+
+
 def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime | None = None) -> bytes:
     """`pdf` with a PAdES signature by `key` in `name` (the lab's signatory) appended as an
     incremental update, made at `when` (default: the key's signing time); the same arguments
@@ -300,7 +305,7 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
     from pyhanko_certvalidator.fetchers.aiohttp_fetchers import AIOHttpFetcherBackend
 
     roots = [cert for cert in signer.cert_registry if cert.self_signed]
-    timeout = aiohttp.ClientTimeout(total=60)
+    timeout = aiohttp.ClientTimeout(total=TSA_TIMEOUT_S)
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             context = ValidationContext(trust_roots=roots, allow_fetching=True,
@@ -309,7 +314,8 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
                 field_name=FIELD_NAME, name=name, md_algorithm="sha256",
                 subfilter=fields.SigSeedSubFilter.PADES, embed_validation_info=True,
                 use_pades_lta=True, validation_context=context)
-            stamper = HTTPTimeStamper(tsa_url, session=session)
+            # pyHanko's own default is 5 s a request: the documented wait is ours.
+            stamper = HTTPTimeStamper(tsa_url, session=session, timeout=TSA_TIMEOUT_S)
             await signer_class(meta, signer=signer, timestamper=stamper).async_sign_pdf(
                 writer, output=out)
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
