@@ -129,18 +129,17 @@ def check_scores_rederive(html: str, lang: str, weights: dict[str, float]) -> in
     return checked
 
 
-def pdf_structure(data: bytes) -> dict[str, int]:
-    """How many structure elements of each type a tagged PDF holds ({} when it is untagged):
-    the reading structure a screen reader gets (headings, tables, figures)."""
+def structure_elements(data: bytes) -> list[dict[str, Any]]:
+    """Every element of a tagged PDF's structure tree ([] when it is untagged), as pypdf
+    dictionaries (/S its type, /Alt a figure's text alternative)."""
     import io
-    from collections import Counter
 
     import pypdf
 
     root = pypdf.PdfReader(io.BytesIO(data)).trailer["/Root"]
     if "/StructTreeRoot" not in root:
-        return {}
-    found: Counter[str] = Counter()
+        return []
+    found: list[dict[str, Any]] = []
     todo: list[Any] = [root["/StructTreeRoot"]]
     while todo:
         node = todo.pop()
@@ -148,8 +147,16 @@ def pdf_structure(data: bytes) -> dict[str, int]:
         if isinstance(node, list):
             todo.extend(node)
         elif isinstance(node, dict):
-            if "/S" in node:
-                found[str(node["/S"]).lstrip("/")] += 1
+            found.append(node)
             if "/K" in node:
                 todo.append(node["/K"])
-    return dict(found)
+    return found
+
+
+def pdf_structure(data: bytes) -> dict[str, int]:
+    """How many structure elements of each type a tagged PDF holds ({} when it is untagged):
+    the reading structure a screen reader gets (headings, tables, figures)."""
+    from collections import Counter
+
+    return dict(Counter(str(node["/S"]).lstrip("/") for node in structure_elements(data)
+                        if "/S" in node))

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import pypdf
 import pytest
 from babel.dates import format_date
+from renderkit import structure_elements
 
 from certgen.record import Record, load_record
 from certgen.render.certificate import gate_mark, render_certificate_html, sop_name
@@ -277,21 +278,10 @@ QR_ALT = {"en": "verification page", "ru": "страницу проверки", 
 
 def _figures(pdf: Path) -> list[str | None]:
     """The /Alt of every Figure in the PDF's structure tree (None where it has none)."""
-    root = pypdf.PdfReader(io.BytesIO(pdf.read_bytes())).trailer["/Root"]
-    assert "/StructTreeRoot" in root, pdf
-    alts: list[str | None] = []
-    todo: list[Any] = [root["/StructTreeRoot"]]
-    while todo:
-        node = todo.pop()
-        node = node.get_object() if hasattr(node, "get_object") else node
-        if isinstance(node, list):
-            todo.extend(node)
-        elif isinstance(node, dict):
-            if node.get("/S") == "/Figure":
-                alts.append(str(node["/Alt"]) if "/Alt" in node else None)
-            if "/K" in node:
-                todo.append(node["/K"])
-    return alts
+    data = pdf.read_bytes()
+    assert "/StructTreeRoot" in pypdf.PdfReader(io.BytesIO(data)).trailer["/Root"], pdf
+    return [str(node["/Alt"]) if "/Alt" in node else None
+            for node in structure_elements(data) if node.get("/S") == "/Figure"]
 
 
 def test_the_qr_figure_says_what_it_opens_in_the_tagged_pdf(sample_site: Path) -> None:
