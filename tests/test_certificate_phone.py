@@ -43,7 +43,12 @@ async function phone(pages, width) {
       runs.push({run: row.dataset.run, score: box(doc, score), rank: box(doc, rank),
                  config: box(doc, config)});
     }
-    results.push({page, viewport: doc.documentElement.clientWidth, runs});
+    const tiers = [];
+    for (const mean of doc.querySelectorAll("table.tiers td.tier-mean")) {
+      tiers.push({tier: mean.parentElement.querySelector("td").textContent.trim(),
+                  mean: box(doc, mean)});
+    }
+    results.push({page, viewport: doc.documentElement.clientWidth, runs, tiers});
   }
   return results;
 }
@@ -86,6 +91,12 @@ def off_screen(results: list[dict[str, object]]) -> list[str]:
                 if b["top"] >= run["config"]["top"]:
                     problems.append(f"{name} run {run['run']}: {what} is not above the run's "
                                     "name")
+        # The tiers' means decide the grade: on the screen too.
+        for tier in page.get("tiers", []):  # type: ignore[attr-defined]
+            b = tier["mean"]
+            if b["left"] < 0 or b["right"] > width:
+                problems.append(f"{name} tier {tier['tier']}: mean {b['text']!r} spans "
+                                f"{b['left']:.0f}–{b['right']:.0f} px of a {width:.0f} px screen")
     return problems
 
 
@@ -101,6 +112,10 @@ def _scored_runs(page: Path) -> int:
                is not None)
 
 
+def _tiers(page: Path) -> int:
+    return len(json.loads((page.parent / "record.json").read_text("utf-8"))["tiers"])
+
+
 def test_every_runs_score_and_rank_are_on_a_phone_screen(sample_site: Path,
                                                          probe_browser: Browser,  # noqa: F811
                                                          tmp_path: Path) -> None:
@@ -109,6 +124,7 @@ def test_every_runs_score_and_rank_are_on_a_phone_screen(sample_site: Path,
     for page, result in zip(pages, results, strict=True):
         # every scored run of the record was found and measured
         assert len(result["runs"]) == _scored_runs(page) > 0, page  # type: ignore[arg-type]
+        assert len(result["tiers"]) == _tiers(page) > 0, page  # type: ignore[arg-type]
     problems = off_screen(results)
     print("\n".join(problems))
     assert problems == []
@@ -127,8 +143,12 @@ def test_the_phone_check_catches_a_table_that_scrolls_inside_its_box(
         '<tr class="run" data-run="0"><td>1</td><td class="config" style="min-width:200px">'
         f'Cyberpunk 2077</td>{cells}<td class="num score"><strong>89.21</strong></td>'
         '<td class="rank">better than 42.2% of its cohort</td></tr></tbody></table>'
+        '<table class="tiers" style="display:block;overflow-x:auto;max-width:100%"><tbody><tr>'
+        '<td style="min-width:420px">1920x1080</td><td class="num tier-mean">89.53</td></tr>'
+        '</tbody></table>'
         "</main></body></html>", encoding="utf-8")
     problems = off_screen(phone_boxes(probe_browser, tmp_path / "work", [page]))
     assert any("score '89.21' spans" in p for p in problems), problems
     assert any("rank 'better than" in p for p in problems), problems
+    assert any("tier 1920x1080: mean '89.53' spans" in p for p in problems), problems
 
