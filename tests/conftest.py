@@ -249,6 +249,24 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         state.unlink()
 
 
+@pytest.fixture
+def alarm() -> Iterator[None]:
+    """Fail (instead of hanging the suite) if the test blocks for 20 s: a FIFO or a silent
+    listener read without a limit (the hostile-input tests)."""
+    import signal
+
+    def fire(signum: int, frame: object) -> None:
+        raise TimeoutError("blocked: a hang")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def fleet_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty fleet on each backend: an SQLite file path, or a PostgreSQL database URL."""

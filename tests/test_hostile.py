@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +36,6 @@ SERIES = ROOT / "examples" / "compare" / "series"
 
 SAMPLE_LAB = Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"
 """The examples' sample laboratory: builds that are not drafts need an issuer."""
-
-
-@pytest.fixture
-def alarm() -> Iterator[None]:
-    """Fail (instead of hanging the suite) if the test blocks for 20 s."""
-
-    def fire(signum: int, frame: Any) -> None:
-        raise TimeoutError("blocked: a hang")
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(20)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _card_text(**changes: Any) -> bytes:

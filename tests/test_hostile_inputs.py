@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,23 +24,6 @@ from certgen.sop import RULES_PATH_ENV, available_sops
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_LAB = ROOT / "examples" / "lab.yaml"
 V11_RULES = ROOT / "certgen" / "sop" / "sop-gpu-001-v1.1.yaml"
-
-
-@pytest.fixture
-def alarm() -> Iterator[None]:
-    """Fail (instead of hanging the suite) if the test blocks for 20 s."""
-    import signal
-
-    def fire(signum: int, frame: Any) -> None:
-        raise TimeoutError("blocked: a hang")
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(20)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _one_line(err: str) -> str:
