@@ -301,6 +301,18 @@ def test_a_silent_authority_is_given_up_after_the_stated_wait(
     import certgen.render.sign as sign_module
 
     monkeypatch.setattr(sign_module, "TSA_TIMEOUT_S", 1)
+    # pyHanko's stamper sets its own per-request timeout (5 s), which overrides the session's:
+    # the wait stated in the message is the one the stamper was given.
+    from pyhanko.sign.timestamps import aiohttp_client
+
+    given: list[object] = []
+    real_init = aiohttp_client.HTTPTimeStamper.__init__
+
+    def init(self: object, *args: object, **kwargs: object) -> None:
+        given.append(kwargs.get("timeout"))
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aiohttp_client.HTTPTimeStamper, "__init__", init)
     bundle = simple_bundle(tmp_path / "bundle", [(120.0, 108.0, 90.0)])
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
@@ -312,3 +324,4 @@ def test_a_silent_authority_is_given_up_after_the_stated_wait(
                 build_bundle(bundle, tmp_path / "out", languages=["en"], lab=LAB, sign=key)
     assert str(refused.value) == (f"--tsa {url}: the timestamp authority or a CRL address did "
                                   "not answer within 1 s")
+    assert given == [1]
