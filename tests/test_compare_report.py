@@ -669,3 +669,24 @@ def test_a_benchmark_csv_with_either_stall_row_name_is_read_and_checked(
     assert _stalled_side_warnings(tmp_path / "a.csv", name, "2") == ()
     assert _stalled_side_warnings(tmp_path / "b.csv", name, "5") == (
         f"side 'before': {name} is 5.0 in the file, recomputed 2",)
+
+
+def test_a_description_in_another_language_is_not_called_english(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--description` in Russian with `--description-lang ru`: the Russian report shows it as
+    its own words, the English one marks it as written in Russian; without the option a
+    description is English (the pair report's own marking)."""
+    src = tmp_path / "both.csv"
+    write_bench_csv(src, {"before": frames_with_stalls(1, 12.0, 130),
+                          "after": frames_with_stalls(2, 10.0, 130)})
+    code, _, err = run_cli(["compare", str(src), "--out", str(tmp_path / "o"), "--lang", "en,ru",
+                            "--description", "Драйвер обновлён", "--description-lang", "ru"],
+                           capsys)
+    assert (code, err) == (0, "")
+    ru = (tmp_path / "o" / "report.ru.html").read_text(encoding="utf-8")
+    en = (tmp_path / "o" / "report.en.html").read_text(encoding="utf-8")
+    assert '<dd class="description">Драйвер обновлён</dd>' in ru
+    assert '<span lang="ru">Драйвер обновлён</span>' in en and "(original in Russian)" in en
+    code, _, err = run_cli(["compare", str(src), "--out", str(tmp_path / "o2"),
+                            "--description", "x", "--description-lang", "de"], capsys)
+    assert code == 2 and "--description-lang" in err and not (tmp_path / "o2").exists()

@@ -138,7 +138,7 @@ def side_input(capture: Capture) -> SideInput:
 # --------------------------------------------------------------------------- the report record
 
 
-def build_comparison(before: Capture, after: Capture, *, description: str | None = None,
+def build_comparison(before: Capture, after: Capture, *, description: LabText | None = None,
                      settings: str | None = None) -> PairReport:
     """The report record of two captures: every figure, chart series and the CSV computed
     here, so the renderer reads the record and a language only."""
@@ -391,7 +391,7 @@ TEXT_LANGUAGES = ("en", "ru", "pt")
 
 
 def build_series(series_path: Path, fmt: str | None, process: str | None,
-                 texts: dict[str, str] | None = None) -> SeriesReport:
+                 texts: dict[str, LabText] | None = None) -> SeriesReport:
     """The report record of a paired series; `texts` (description, settings given as options)
     stand in for the series file's own, which may not state them as well."""
 
@@ -457,15 +457,24 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
 
 def report_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
                  process: str | None = None, base: Path | None = None,
-                 description: str | None = None, settings: str | None = None) -> ReportRecord:
+                 description: str | None = None, settings: str | None = None,
+                 description_lang: str = "en") -> ReportRecord:
     """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
 
     With `base`, capture files are named relative to it on the report (the site's samples);
-    otherwise as given. `description` and `settings` are the options' texts (checked here).
+    otherwise as given. `description` and `settings` are the options' texts (checked here);
+    `description_lang` is the language the description is written in (English by default).
     """
-    texts = {name: check_free_text(value, name)
-             for name, value in (("description", description), ("settings", settings))
-             if value is not None}
+    said = None if description is None else check_free_text(description, "description")
+    # Held as that language's text, so a report in another language marks it as written in
+    # it (not as English).
+    told: LabText | None = (said if said is None or description_lang == "en"
+                            else LocalText(**{description_lang: said}))
+    shared = None if settings is None else check_free_text(settings, "settings")
+    texts: dict[str, LabText] = {name: value for name, value in
+                                 (("description", told), ("settings", shared))
+                                 if value is not None}
+
     def shown(p: Path) -> str | None:
         return None if base is None else p.relative_to(base).as_posix()
 
@@ -474,10 +483,10 @@ def report_record(captures: list[Path], series: Path | None = None, *, fmt: str 
     if len(captures) == 2:
         before = _one_run(captures[0], fmt, process, shown(captures[0]))
         after = _one_run(captures[1], fmt, process, shown(captures[1]))
-        return build_comparison(before, after, **texts)
+        return build_comparison(before, after, description=told, settings=shared)
     if len(captures) == 1:
         before, after = _two_sides(captures[0], fmt, process, shown(captures[0]))
-        return build_comparison(before, after, **texts)
+        return build_comparison(before, after, description=told, settings=shared)
     raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
 
 
@@ -541,9 +550,11 @@ def write_report(record: ReportRecord, out: Path, langs: list[str],
 def build_report(captures: list[Path], out: Path, langs: list[str], *,
                  series: Path | None = None, fmt: str | None = None, process: str | None = None,
                  date: dt.date | None = None, base: Path | None = None,
-                 description: str | None = None, settings: str | None = None) -> list[str]:
+                 description: str | None = None, settings: str | None = None,
+                 description_lang: str = "en") -> list[str]:
     """The whole report of BEFORE AFTER, one file with both sides, or a series file, written
     into `out`; returns the file names written (manifest.json last, not listed)."""
     record = report_record(captures, series, fmt=fmt, process=process, base=base,
-                           description=description, settings=settings)
+                           description=description, settings=settings,
+                           description_lang=description_lang)
     return write_report(record, out, langs, date)

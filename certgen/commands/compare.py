@@ -48,14 +48,19 @@ def parse_langs(value: str) -> list[str]:
               "takes precedence; with neither, the report prints no date.")
 @click.option("--description", "description", default=None,
               help="What changed between before and after, printed at the top of the report "
-                   "(plain text in English, at most 1000 characters; a series file may say it "
+                   "(plain text, in English unless --description-lang says otherwise, at most "
+                   "1000 characters; a series file may say it "
                    "instead, also per language).")
+@click.option("--description-lang", "description_lang", default="en", show_default=True,
+              type=click.Choice(["en", "ru", "pt"]),
+              help="The language --description is written in: a report in another language "
+                   "marks it as written in this one.")
 @click.option("--settings", "settings", default=None,
               help="The game settings both sides share, e.g. '2560x1440, Ultra' (plain text, at "
                    "most 200 characters).")
 def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
             fmt: str | None, process: str | None, date: dt.datetime | None,
-            description: str | None, settings: str | None) -> None:
+            description: str | None, description_lang: str, settings: str | None) -> None:
     """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series.
 
     \b
@@ -82,7 +87,8 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
         raise click.UsageError("expected BEFORE AFTER, one benchmark CSV with both sides, or --series")
 
     written = build_report(list(captures), out, langs, series=series, fmt=fmt, process=process,
-                           date=when, description=description, settings=settings)
+                           date=when, description=description, settings=settings,
+                           description_lang=description_lang)
     for name in written:
         click.echo(str(out / name))
 
