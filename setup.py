@@ -1,7 +1,7 @@
 """Packaging hook: the wheel carries the top-level templates/ and locales/ folders.
 
 They live at the repository top level (DESIGN.md), outside the `certgen` package, so
-build_py copies them into `certgen/_data/` of the build; certgen/paths.py prefers that copy
+build_py copies them into `certgen/_data/` of the build; certgen/support/paths.py prefers that copy
 when it exists. Editable installs skip the copy and read the checkout's folders directly.
 All metadata stays in pyproject.toml.
 """

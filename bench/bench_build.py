@@ -51,11 +51,11 @@ def _cli(args: list[str]) -> float:
 def bench_render(bundle: str, repeats: int = 3) -> tuple[float, float]:
     import weasyprint
 
-    from certgen.paths import templates_dir
     from certgen.pipeline import make_record
     from certgen.record import dump_record
     from certgen.render.certificate import render_certificate_html, render_certificate_pdf
     from certgen.render.pdf import ConfinedURLFetcher
+    from certgen.support.paths import templates_dir
 
     record = make_record(bundle, draft=True)
     data = dump_record(record)

@@ -1,4 +1,4 @@
-"""Coverage of the measurement interval (certgen.uncertainty), measured on simulated captures.
+"""Coverage of the measurement interval (certgen.metrics.uncertainty), measured on simulated captures.
 
 An interval is only worth printing if it does what it says: a 95 % interval should contain the
 true figure in about 95 % of captures. The true figure of a real card is unknown, so captures
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
-from certgen.metrics import fps_figures, ratios_from_fps
+from certgen.metrics.figures import fps_figures, ratios_from_fps
+from certgen.metrics.uncertainty import RESAMPLES, bootstrap_pairs, not_estimated_reasons
 from certgen.model.thresholds import Weights
-from certgen.uncertainty import RESAMPLES, bootstrap_pairs, not_estimated_reasons
 
 WEIGHTS = Weights(consistency_gap=0.7, stutter=0.3)
 BASE_MS = 7.0

@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.stats import genpareto, norm
 
-from certgen.uncertainty import politis_white_circular
+from certgen.metrics.uncertainty import politis_white_circular
 
 FIGURES = ("avg_fps", "low_1pct_fps", "low_0_1pct_fps", "fluidity_score")
 Arrays = dict[str, np.ndarray]

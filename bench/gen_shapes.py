@@ -46,7 +46,7 @@ PM2_UNREAD_HEADER = (PM2_HEADER.replace("MsPCLatency", "XsPCLatency")
                     .replace("MsGPUBusy", "XsGPUBusy").replace("MsGPUTime", "XsGPUTime")
                     .replace("AllowsTearing", "XllowsTearing").replace("PresentMode", "XresentMode")
                     .replace("CPUStartQPC", "XPUStartQPC"))
-"""The same header with every column certgen.measured and certgen.validity read renamed (same
+"""The same header with every column certgen.metrics.measured and certgen.metrics.validity read renamed (same
 length: latency, animation error, the CPU / GPU columns of the hitch causes, and the
 presentation mode, tearing flag and CPU start of the validity checks): certgen reads the same
 bytes but not those columns, the in-run peer of bench row f."""
@@ -94,7 +94,7 @@ def _pm2_lines(frames: int, seed: int) -> Iterator[str]:
     in_present = rng.integers(1_000, 9_000, size=at.size)
     busy = rng.integers(20_000, 90_000, size=at.size)
     shown = rng.random(at.size) >= 0.01
-    # What PresentMon 2.x measures beside the intervals (certgen.measured): PC latency on every
+    # What PresentMon 2.x measures beside the intervals (certgen.metrics.measured): PC latency on every
     # displayed frame, a signed animation error, input latencies on one frame in 50.
     latency = busy + in_present + rng.integers(50_000, 150_000, size=at.size)
     animation = rng.integers(-40_000, 40_000, size=at.size)

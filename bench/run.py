@@ -15,16 +15,16 @@ a) `certgen metrics FILE --json` as a whole process (start-up and imports includ
    process's own peak). All run with bytecode caching on (as installed packages do; see
    process_env) and interleaved, after one uncounted warm-up round. a1 also shows the older
    column-only peer (no grouping) for reference.
-b) the SOP figures alone (certgen.metrics.compute_sop_metrics) on 1M frames against one np.sum
+b) the SOP figures alone (certgen.metrics.figures.compute_sop_metrics) on 1M frames against one np.sum
    over the same array. Target <= 5x.
 c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own, on the bench
    capture and on a noisy gamma(20, 0.8) capture (many candidate frames): reported, no peer.
-e) the measurement intervals (certgen.uncertainty.bootstrap_pairs, 10,000 resamples) of the
+e) the measurement intervals (certgen.metrics.uncertainty.bootstrap_pairs, 10,000 resamples) of the
    bench capture's first 100k frames, beside the SOP figures of the same frames; target 150 ms.
-f) what the capture measured (certgen.measured: latency, animation error, refresh cadence,
+f) what the capture measured (certgen.metrics.measured: latency, animation error, refresh cadence,
    hitch causes): `certgen metrics --json` on the PresentMon 2.x shape (a2, whose latency,
    animation-error and CPU / GPU busy columns carry values) against the same process on the
-   same bytes with every column only certgen.measured and certgen.validity read renamed
+   same bytes with every column only certgen.metrics.measured and certgen.metrics.validity read renamed
    (PresentMode, AllowsTearing and CPUStartQPC too; GPU time too, which
    would stand in for GPU busy; the display-change
    column the cadence uses is read for the display diagnostics anyway), so that certgen reads
@@ -395,7 +395,7 @@ def bounded_memory(narrow: Path, wide: Path, large: Path, frames: int, large_fra
 
 def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
     """Both processes must report the same figures (FPS to 1 decimal), or the race is moot."""
-    from certgen.metrics import round_half_away
+    from certgen.metrics.figures import round_half_away
 
     ours = json.loads(ours_json or "[]")[0]
     peer = json.loads(peer_json or "{}")
@@ -418,7 +418,7 @@ def cross_check(ours_json: str | None, peer_json: str | None) -> list[str]:
 def cross_check_diagnostics(ours_json: str | None, peer_json: str | None) -> list[str]:
     """The same-work peer must find the same diagnostic figures (application frames, display
     changes) as certgen, or it did not do the same work."""
-    from certgen.metrics import round_half_away
+    from certgen.metrics.figures import round_half_away
 
     diag = json.loads(ours_json or "[]")[0].get("frame_diagnostics") or {}
     peer = json.loads(peer_json or "{}")
@@ -444,8 +444,8 @@ def cross_check_diagnostics(ours_json: str | None, peer_json: str | None) -> lis
 
 def in_process(frames: np.ndarray, label: str, repeats: int) -> list[Row]:
     """Benchmarks b and c on one array of frame times."""
-    from certgen.diagnostics import compute_diagnostics, stutter_events
-    from certgen.metrics import compute_sop_metrics
+    from certgen.metrics.diagnostics import compute_diagnostics, stutter_events
+    from certgen.metrics.figures import compute_sop_metrics
     from certgen.model import Weights
 
     weights = Weights(consistency_gap=0.7, stutter=0.3)
@@ -472,8 +472,8 @@ INTERVAL_TARGET_S = 0.150
 def interval_row(frames: np.ndarray, weights: object, repeats: int) -> Row:
     """e) the measurement intervals of a 100k-frame capture (10,000 resamples), against the SOP
     figures of the same frames; the issue's target is an absolute 150 ms."""
-    from certgen.metrics import compute_sop_metrics
-    from certgen.uncertainty import bootstrap_pairs
+    from certgen.metrics.figures import compute_sop_metrics
+    from certgen.metrics.uncertainty import bootstrap_pairs
 
     sop = median_call(lambda: compute_sop_metrics(frames, weights), repeats)  # type: ignore[arg-type]
     ours = median_call(lambda: bootstrap_pairs(frames, weights, seed=1), repeats, 0.0)  # type: ignore[arg-type]

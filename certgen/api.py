@@ -28,14 +28,15 @@ from certgen.builders.certificate import BuildResult, check_verify_base
 from certgen.builders.report import build_report as _build_report
 from certgen.builders.report import report_date
 from certgen.builders.site import build_site as _build_site
-from certgen.bundle import load_bundle as _load
 from certgen.captures.detect import read_capture_file
-from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError
 from certgen.fleet import FleetStore
-from certgen.lab import load_lab
-from certgen.metrics import weights_of
-from certgen.pagefigures import checked
+from certgen.inputs.bundle import load_bundle as _load
+from certgen.inputs.lab import load_lab
+from certgen.metrics.diagnostics import compute_metrics
+from certgen.metrics.figures import weights_of
+from certgen.metrics.pagefigures import checked
+from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
 from certgen.pipeline import record_from_bundle
 from certgen.record import dump_record
 from certgen.render.certificate import (
@@ -45,12 +46,11 @@ from certgen.render.certificate import (
 )
 from certgen.render.i18n import check_language
 from certgen.sop import load_rules
-from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
 
 if TYPE_CHECKING:
-    from certgen.bundle import LoadedBundle
     from certgen.captures.model import Capture
-    from certgen.lab import LabProfile
+    from certgen.inputs.bundle import LoadedBundle
+    from certgen.inputs.lab import LabProfile
     from certgen.model import RunMetrics
     from certgen.model.uncertainty import FigureIntervals, SustainedStability
     from certgen.pipeline import Fleet

@@ -26,7 +26,7 @@ import click
 
 from certgen import __version__
 from certgen.errors import CertgenError
-from certgen.software import current_software, version_lines
+from certgen.support.software import current_software, version_lines
 
 # name -> (module, short help). Order is the order `certgen --help` lists them.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int | None:
     its traceback, then one line saying so, exit 70.
     """
 
-    # Set but blank means unset (certgen.builddate reads it so); removed before any library
+    # Set but blank means unset (certgen.support.builddate reads it so); removed before any library
     # reads it: numpy.f2py, imported on the way to the PDFs, calls int() on it at import time.
     if "SOURCE_DATE_EPOCH" in os.environ and not os.environ["SOURCE_DATE_EPOCH"].strip():
         del os.environ["SOURCE_DATE_EPOCH"]

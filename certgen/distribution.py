@@ -21,8 +21,8 @@ from pathlib import Path
 
 from certgen import __version__
 from certgen.errors import CertgenError
-from certgen.paths import locales_dir, templates_dir
 from certgen.registry import PublishedWheel
+from certgen.support.paths import locales_dir, templates_dir
 from certgen.verify import read_input
 
 _NAME = re.compile(r"^certgen-(?P<version>[^-]+)-[^-]+-[^-]+-[^-]+\.whl$")

@@ -19,7 +19,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.bundle import (
+from certgen.captures.detect import read_capture
+from certgen.captures.formats import FORMAT_TABLE
+from certgen.captures.model import Capture
+from certgen.errors import BundleError, RefusalError
+from certgen.inputs.bundle import (
     CardRun,
     CardTestSystem,
     LoadedBundle,
@@ -27,16 +31,13 @@ from certgen.bundle import (
     display_timing_of,
     load_bundle,
 )
-from certgen.captures.detect import read_capture
-from certgen.captures.formats import FORMAT_TABLE
-from certgen.captures.model import Capture
-from certgen.conditions import dates_after_issue, required_conditions, sample_refusal
-from certgen.diagnostics import compute_metrics
-from certgen.errors import BundleError, RefusalError
-from certgen.framegen import compute_frame_diagnostics
-from certgen.lab import LabProfile, LocalizedText, add_months
-from certgen.measured import measured_by
-from certgen.metrics import round_half_away, weights_of
+from certgen.inputs.lab import LabProfile, LocalizedText, add_months
+from certgen.metrics.diagnostics import compute_metrics
+from certgen.metrics.figures import round_half_away, weights_of
+from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.measured import measured_by
+from certgen.metrics.pagefigures import checked
+from certgen.metrics.validity import declared_warnings
 from certgen.model import (
     RANKED_METRICS,
     Accreditation,
@@ -59,8 +60,6 @@ from certgen.model import (
     lab_text,
 )
 from certgen.model.measured import DisplayTiming
-from certgen.pagefigures import checked
-from certgen.provenance import HeldCapture, hold_captures
 from certgen.record import (
     Record,
     RunConfig,
@@ -68,10 +67,11 @@ from certgen.record import (
     build_record,
     chart_series,
 )
-from certgen.rules import RunFacts, decide, run_facts
-from certgen.rules import Written as RulesText
+from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
+from certgen.rules.provenance import HeldCapture, hold_captures
+from certgen.rules.verdict import RunFacts, decide, run_facts
+from certgen.rules.verdict import Written as RulesText
 from certgen.sop import Rules, load_rules
-from certgen.validity import declared_warnings
 
 __all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
            "make_record", "provisional_ranks", "record_from_bundle"]
@@ -317,7 +317,7 @@ def scope_of(card: CardInfo, runs: Sequence[CardRun], test_system: TestSystem | 
 @dataclass(frozen=True)
 class Checked:
     """A bundle's record as `certgen check` reports it, and the notes on what the captures
-    record that could not be compared with card.yaml (certgen.provenance)."""
+    record that could not be compared with card.yaml (certgen.rules.provenance)."""
 
     record: Record
     notes: tuple[str, ...]

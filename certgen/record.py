@@ -33,8 +33,7 @@ from pydantic_core import ErrorDetails
 
 from certgen import __version__
 from certgen.errors import RecordError
-from certgen.jsonload import loads
-from certgen.metrics import round_half_away
+from certgen.metrics.figures import round_half_away
 from certgen.model.base import (
     Frozen,
     LabText,
@@ -62,15 +61,16 @@ from certgen.model.verdict import (
     Tier,
     WhyDetail,
 )
-from certgen.rules import (
+from certgen.rules.verdict import (
     FirstCaptureCheck,
     SoftLimitCheck,
     Verdict,
     cohort_key,
     cohort_label,
 )
-from certgen.software import current_software
 from certgen.sop import Rules
+from certgen.support.jsonload import loads
+from certgen.support.software import current_software
 
 SCHEMA_VERSION: Final = 1
 CHART_BUCKETS: Final = 400
@@ -367,7 +367,7 @@ class RunConfig:
     frame_generation: bool
 
     def key(self) -> Cohort:
-        """The run's cohort (certgen.rules.cohort_key)."""
+        """The run's cohort (certgen.rules.verdict.cohort_key)."""
         return cohort_key(self.title, self.resolution, self.preset, self.ray_tracing,
                           self.upscaler, self.upscaler_mode, self.frame_generation)
 
@@ -497,7 +497,7 @@ def build_record(
     """The complete record of one certificate (the fleet section computed from its runs).
 
     `fleet_runs` is the fleet's size in the certificate's cohorts, or None without a fleet. `software` is the
-    stack to name (default: this process's, certgen.software.current_software()). `issuer` is
+    stack to name (default: this process's, certgen.support.software.current_software()). `issuer` is
     the lab block, or None when built without a lab profile.
     """
     if software is None:

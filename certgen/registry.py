@@ -32,15 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic_core import PydanticCustomError
 
 from certgen.errors import RegistryError, RevocationsError
-from certgen.lab import LabText, Text
+from certgen.inputs.lab import LabText, Text
 from certgen.record import Record
-from certgen.untrusted import UnreadableInput, read_limited
-from certgen.yamlload import YamlDocumentError, load_yaml_document
+from certgen.support.untrusted import UnreadableInput, read_limited
+from certgen.support.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
-    from certgen.jsonload import JSONValue
     from certgen.model import LabText as RecordText
     from certgen.record import Record
+    from certgen.support.jsonload import JSONValue
 
 REVOCATIONS_FILE = "revocations.yaml"
 """The file a laboratory lists its withdrawn certificates in (examples/revocations.yaml)."""

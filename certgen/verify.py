@@ -23,7 +23,7 @@ Every check gives one verdict (pass, fail, or skip when its input was not given)
   verdict says which comparison was made. Not compared (skip) when the signature does not hold:
   nothing then vouches for the record, and rendering a hostile one costs time;
 - derivation: every Fluidity Score (with its gap and stutter), tier mean and the grade follow
-  from the record's FPS figures under the rules file the record names (certgen.rules), and
+  from the record's FPS figures under the rules file the record names (certgen.rules.verdict), and
   that file's SHA-256 is the one the record cites;
 - with a bundle folder (read as `certgen check` reads it: only the files its card.yaml names,
   inside the bundle): captures (every capture the certificate cites, archived first captures
@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-from certgen.bundle import load_bundle
 from certgen.errors import CertgenError, RecordError, RevocationsError
-from certgen.metrics import ratios_from_fps, weights_of
+from certgen.inputs.bundle import load_bundle
+from certgen.metrics.figures import ratios_from_fps, weights_of
 from certgen.model import RunMetrics, WhyIncomplete
 from certgen.pipeline import record_from_bundle
 from certgen.record import load_record
@@ -67,10 +67,10 @@ from certgen.render.certificate import (
 )
 from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import replay_signature, require_sign_extra
-from certgen.rules import decide, run_facts
-from certgen.software import creator_line, current_software
+from certgen.rules.verdict import decide, run_facts
 from certgen.sop import load_rules
-from certgen.untrusted import UnreadableInput, read_limited
+from certgen.support.software import creator_line, current_software
+from certgen.support.untrusted import UnreadableInput, read_limited
 
 if TYPE_CHECKING:
     import pypdf
@@ -80,9 +80,9 @@ if TYPE_CHECKING:
     from pyhanko.sign.validation.status import PdfSignatureStatus
     from pypdf.generic import DictionaryObject
 
-    from certgen.jsonload import JSONValue
     from certgen.record import Record
-    from certgen.rules import RunFacts
+    from certgen.rules.verdict import RunFacts
+    from certgen.support.jsonload import JSONValue
 
 Verdict = Literal["pass", "fail", "skip"]
 
@@ -890,7 +890,7 @@ def _rendered(html: str, record: Record, record_bytes: bytes, lang: str) -> byte
     """render_certificate_pdf(html, record, record_bytes, lang), remembered for the process.
 
     The PDF is a function of the HTML, the record (parsed from record_bytes), the language and
-    the software stack (versions and data digests, certgen.software): verifying the same
+    the software stack (versions and data digests, certgen.support.software): verifying the same
     certificate again, or a copy with other bytes outside its record, renders nothing new
     (a WeasyPrint render costs seconds); another record, address, language or stack renders."""
 
@@ -1013,7 +1013,7 @@ def _printed_base(text: str, cert_id: str, sha: str) -> str | None:
 
 
 def record_facts(record: Record) -> list[RunFacts]:
-    """What the rules need of each run, read back from a record (certgen.rules.run_facts, the
+    """What the rules need of each run, read back from a record (certgen.rules.verdict.run_facts, the
     derivation the pipeline uses on the bundle)."""
 
     facts = []

@@ -56,9 +56,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from certgen import jsonload
 from certgen.errors import OutputError
-from certgen.jsonload import JSONValue
+from certgen.support import jsonload
+from certgen.support.jsonload import JSONValue
 
 MANIFEST_NAME = "manifest.json"
 PREVIOUS_NAME = ".manifest.previous.json"

@@ -585,7 +585,7 @@ def make_fleet(path: Path) -> None:
     """Sample fleet in the `certgen fleet export` JSON Lines format.
 
     Some cohorts hold at least 30 runs (ranked), others fewer (Provisional). The rows are
-    synthetic FPS triples; gap, stutter and score come from the engine (certgen.metrics), so
+    synthetic FPS triples; gap, stutter and score come from the engine (certgen.metrics.figures), so
     the file holds what a real export would. No timestamps; lines sorted by certificate id.
 
     Each row draws its average FPS within 15% of the cohort's centre, and its gap and stutter
@@ -593,7 +593,7 @@ def make_fleet(path: Path) -> None:
     the cohort's spread) and a small one of their own, so that an even card is even on both.
     """
     from certgen.fleet import JSONL_FIELDS
-    from certgen.metrics import ratios_from_fps, weights_of
+    from certgen.metrics.figures import ratios_from_fps, weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(load_rules())
@@ -674,13 +674,13 @@ def make_calibration_fleet(path: Path) -> None:
     and a small one per run, so the three grades all occur. A few runs have a burst of hitches
     past the 0.60 stutter Soft Limit. The lows come from the drawn gap and stutter, rounded to
     0.1 FPS; gap and stutter are then recomputed from the rounded FPS triple and the Fluidity
-    Score from them (certgen.metrics), so every row holds what a real export would. Issue
+    Score from them (certgen.metrics.figures), so every row holds what a real export would. Issue
     dates run from January 2025 to October 2026 in certificate order. No clock, sorted lines.
     """
     import datetime as dt
 
     from certgen.fleet import JSONL_FIELDS
-    from certgen.metrics import fluidity_score, ratios_from_fps, weights_of
+    from certgen.metrics.figures import fluidity_score, ratios_from_fps, weights_of
     from certgen.sop import load_rules
 
     weights = weights_of(load_rules())

@@ -140,7 +140,7 @@ TEST_SYSTEM: dict[str, Any] = {
     "motherboard": "Example Z790 board",
     "display": "Example 27-inch 2560x1440 monitor",
 }
-"""The bench a fixture card states (a certificate must state one: certgen.conditions)."""
+"""The bench a fixture card states (a certificate must state one: certgen.rules.conditions)."""
 
 TESTED_ON = dt.date(2026, 11, 28)
 TECHNICIAN = "T. Tester"

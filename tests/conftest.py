@@ -194,7 +194,7 @@ def signed_gold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from pkikit import PASSPHRASE, make_pki
 
     from certgen.builders.certificate import build_bundle
-    from certgen.lab import load_lab
+    from certgen.inputs.lab import load_lab
     from certgen.render.sign import signing_key
 
     key = signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from certgen.record import Record, Run, load_record
-from certgen.rules import cohort_key, cohort_label
+from certgen.rules.verdict import cohort_key, cohort_label
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "records" / "sample.json"
 _BASE: dict[str, Any] = json.loads(SAMPLE.read_bytes())
@@ -92,7 +92,7 @@ def gold_sample_record() -> Record:
     sample=)`). Made once per test process."""
     import tempfile
 
-    from certgen.docs import SAMPLE_BUNDLE
+    from certgen.builders.explainers import SAMPLE_BUNDLE
     from certgen.fleet import FleetStore
     from certgen.pipeline import make_record
 

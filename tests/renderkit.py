@@ -12,7 +12,7 @@ from typing import Any
 
 from babel.numbers import parse_decimal
 
-from certgen.metrics import round_half_away
+from certgen.metrics.figures import round_half_away
 
 
 class _Text(HTMLParser):

@@ -10,9 +10,9 @@ realistic inputs instead of each growing its own. Three families:
   `(text, frame_times)` where the text is a file in the tool's real layout and frame_times are
   the intervals a reader must return; `presentmon_intervals` and `lagged_gpu_run` for the
   reader-internals tests;
-- cards: `cards`, a card.yaml mapping that certgen.bundle.validate_card accepts, whose runs name
+- cards: `cards`, a card.yaml mapping that certgen.inputs.bundle.validate_card accepts, whose runs name
   capture files (see `card_files`);
-- other documents: `labs`, a lab.yaml mapping certgen.lab.parse_lab accepts, and `fleet_rows`,
+- other documents: `labs`, a lab.yaml mapping certgen.inputs.lab.parse_lab accepts, and `fleet_rows`,
   a fleet JSON Lines object certgen.fleet.parse_line accepts (figures that obey the metrics
   theorems, as a real record's do).
 
@@ -263,7 +263,7 @@ def cards(draw: st.DrawFn) -> dict[str, Any]:
         "phase1": {"vrm_rail_resistance": draw(st.sampled_from(["pass", "fail", "pass: 2% of nominal"]))},
         "grade_cap": draw(st.one_of(st.none(), st.fixed_dictionaries(
             {"grade": st.sampled_from(["PLATINUM", "GOLD", "SILVER"]), "reason": _words}))),
-        # The conditions a certificate must state (certgen.conditions), so that a drawn card
+        # The conditions a certificate must state (certgen.rules.conditions), so that a drawn card
         # is refused only for what the draw makes wrong.
         "test_system": {"cpu": draw(_words), "memory_gb": draw(st.sampled_from([16, 32, 64])),
                         "os": draw(_words), "motherboard": draw(_words),
@@ -333,7 +333,7 @@ _lab_text = st.one_of(_words, st.fixed_dictionaries(
 
 @st.composite
 def labs(draw: st.DrawFn) -> dict[str, Any]:
-    """A lab.yaml mapping (as yaml.safe_load gives it) that certgen.lab.parse_lab accepts."""
+    """A lab.yaml mapping (as yaml.safe_load gives it) that certgen.inputs.lab.parse_lab accepts."""
     lab: dict[str, Any] = {
         "name": draw(_words),
         "address": draw(_lab_text),

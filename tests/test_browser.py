@@ -49,7 +49,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from playwright.sync_api import Browser, Playwright, ViewportSize, sync_playwright
 
-from certgen.docs import LANGS, PAGES
+from certgen.render.explainers import LANGS, PAGES
 
 # Playwright adds --headless, --no-sandbox, --no-first-run, --disable-background-networking and
 # --disable-component-update itself. There is no GPU: Chromium would emulate one in software.

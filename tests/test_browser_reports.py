@@ -19,8 +19,8 @@ from pathlib import Path
 from playwright.sync_api import Browser
 from test_browser import PHONE, TIMEOUT_MS, playwright, probe_browser, site  # noqa: F401
 
-from certgen.compare import FIGURES
-from certgen.docs import LANGS
+from certgen.compare.statistics import FIGURES
+from certgen.render.explainers import LANGS
 from certgen.render.i18n import gettext_for
 
 MIN_TEXT_PX = 10.0

@@ -26,8 +26,8 @@ from bundlekit import (
 
 from certgen.builders.batch import build_many
 from certgen.errors import RefusalError
-from certgen.lab import load_lab
-from certgen.paths import templates_dir
+from certgen.inputs.lab import load_lab
+from certgen.support.paths import templates_dir
 
 SAMPLE_LAB = Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"
 

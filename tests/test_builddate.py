@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from certgen.builddate import source_date_epoch
 from certgen.builders.report import report_date
 from certgen.builders.site import DEFAULT_DATE, site_date
 from certgen.errors import BuildDateError
+from certgen.support.builddate import source_date_epoch
 
 
 def test_unset_or_empty_is_no_date(monkeypatch):

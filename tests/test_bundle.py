@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from bundlekit import card, run_entry, write_card, write_presentmon
 
-from certgen.bundle import ZipLimits, card_json_schema, load_bundle
 from certgen.errors import BundleError, BundleErrors
+from certgen.inputs.bundle import ZipLimits, card_json_schema, load_bundle
 
 
 def good_bundle(root: Path, **run_extra: Any) -> Path:

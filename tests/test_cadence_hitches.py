@@ -1,4 +1,4 @@
-"""Refresh cadence and hitch causes (certgen.measured; docs/spec/metrics.md, "Refresh cadence"
+"""Refresh cadence and hitch causes (certgen.metrics.measured; docs/spec/metrics.md, "Refresh cadence"
 and "Hitch causes"): diagnostics, never graded.
 
 Hand-computed values on files in PresentMon 2.5's exact layout (both read paths), the real gold
@@ -22,8 +22,8 @@ from test_measured import MEASURED, both_paths, pm25
 
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
-from certgen.diagnostics import stutter_events
-from certgen.measured import hitch_causes_of, refresh_cadence_of
+from certgen.metrics.diagnostics import stutter_events
+from certgen.metrics.measured import hitch_causes_of, refresh_cadence_of
 from certgen.model.measured import DisplayTiming
 
 FIXED_100 = DisplayTiming(refresh_hz=100.0, vrr_min_hz=None, vrr_max_hz=None)

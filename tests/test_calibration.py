@@ -2,7 +2,7 @@
 
 Fleets whose distributions are known by construction give exact percentiles, shares and
 re-grade counts; on a random fleet of many-tier cards every card's grade under the current and a
-candidate rules version is the one certgen.rules gives it run for run; SQLite and a real
+candidate rules version is the one certgen.rules.verdict gives it run for run; SQLite and a real
 PostgreSQL server give the same bytes; bad input is one line."""
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from certgen.builders.calibration import (
     read_candidate,
     write_calibration,
 )
-from certgen.calibration import card_spans, grades_of, read_fleet, run_scores, tier_means
 from certgen.errors import CalibrationError
 from certgen.fleet import FleetStore
+from certgen.fleet.calibration import card_spans, grades_of, read_fleet, run_scores, tier_means
 from certgen.fleet.model import FleetRun
-from certgen.metrics import fluidity_score
+from certgen.metrics.figures import fluidity_score
 from certgen.model import Weights
 from certgen.model.cohort import Cohort
-from certgen.rules import RunFacts, grade_gates, grade_tiers
+from certgen.rules.verdict import RunFacts, grade_gates, grade_tiers
 from certgen.sop import load_rules
 
 RULES = load_rules()
@@ -149,7 +149,7 @@ def _random_fleet(seed: int) -> list[FleetRun]:
 @pytest.mark.parametrize("weights", [None, Weights(consistency_gap=0.5, stutter=0.5),
                                      Weights(consistency_gap=0.65, stutter=0.35)])
 def test_grades_agree_card_for_card_with_the_rules_path(weights: Weights | None) -> None:
-    """Each card graded by certgen.calibration equals certgen.rules.grade_gates over its runs
+    """Each card graded by certgen.fleet.calibration equals certgen.rules.verdict.grade_gates over its runs
     (RunFacts with the stored score, or fluidity_score under other weights)."""
     rows = _random_fleet(7)
     fleet = read_fleet([_pages(rows)])
@@ -178,7 +178,7 @@ def test_a_score_with_more_decimals_takes_the_rules_own_mean() -> None:
     rows = [_run("X", 0, 0.1, 0.1, score=88.004), _run("X", 1, 0.1, 0.1, score=87.995)]
     fleet = read_fleet([_pages(rows)])
     means = tier_means(fleet, *run_scores(fleet, None))
-    from certgen.rules import mean_score
+    from certgen.rules.verdict import mean_score
 
     assert means.centi.tolist() == [round(mean_score([88.004, 87.995]) * 100)]
 
@@ -280,7 +280,7 @@ def test_a_candidate_that_is_no_file_is_one_line(tmp_path: Path,
     os.mkfifo(fifo)
     big = tmp_path / "big.yaml"
     big.write_bytes(b"#" * (1024 * 1024 + 1))
-    # Worded as every other input file's refusal (certgen.untrusted.read_limited), issue 27.
+    # Worded as every other input file's refusal (certgen.support.untrusted.read_limited), issue 27.
     for path, words in ((tmp_path / "missing.yaml", "no such file"),
                         (fifo, "is a FIFO (named pipe), expected a rules file"),
                         (tmp_path, "is a directory, expected a rules file"),
@@ -322,7 +322,7 @@ def test_calibration_error_is_a_certgen_error() -> None:
 
 
 def test_the_bootstrap_is_seeded() -> None:
-    from certgen.calibration import bootstrap_interval
+    from certgen.fleet.calibration import bootstrap_interval
 
     below = np.array([1, 0, 1, 1, 0] * 20)
     total = np.ones(100, dtype=np.int64)
@@ -363,7 +363,7 @@ def test_totals_by_gate_and_the_changes_in_id_order(tmp_path: Path) -> None:
 
 
 def test_changes_are_in_id_order_whatever_order_the_pages_come_in() -> None:
-    from certgen.calibration import review
+    from certgen.fleet.calibration import review
 
     rows = _grid_fleet()
     fleet = read_fleet([_pages(list(reversed(rows)))])
@@ -414,7 +414,7 @@ def test_a_candidate_that_changes_every_grade_is_written_in_bounded_pieces() -> 
     """60,000 one-run cards, all GOLD now and all SILVER under a candidate: the JSON and CSV
     come in pieces of a few hundred KB (never the whole list at once), and hold every change."""
     import certgen.builders.calibration as builder
-    from certgen.calibration import review
+    from certgen.fleet.calibration import review
 
     cards = 60_000
     page = [(f"M-{i:06d}", "2026-11-01", "2560x1440", _cohort().key(), 90.0, 0.1, 0.1, 0)
@@ -451,7 +451,7 @@ def test_the_report_lists_the_first_changes_and_says_where_the_rest_are(tmp_path
 def test_counts_in_the_report_are_grouped_as_the_language_writes_them() -> None:
     """1,200 one-run cards: the lines' counts of tier means and runs read as every other
     count does in the language ("1,200", "1 200", "1.200"), never "1200"."""
-    from certgen.calibration import review
+    from certgen.fleet.calibration import review
     from certgen.render.calibration import render_html
 
     page = [(f"G-{i:05d}", "2026-11-01", "2560x1440", _cohort().key(), 80.0 + i / 100, 0.1,

@@ -16,9 +16,9 @@ import pytest
 
 from certgen.captures.detect import detect_format, read_capture_file
 from certgen.captures.model import Capture
-from certgen.metrics import compute_sop_metrics
+from certgen.metrics.figures import compute_sop_metrics
+from certgen.metrics.pagefigures import checked
 from certgen.model import Weights
-from certgen.pagefigures import checked
 
 A = [10.0, 10.0, 10.0, 20.0]
 B = [5.0, 5.0, 5.0, 5.0]

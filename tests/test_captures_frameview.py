@@ -18,7 +18,7 @@ from capturekit import differing_fields
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture
 from certgen.captures.model import Capture
-from certgen.metrics import compute_sop_metrics
+from certgen.metrics.figures import compute_sop_metrics
 from certgen.model import RECORDED_MAX, Recorded, Weights
 
 CORES = [f"CPUCoreUtil%[{i:2d}]" for i in range(64)]

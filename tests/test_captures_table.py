@@ -5,7 +5,7 @@ A new format is one row of FORMAT_TABLE and one reader: the `--format` choices, 
 refusal of an unknown file, the `--process` refusal's noun and the record's tool name all follow
 from the row (proved by adding a row in a fresh interpreter). captures/ holds no function-level
 import of certgen and no import cycle; no reader imports the figures' arithmetic, and the
-figures a benchmark-page CSV states are checked after the reader, by certgen.pagefigures.
+figures a benchmark-page CSV states are checked after the reader, by certgen.metrics.pagefigures.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from certgen import pagefigures
 from certgen.captures import detect, formats
 from certgen.captures.benchcsv import read_bench_csv
 from certgen.captures.formats import FORMAT_TABLE, FORMATS
-from certgen.compare import METRIC_ROWS, SideInput, count_side, metric_value
+from certgen.compare.statistics import METRIC_ROWS, SideInput, count_side, metric_value
 from certgen.errors import NoProcessGroupsError
-from certgen.pagefigures import page_figures
+from certgen.metrics import pagefigures
+from certgen.metrics.pagefigures import page_figures
 
 CAPTURES = Path(__file__).resolve().parent.parent / "certgen" / "captures"
 READERS = ("benchcsv", "capframex", "framestats", "mangohud", "presentmon")
@@ -194,8 +194,9 @@ def test_captures_modules_import_no_cycle() -> None:
 def test_no_reader_imports_the_figures(reader: str) -> None:
     """Readers return frames and facts: nothing of certgen beyond the captures' own helpers,
     the vocabulary's capture facts, the error tree and the strict JSON loader."""
-    allowed = {"certgen", "certgen.captures.common", "certgen.captures.model", "certgen.errors",
-               "certgen.jsonload", "certgen.untrusted", "certgen.model.capture"}
+    allowed = {"certgen", "certgen.support", "certgen.captures.common", "certgen.captures.model",
+               "certgen.errors",
+               "certgen.support.jsonload", "certgen.support.untrusted", "certgen.model.capture"}
     path = CAPTURES / f"{reader}.py"
     imports = set(_certgen_imports(path, in_functions=False))
     imports |= set(_certgen_imports(path, in_functions=True))
@@ -228,7 +229,7 @@ def test_the_bench_csv_reader_returns_the_stated_figures_unchecked() -> None:
 ])
 def test_the_stated_figure_check_is_the_exports_own_arithmetic(frames: list[float]) -> None:
     """page_figures gives every metric row the benchmark-page export writes, with the value it
-    writes (certgen.compare.count_side), so an export always reads back without a warning."""
+    writes (certgen.compare.statistics.count_side), so an export always reads back without a warning."""
     values = np.asarray(frames, dtype=np.float64)
     side = count_side(SideInput(frame_times_ms=values, source="x")).summary
     computed = page_figures(values)

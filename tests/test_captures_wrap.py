@@ -11,8 +11,8 @@ from test_captures_frameview import FRAMES, frameview_log
 
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture
-from certgen.diagnostics import compute_metrics
 from certgen.errors import CaptureFormatError
+from certgen.metrics.diagnostics import compute_metrics
 from certgen.model import Weights
 
 WEIGHTS = Weights(consistency_gap=0.7, stutter=0.3)
@@ -65,7 +65,7 @@ def test_generated_frames_logged_with_0_ms_are_named() -> None:
     some frame generators) are dropped by the SOP as non-positive; the warning says why."""
     from test_measured import pm25
 
-    from certgen.pagefigures import checked
+    from certgen.metrics.pagefigures import checked
 
     rows = []
     for i in range(40):

@@ -17,7 +17,7 @@ from pathlib import Path
 from playwright.sync_api import Browser
 from test_browser import PHONE, PROBE_TIMEOUT_MS, playwright, probe_browser  # noqa: F401
 
-from certgen.docs import LANGS
+from certgen.render.explainers import LANGS
 
 _PROBE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>probe</title></head>
 <body style="margin:0"><iframe id="f" style="border:0;height:900px"></iframe>

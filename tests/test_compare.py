@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from certgen import compare
-from certgen.compare import FocusChange, SideInput, count_side, noise_floor
+from certgen.compare import statistics as compare
+from certgen.compare.statistics import FocusChange, SideInput, count_side, noise_floor
 
 T_975_DF2 = 4.302652729749464
 """Student t, 97.5th percentile, 2 degrees of freedom (a table value)."""
@@ -71,9 +71,9 @@ def test_stutter_count_at_the_rules_edges(base: float, spike: float, stutters: i
 
 
 def test_stutter_count_is_the_certificates_function() -> None:
-    """The report counts stutter with certgen.diagnostics, not a copy of the rule."""
+    """The report counts stutter with certgen.metrics.diagnostics, not a copy of the rule."""
     frames = np.asarray(steady(10.0, 4.0) + [30.0, 10.0, 45.0] + steady(10.0, 4.0))
-    from certgen.diagnostics import stutter_events
+    from certgen.metrics.diagnostics import stutter_events
 
     assert side(frames).summary.stutter_count == stutter_events(frames).size == 2
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from bundlekit import run_cli
 
-from certgen import compare
 from certgen.cli import main
+from certgen.compare import statistics as compare
 from certgen.render.i18n import fmt_number
 
 LANGS = ("en", "ru", "pt")
@@ -644,7 +644,7 @@ def _stalled_side_warnings(path: Path, name: str, value: str) -> tuple[str, ...]
     """The before side's warnings when a benchmark CSV of 950 frames of 10 ms and two stalls
     (250 and 300 ms) on each side states metric `name` = `value` for the before side."""
     from certgen.captures.detect import read_capture_file
-    from certgen.pagefigures import checked
+    from certgen.metrics.pagefigures import checked
 
     frames = [10.0] * 950 + [250.0, 300.0]
     rows = ["side,kind,name,value", *(f"before,frame,frame_time_ms,{v}" for v in frames),

@@ -76,7 +76,7 @@ def test_a_card_without_conditions_says_not_stated_everywhere(tmp_path: Path,
     args = ["build", str(bundle), "--out", str(tmp_path / "o"), "--jobs", "1", "--lab", str(LAB),
             "--lang", "en"]
     code, _, err = run_cli(args, capsys)
-    assert code == 1  # a certificate must state them (certgen.conditions)
+    assert code == 1  # a certificate must state them (certgen.rules.conditions)
     assert "card.yaml: test_system: required for a certificate" in err
     code, _, err = run_cli([*args, "--draft"], capsys)
     assert code == 0, err

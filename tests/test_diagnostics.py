@@ -1,7 +1,7 @@
 """Diagnostics beside the SOP figures: percentiles, stalls, too-short, and the stutter rule.
 
 The fast stutter detector is checked against a brute-force reading of the rule (the docstring
-of certgen.diagnostics states it): every window built literally from the present times and its
+of certgen.metrics.diagnostics states it): every window built literally from the present times and its
 median taken with np.median.
 """
 
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import diagnostic_frame_time
 
-from certgen import diagnostics
-from certgen.diagnostics import compute_diagnostics, stutter_events
+from certgen.metrics import diagnostics
+from certgen.metrics.diagnostics import compute_diagnostics, stutter_events
 
 
 def brute_force_stutters(frames: np.ndarray) -> np.ndarray:
@@ -241,7 +241,7 @@ def test_p99_on_long_captures_is_numpys_percentile(seed: int) -> None:
 def test_stutter_events_memo_answers_only_for_equal_frames() -> None:
     """The one-entry memo (the hitch causes ask again for the diagnostics' events): equal frames
     give the same answer; frames that differ in one value are computed afresh."""
-    from certgen.diagnostics import _stutter_events, stutter_events
+    from certgen.metrics.diagnostics import _stutter_events, stutter_events
 
     frames = np.full(3000, 10.0)
     frames[[500, 1500]] = 40.0

@@ -9,17 +9,16 @@ import re
 import pytest
 from recordkit import gold_sample_record
 
-from certgen.docs import (
+from certgen.builders.explainers import build_page, explainer_figures
+from certgen.errors import ExplainerError
+from certgen.render.explainers import (
     LANGS,
     PAGES,
     Figure,
-    build_page,
-    explainer_figures,
     fill_placeholders,
     format_number,
     source_path,
 )
-from certgen.errors import ExplainerError
 from certgen.sop import load_rules
 
 # Figures the engine computes (spec test vectors, grade-line table, worked examples). None of
@@ -158,7 +157,7 @@ def test_pdf_form_draws_formulas_as_svg_pictures(lang: str) -> None:
 
 @pytest.fixture(scope="module")
 def gold_record() -> dict[str, object]:
-    """The GOLD sample's record, made here independently of certgen.docs."""
+    """The GOLD sample's record, made here independently of certgen.builders.explainers."""
     import tempfile
     from pathlib import Path
 
@@ -214,8 +213,9 @@ def test_what_the_tour_says_of_the_gold_sample_is_true(gold_record: dict) -> Non
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_no_gold_sample_figure_is_typed_into_the_tour(lang: str) -> None:
-    from certgen.docs import Figure as Fig
-    from certgen.docs import format_value, sample_figures
+    from certgen.builders.explainers import sample_figures
+    from certgen.render.explainers import Figure as Fig
+    from certgen.render.explainers import format_value
 
     text = source_path("reading-your-certificate", lang).read_text(encoding="utf-8")
     without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
@@ -240,8 +240,8 @@ def test_the_tour_needs_the_gold_sample_s_record_and_never_makes_one() -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_no_calibration_example_figure_is_typed_into_the_page(lang: str) -> None:
     """The ten-card example's scores, percentiles, interval and shares come from
-    certgen.calibration through placeholders; none is typed into the page."""
-    from certgen.docs import calibration_figures
+    certgen.fleet.calibration through placeholders; none is typed into the page."""
+    from certgen.builders.explainers import calibration_figures
 
     text = source_path("calibration", lang).read_text(encoding="utf-8")
     without_placeholders = re.sub(r"\{\{[^}]*\}\}", "", text)
@@ -256,7 +256,7 @@ def test_the_calibration_example_is_what_its_page_says() -> None:
     """The page states these facts of its ten-card fleet in words (card 6 on the GOLD line,
     card 7 re-graded up, card 10 past the Soft Limit, a wide interval); the review keeps them
     true, and the page prints the review's own figures."""
-    from certgen.docs import calibration_figures
+    from certgen.builders.explainers import calibration_figures
 
     rules = load_rules()
     f = calibration_figures(rules)
@@ -276,7 +276,7 @@ def _glyphs(tex: str, display: bool = True) -> set[str]:
     """The glyphs (ziamath symbol ids) a formula's PDF picture draws."""
     import base64
 
-    from certgen.docs import _formula
+    from certgen.render.explainers import _formula
 
     html = _formula(tex, display, "svg", "test")
     svg = base64.b64decode(re.search(r'base64,([^"]+)"', html).group(1)).decode()  # type: ignore[union-attr]

@@ -120,8 +120,8 @@ def test_no_error_class_is_defined_outside_certgen_errors() -> None:
 @pytest.mark.parametrize(("module", "name"), [
     # certgen.fleet no longer carries FleetImportError (its alias dropped, issue 22): the class
     # is certgen.errors.FleetImportError (and certgen.fleet.model's, until that file moves).
-    ("certgen.bundle", "BundleErrors"), ("certgen.builddate", "BuildDateError"),
-    ("certgen.fleet.model", "FleetImportError"), ("certgen.docs", "ExplainerError"),
+    ("certgen.inputs.bundle", "BundleErrors"), ("certgen.support.builddate", "BuildDateError"),
+    ("certgen.fleet.model", "FleetImportError"), ("certgen.render.explainers", "ExplainerError"),
     ("certgen.captures.detect", "NoProcessGroupsError"), ("certgen.builders.report", "CompareError"),
 ])
 def test_old_import_paths_give_the_same_class(module: str, name: str) -> None:

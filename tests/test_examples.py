@@ -141,7 +141,7 @@ def test_sample_reports_show_what_the_site_says_they_show() -> None:
     anywhere; series: the average reported (every condition holds), the lows not."""
     from certgen.builders.report import report_record
     from certgen.builders.site import REPORT_SAMPLES
-    from certgen.report import PairReport
+    from certgen.compare.report import PairReport
 
     base = EXAMPLES / "compare"
     verdicts = {}
@@ -174,7 +174,7 @@ def test_sample_reports_name_their_change() -> None:
     import yaml
 
     from certgen.builders.site import REPORT_SAMPLES
-    from certgen.docs import LANGS
+    from certgen.render.explainers import LANGS
 
     base = EXAMPLES / "compare"
     change = next(s for s in REPORT_SAMPLES if s.name == "change")
@@ -191,14 +191,14 @@ def test_sample_reports_name_their_change() -> None:
 
 def test_the_calibration_fleet_is_300_certified_cards_with_realistic_spreads() -> None:
     """examples/calibration/fleet.jsonl: 300 cards, 2-6 runs over 1-3 tiers each, several
-    titles and tiers, every row's gap, stutter and Fluidity Score what certgen.metrics gives
+    titles and tiers, every row's gap, stutter and Fluidity Score what certgen.metrics.figures gives
     for its FPS triple, some runs past the 0.60 Soft Limit; the candidate rules file passes
     `certgen calibrate --rules`' checks and differs from the current rules."""
     import json
     from collections import defaultdict
 
     from certgen.builders.calibration import read_candidate
-    from certgen.metrics import fluidity_score, ratios_from_fps, weights_of
+    from certgen.metrics.figures import fluidity_score, ratios_from_fps, weights_of
     from certgen.sop import load_rules
 
     rules = load_rules()

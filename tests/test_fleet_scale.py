@@ -277,7 +277,7 @@ def _retitle(bundle: Path, cert_id: str, title: str) -> Path:
 def test_adding_a_run_rebuilds_only_the_certificates_of_its_cohort(fleet_location: str,
                                                                    tmp_path: Path) -> None:
     from certgen.builders.certificate import build_bundle
-    from certgen.lab import load_lab
+    from certgen.inputs.lab import load_lab
 
     lab = load_lab(Path(__file__).resolve().parent.parent / "examples" / "lab.yaml")
 

@@ -18,10 +18,10 @@ from syrupy.assertion import SnapshotAssertion
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
-from certgen.diagnostics import compute_metrics
 from certgen.errors import CaptureFormatError
-from certgen.framegen import compute_frame_diagnostics, compute_frame_generation
-from certgen.metrics import weights_of
+from certgen.metrics.diagnostics import compute_metrics
+from certgen.metrics.figures import weights_of
+from certgen.metrics.framegen import compute_frame_diagnostics, compute_frame_generation
 from certgen.sop import load_rules
 
 WEIGHTS = weights_of(load_rules())

@@ -41,9 +41,7 @@ from strategies import (
     write_bundle,
 )
 
-from certgen.bundle import CARD_FILE, load_bundle, parse_card
 from certgen.captures.detect import read_capture
-from certgen.diagnostics import compute_metrics
 from certgen.errors import (
     BundleErrors,
     CalibrationError,
@@ -54,6 +52,8 @@ from certgen.errors import (
     RevocationsError,
     RulesError,
 )
+from certgen.inputs.bundle import CARD_FILE, load_bundle, parse_card
+from certgen.metrics.diagnostics import compute_metrics
 from certgen.model import Weights
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
@@ -310,7 +310,7 @@ def test_mutated_whole_bundles_give_a_record_or_one_line(data: st.DataObject) ->
 @FUZZ
 @given(st.data())
 def test_mutated_lab_profiles_parse_or_refuse_one_line_per_problem(data: st.DataObject) -> None:
-    from certgen.lab import parse_lab
+    from certgen.inputs.lab import parse_lab
 
     text = _hostile_yaml(data, data.draw(labs()))
     expect_clean(lambda: parse_lab(text, source="lab.yaml"), "lab.yaml")
@@ -451,7 +451,7 @@ def _signed_certificates() -> dict[str, bytes]:
     from pkikit import PASSPHRASE, make_pki
 
     from certgen.builders.certificate import build_bundle
-    from certgen.lab import load_lab
+    from certgen.inputs.lab import load_lab
     from certgen.render.sign import signing_key
 
     lab = load_lab(ROOT / "examples" / "lab.yaml")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from babel.messages.pofile import read_po
 
-from certgen.paths import locales_dir
+from certgen.support.paths import locales_dir
 
 NBSP = "\u00a0"
 LANGS = ("ru", "pt")

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from bundlekit import card, run_cli, run_entry, simple_bundle, write_card
 
-from certgen.bundle import load_bundle, parse_card, read_card
 from certgen.captures.detect import read_capture, read_capture_file
 from certgen.errors import BundleErrors, CaptureFormatError, CertgenError, CompareError, OutputError
+from certgen.inputs.bundle import load_bundle, parse_card, read_card
 from certgen.writer import (
     LOCK_NAME,
     PREVIOUS_NAME,
@@ -166,7 +166,7 @@ def test_a_huge_card_yaml_is_refused_before_parsing() -> None:
 
 
 def test_sanitising_the_longest_justification_takes_well_under_a_second() -> None:
-    from certgen.markup import sanitise_markdown
+    from certgen.support.markup import sanitise_markdown
 
     for text in ("[" * 5000, "<a " * 1666, "[a](" * 1250, "![" * 2500):
         start = time.perf_counter()
@@ -175,7 +175,7 @@ def test_sanitising_the_longest_justification_takes_well_under_a_second() -> Non
 
 
 def test_sanitising_keeps_links_and_shows_brackets_as_text() -> None:
-    from certgen.markup import sanitise_markdown
+    from certgen.support.markup import sanitise_markdown
 
     assert sanitise_markdown("See [log](https://x.org/a), [1] and a < b `x<y`") == (
         '<p>See <a href="https://x.org/a" rel="noopener noreferrer nofollow">log</a>, [1] and '
@@ -599,8 +599,8 @@ def test_the_lock_is_per_folder_and_released_by_a_dead_process(tmp_path: Path) -
 ])
 def test_source_date_epoch_out_of_range_is_one_line(value: str, message: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from certgen.builddate import source_date_epoch
     from certgen.errors import BuildDateError
+    from certgen.support.builddate import source_date_epoch
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
     with pytest.raises(BuildDateError) as info:

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from bundlekit import card, run_cli, run_entry, simple_bundle
 
-from certgen.bundle import MAX_RUNS, parse_card
 from certgen.errors import BundleErrors, CertgenError, LabError, RevocationsError
-from certgen.lab import MAX_LAB_BYTES, parse_lab
+from certgen.inputs.bundle import MAX_RUNS, parse_card
+from certgen.inputs.lab import MAX_LAB_BYTES, parse_lab
 from certgen.registry import load_revocations, parse_revocations
 from certgen.sop import RULES_PATH_ENV, available_sops
 
@@ -344,8 +344,7 @@ def test_more_runs_than_the_limit_are_refused_before_the_schema(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """600 runs kept a build busy for minutes with nothing said; the limit refuses them before
     any run is validated (no timing here: the schema is simply never reached)."""
-    from certgen import bundle
-
+    from certgen.inputs import bundle
     def never(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the runs were validated")
 

@@ -84,7 +84,7 @@ def test_a_signing_failure_keeps_the_previous_signed_build(
     from pkikit import PASSPHRASE, make_pki
 
     import certgen.builders.certificate as module
-    from certgen.lab import load_lab
+    from certgen.inputs.lab import load_lab
     from certgen.render.sign import signing_key
 
     key = signing_key(make_pki().lab_p12, PASSPHRASE, source="lab.p12").at(SIGNED_AT, given=True)

@@ -9,8 +9,8 @@ import pytest
 from babel.messages.pofile import read_po
 
 from certgen.errors import RenderError
-from certgen.paths import locales_dir
 from certgen.render import i18n
+from certgen.support.paths import locales_dir
 
 NBSP = "\u00a0"
 

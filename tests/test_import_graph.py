@@ -327,8 +327,8 @@ def test_the_checker_sees_a_planted_violation_of_each_forbidden_arrow(
 @pytest.mark.parametrize(("path", "source", "expected"), [
     ("render/x.py", "from ..pipeline import make_record\n", "certgen.render.x -> certgen.pipeline"),
     ("render/x.py", "from certgen import writer\n", "certgen.render.x -> certgen.writer"),
-    ("metrics.py", "import certgen.record\n", "certgen.metrics -> certgen.record"),
-    ("rules.py", "from certgen.pipeline import make_record\n", "certgen.rules -> certgen.pipeline"),
+    ("metrics/figures.py", "import certgen.record\n", "certgen.metrics.figures -> certgen.record"),
+    ("rules/verdict.py", "from certgen.pipeline import make_record\n", "certgen.rules.verdict -> certgen.pipeline"),
 ])
 def test_the_checker_reads_relative_and_package_imports(
         tmp_path: Path, path: str, source: str, expected: str) -> None:

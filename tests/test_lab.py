@@ -12,7 +12,7 @@ import pytest
 from bundlekit import card, frames_for, run_cli, run_entry, write_card, write_presentmon
 
 from certgen.errors import LabError
-from certgen.lab import add_months, parse_lab, reserved_domain
+from certgen.inputs.lab import add_months, parse_lab, reserved_domain
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SAMPLE_LAB = EXAMPLES / "lab.yaml"

@@ -25,8 +25,8 @@ from bundlekit import (
     write_presentmon,
 )
 
-from certgen.bundle import parse_card
 from certgen.errors import BundleErrors, RefusalError
+from certgen.inputs.bundle import parse_card
 from certgen.pipeline import make_record
 from certgen.record import RecordError, dump_record, load_record
 

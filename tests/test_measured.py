@@ -1,4 +1,4 @@
-"""What the capture measured beside the intervals: latency and animation error (certgen.measured,
+"""What the capture measured beside the intervals: latency and animation error (certgen.metrics.measured,
 docs/spec/metrics.md "Measured by the capture").
 
 Hand-computed values on files in the tools' exact layouts (PresentMon 2.5's header as its gold
@@ -24,7 +24,7 @@ from test_framegen import HEADER as FRAMEGEN_HEADER
 from certgen.captures import presentmon
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
-from certgen.measured import animation_error_of, latency_of
+from certgen.metrics.measured import animation_error_of, latency_of
 
 PM25_HEADER = FRAMEGEN_HEADER.split(",")
 """PresentMon 2.5's default header, as its gold outputs write it (tests/test_framegen.py's)."""

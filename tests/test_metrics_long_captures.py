@@ -1,7 +1,7 @@
 """Long captures (N >= 65,536) find their slowest-k tail from a strided sample first.
 
 The property tests draw short captures, which never take that path; here every route of
-certgen.metrics._slowest_tail on long captures (sampled threshold accepted, and the fallback
+certgen.metrics.figures._slowest_tail on long captures (sampled threshold accepted, and the fallback
 when the sample misleads) is checked against a plain full sort.
 """
 
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from certgen.metrics import _SAMPLE_MIN_FRAMES, fps_figures, k_slowest, round_half_away
+from certgen.metrics.figures import _SAMPLE_MIN_FRAMES, fps_figures, k_slowest, round_half_away
 
 
 def _reference(frames: np.ndarray) -> tuple[float, float, float]:

@@ -22,7 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import frame_times, tenths
 
-from certgen.metrics import compute_sop_metrics, fps_figures, k_slowest, ratios_from_fps
+from certgen.metrics.figures import compute_sop_metrics, fps_figures, k_slowest, ratios_from_fps
 from certgen.model import Weights
 
 W = Weights(consistency_gap=0.7, stutter=0.3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from certgen.errors import CaptureEmptyError
-from certgen.metrics import (
+from certgen.metrics.figures import (
     Ratios,
     compute_sop_metrics,
     fluidity_score,

@@ -8,8 +8,8 @@ import io
 
 import pypdf
 
-from certgen.paths import templates_dir
 from certgen.render.pdf import html_to_pdf
+from certgen.support.paths import templates_dir
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>t</title></head><body>
 <p><a href="reading-your-certificate.html">sibling</a> <a href="../index.html#samples">index</a>

@@ -15,7 +15,10 @@ import yaml
 from bundlekit import card, run_cli, run_entry, write_card
 from realdata import REAL
 
-from certgen.agreement import (
+from certgen.inputs.bundle import load_bundle
+from certgen.pipeline import check_bundle
+from certgen.record import load_record
+from certgen.rules.agreement import (
     board_agrees,
     captured_date,
     cpu_agrees,
@@ -25,9 +28,6 @@ from certgen.agreement import (
     ram_agrees,
     resolution_agrees,
 )
-from certgen.bundle import load_bundle
-from certgen.pipeline import check_bundle
-from certgen.record import load_record
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

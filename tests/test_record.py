@@ -24,8 +24,8 @@ from bundlekit import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certgen.diagnostics import compute_metrics
 from certgen.errors import RefusalError
+from certgen.metrics.diagnostics import compute_metrics
 from certgen.model import Rank, Ranks, RunMetrics, Weights
 from certgen.pipeline import make_record
 from certgen.record import Record, RecordError, chart_series, dump_record, load_record

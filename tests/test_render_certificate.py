@@ -16,8 +16,7 @@ import pytest
 from babel.numbers import parse_decimal
 from renderkit import ENGLISH_ONLY, KEPT_IN_ENGLISH, bundle_words, visible_text, words
 
-from certgen.markup import sanitise_markdown
-from certgen.metrics import round_half_away
+from certgen.metrics.figures import round_half_away
 from certgen.record import Record, dump_record, load_record
 from certgen.render.certificate import (
     render_certificate_html,
@@ -25,6 +24,7 @@ from certgen.render.certificate import (
     verify_url,
 )
 from certgen.render.i18n import LANGUAGES
+from certgen.support.markup import sanitise_markdown
 
 SAMPLE = Path(__file__).parent / "data" / "records" / "sample.json"
 

@@ -58,7 +58,7 @@ def test_no_heading_qualifier_is_styled_as_a_note_box() -> None:
     .note (which the report styles as a grey box; issue 28)."""
     import re
 
-    from certgen.paths import templates_dir
+    from certgen.support.paths import templates_dir
 
     for name in ("certificate.html.j2", "report.html.j2", "calibration.html.j2"):
         text = (templates_dir() / name).read_text(encoding="utf-8")

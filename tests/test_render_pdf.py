@@ -11,8 +11,8 @@ import pypdf
 import pytest
 
 from certgen.errors import RenderError
-from certgen.paths import templates_dir
 from certgen.render.pdf import ConfinedURLFetcher, fonts_conf, html_to_pdf
+from certgen.support.paths import templates_dir
 
 WHEN = dt.datetime(2026, 11, 29, tzinfo=dt.UTC)
 

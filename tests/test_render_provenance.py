@@ -143,7 +143,7 @@ def test_reads_the_same(key: str, recorded: str, declared: tuple[str, ...], same
 def test_only_what_differs_is_listed_and_nothing_recorded_is_not_agreement() -> None:
     record = _typed(with_provenance())
     runs, firsts = recorded_views(record)
-    # The same rules as the issue checks (certgen.agreement): the GPU agrees with the card's
+    # The same rules as the issue checks (certgen.rules.agreement): the GPU agrees with the card's
     # model once the vendor words are set aside, and a capture a day from tested_on agrees;
     # 32768 kB of MemTotal is not 32 GB.
     assert runs[0].differences == (

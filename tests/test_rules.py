@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from certgen.model import GradeCap
-from certgen.rules import (
+from certgen.rules.verdict import (
     RunFacts,
     cohort_label,
     decide,

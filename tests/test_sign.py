@@ -25,7 +25,7 @@ from pkikit import PASSPHRASE, make_pki
 from certgen.builders.certificate import NO_LAB_TO_SIGN_MESSAGE, build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
-from certgen.lab import load_lab
+from certgen.inputs.lab import load_lab
 from certgen.record import dump_record, load_record
 from certgen.render.certificate import (
     render_certificate_html,

@@ -23,7 +23,7 @@ from tsakit import PASSPHRASE, running_authority
 from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
-from certgen.lab import load_lab
+from certgen.inputs.lab import load_lab
 from certgen.render.sign import sign_pdf, signing_key
 from certgen.verify import Verification, verify_pdf
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sitekit import parse, qr_targets, resolve
 
-from certgen.docs import LANGS, PAGES
+from certgen.render.explainers import LANGS, PAGES
 
 
 @pytest.fixture(scope="module")
@@ -190,9 +190,9 @@ def test_explainer_and_report_pdfs_draw_without_a_library_warning(
 
     from recordkit import gold_sample_record
 
+    from certgen.builders.explainers import build_page
     from certgen.builders.report import report_record, write_report
     from certgen.builders.site import REPORT_SAMPLES, repo_examples_dir
-    from certgen.docs import build_page
     from certgen.render.pdf import html_to_pdf
     from certgen.render.site import render_explainer_html
     from certgen.sop import load_rules

@@ -19,10 +19,16 @@ from bundlekit import run_cli
 from pypdf import PdfReader
 
 from certgen import __version__
-from certgen.paths import locales_dir, templates_dir
 from certgen.pipeline import make_record
 from certgen.record import dump_record, load_record
-from certgen.software import COMMIT_ENV, creator_line, current_software, stack_line, tree_digest
+from certgen.support.paths import locales_dir, templates_dir
+from certgen.support.software import (
+    COMMIT_ENV,
+    creator_line,
+    current_software,
+    stack_line,
+    tree_digest,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "gold-rx7800xt"

@@ -26,9 +26,9 @@ from strategies import (
     presentmon_texts,
 )
 
-from certgen.bundle import parse_card_yaml, validate_card
 from certgen.captures.detect import read_capture_file
-from certgen.metrics import compute_sop_metrics
+from certgen.inputs.bundle import parse_card_yaml, validate_card
+from certgen.metrics.figures import compute_sop_metrics
 from certgen.model import Weights
 
 IO = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,7 +105,7 @@ def test_a_generated_card_validates_and_round_trips(
 
 @given(labs())
 def test_a_generated_lab_parses(lab: dict[str, Any]) -> None:
-    from certgen.lab import parse_lab
+    from certgen.inputs.lab import parse_lab
 
     text = yaml.safe_dump(lab, sort_keys=False, allow_unicode=True).encode("utf-8")
     assert parse_lab(text).lab.validity_months == lab["validity_months"]

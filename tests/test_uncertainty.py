@@ -1,4 +1,4 @@
-"""The measurement-interval engine (certgen.uncertainty): its block length is Politis–White's,
+"""The measurement-interval engine (certgen.metrics.uncertainty): its block length is Politis–White's,
 its fast resample arithmetic equals building every resample frame by frame, it is
 deterministic, and on the real captures it gives the intervals the issue measured."""
 
@@ -12,12 +12,10 @@ from pydantic import ValidationError
 from realdata import REAL
 from scipy.signal import lfilter
 
-from certgen import uncertainty
 from certgen.captures import read_capture_file
-from certgen.metrics import positive_frames
-from certgen.model.thresholds import Weights
-from certgen.model.uncertainty import FIGURES, FigureIntervals
-from certgen.uncertainty import (
+from certgen.metrics import uncertainty
+from certgen.metrics.figures import positive_frames
+from certgen.metrics.uncertainty import (
     block_length,
     block_starts,
     bootstrap_pairs,
@@ -27,6 +25,8 @@ from certgen.uncertainty import (
     resample_totals,
     sustained_stability,
 )
+from certgen.model.thresholds import Weights
+from certgen.model.uncertainty import FIGURES, FigureIntervals
 
 WEIGHTS = Weights(consistency_gap=0.7, stutter=0.3)
 

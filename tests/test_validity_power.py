@@ -1,5 +1,5 @@
-"""Capture validity and FrameView power (issue 25, steps 5 and 6; certgen.validity,
-certgen.measured; docs/spec/metrics.md "Capture validity" and "Power and GPU sensors").
+"""Capture validity and FrameView power (issue 25, steps 5 and 6; certgen.metrics.validity,
+certgen.metrics.measured; docs/spec/metrics.md "Capture validity" and "Power and GPU sensors").
 
 Hand-computed findings on files in PresentMon 2.5's and FrameView's exact layouts, read through
 both paths; the real PresentMon 2.5 gold files checked against an independent computation here
@@ -23,10 +23,10 @@ from test_measured import MEASURED, both_paths, pm25
 
 from certgen.captures.detect import read_capture_file
 from certgen.commands.metrics import measure
-from certgen.measured import power_thermals_of
+from certgen.metrics.measured import power_thermals_of
+from certgen.metrics.pagefigures import checked
+from certgen.metrics.validity import validity_of
 from certgen.model.measured import DisplayTiming
-from certgen.pagefigures import checked
-from certgen.validity import validity_of
 
 VRR_144 = DisplayTiming(refresh_hz=144.0, vrr_min_hz=48.0, vrr_max_hz=144.0,
                         presentation="fullscreen")
@@ -265,7 +265,7 @@ def test_the_measured_board_power_is_preferred_and_na_is_no_reading() -> None:
 
 
 def test_busy_columns_na_on_every_frame_give_no_hitch_causes() -> None:
-    from certgen.measured import hitch_causes_of
+    from certgen.metrics.measured import hitch_causes_of
 
     plain = both_paths(pm25([{"MsBetweenPresents": "10.0"}] * 50), "plain.csv")
     assert plain.measured_column("MsCPUBusy") is not None  # the column is there, all NA

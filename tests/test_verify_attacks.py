@@ -35,7 +35,7 @@ from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
 from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
-from certgen.lab import load_lab
+from certgen.inputs.lab import load_lab
 from certgen.record import load_record
 from certgen.render.certificate import render_certificate_html, render_certificate_pdf
 from certgen.render.sign import SigningKey, sign_pdf, signing_key

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pypdf
 import pytest
 
-import certgen.software
+import certgen.support.software
 from certgen import verify
 
 
@@ -30,7 +30,7 @@ def test_the_same_inputs_render_once_and_any_changed_input_renders_again(
         assert verify._rendered(html, None, data, lang) != first
     assert len(calls) == 4
     # Another software stack (as after an upgrade of WeasyPrint) renders again too.
-    stack = certgen.software.current_software()
+    stack = certgen.support.software.current_software()
     monkeypatch.setattr(verify, "current_software", lambda: (stack, "weasyprint 0.0"))
     assert verify._rendered("<p>a</p>", None, b"{}", "en") != first
     assert len(calls) == 5

@@ -107,7 +107,7 @@ def test_the_sdist_and_the_wheel_carry_every_data_file(installed: Path) -> None:
 def test_the_wheel_carries_templates_and_locales(installed: Path, tmp_path: Path) -> None:
     probe = subprocess.run(
         [str(installed / "bin" / "python"), "-c",
-         "import certgen, certgen.paths as p; print(certgen.__file__); "
+         "import certgen, certgen.support.paths as p; print(certgen.__file__); "
          "print(p.templates_dir()); print(p.locales_dir())"],
         capture_output=True, text=True, cwd=tmp_path, check=True, env=_clean_env()).stdout.split()
     assert not probe[0].startswith(str(ROOT / "certgen"))
@@ -178,7 +178,7 @@ def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_pa
     from certgen.builders.registry import build_registry
     from certgen.distribution import check_wheel, load_wheel
     from certgen.errors import CertgenError
-    from certgen.lab import load_lab
+    from certgen.inputs.lab import load_lab
 
     [wheel] = (installed.parent / "dist").glob("certgen-*.whl")
     published = load_wheel(str(wheel))

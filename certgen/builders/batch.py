@@ -30,11 +30,11 @@ from certgen.builders.certificate import (
     resolve_verify_base,
 )
 from certgen.builders.cluster import build_on_cluster
-from certgen.bundle import read_card
 from certgen.errors import RenderError
+from certgen.inputs.bundle import read_card
 
 if TYPE_CHECKING:
-    from certgen.lab import LabProfile
+    from certgen.inputs.lab import LabProfile
     from certgen.render.sign import SigningKey
 
 

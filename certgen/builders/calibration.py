@@ -1,4 +1,4 @@
-"""`certgen calibrate`: read the fleet, review it (certgen.calibration), render the report
+"""`certgen calibrate`: read the fleet, review it (certgen.fleet.calibration), render the report
 (certgen.render.calibration) and hand the bytes to the Writer (atomic, confined, manifest last).
 
 Writes `calibration.json`, `calibration.csv` (kind,name,group,value: every figure) and
@@ -18,13 +18,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
-from certgen.calibration import read_fleet, review
 from certgen.errors import CalibrationError, RulesError
 from certgen.fleet import FleetStore
+from certgen.fleet.calibration import read_fleet, review
 from certgen.model.calibration import CalibrationReview, CandidateReview, GradeChange
 from certgen.render.calibration import html_name, pdf_name, render_html, render_pdf
 from certgen.sop import MAX_RULES_BYTES, Rules, load_rules, parse_rules
-from certgen.untrusted import UnreadableInput, read_limited
+from certgen.support.untrusted import UnreadableInput, read_limited
 from certgen.writer import Writer
 
 JSON_NAME: Final = "calibration.json"

@@ -11,7 +11,7 @@ version and software stack, the lab profile's content, when a fleet is used the 
 the bundle's own cohorts (FleetStore.cohort_digest: adding a run to another cohort does not
 rebuild this certificate), the languages, the draft flag, the verification base and, for a
 signed build, the signing certificate's fingerprint (never the passphrase). A build
-that is not a draft needs a lab profile (certgen.lab); so does a signed one (`sign`: every PDF
+that is not a draft needs a lab profile (certgen.inputs.lab); so does a signed one (`sign`: every PDF
 gets the lab's PAdES signature, certgen.render.sign, made at the build's signing time). The manifest of a finished folder records that key; when the key is unchanged and every
 file the manifest lists is intact, the bundle is not rebuilt.
 """
@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 from urllib.parse import urlsplit
 
 from certgen import __version__
-from certgen.bundle import load_bundle
 from certgen.errors import BundleError, CertgenError, LabError
 from certgen.fleet import FleetStore
-from certgen.lab import NO_LAB_MESSAGE, check_issuable_base
-from certgen.paths import locales_dir, templates_dir
+from certgen.inputs.bundle import load_bundle
+from certgen.inputs.lab import NO_LAB_MESSAGE, check_issuable_base
 from certgen.pipeline import bundle_cohorts, record_from_bundle
 from certgen.record import dump_record
 from certgen.render.certificate import (
@@ -46,14 +45,15 @@ from certgen.render.certificate import (
 )
 from certgen.render.i18n import check_language
 from certgen.render.sign import check_key_outlives, check_signing_key, sign_pdf
-from certgen.software import creator_line, current_software
 from certgen.sop import rules_folders
-from certgen.untrusted import shorten
+from certgen.support.paths import locales_dir, templates_dir
+from certgen.support.software import creator_line, current_software
+from certgen.support.untrusted import shorten
 from certgen.writer import Writer, read_manifest, verify_manifest
 
 if TYPE_CHECKING:
-    from certgen.bundle import LoadedBundle
-    from certgen.lab import LabProfile
+    from certgen.inputs.bundle import LoadedBundle
+    from certgen.inputs.lab import LabProfile
     from certgen.record import Record
     from certgen.render.sign import SigningKey
 
@@ -270,7 +270,7 @@ def resolve_verify_base(verify_base: str | None, lab: LabProfile | None, *, draf
                         signed: bool = False) -> str:
     """The verification base a build prints, checked: refuses a build that is not a draft
     without a lab profile (a signed one too), and one pointing to a reserved example domain
-    (certgen.lab)."""
+    (certgen.inputs.lab)."""
 
     check_verify_base(verify_base)
     if lab is None and not draft:
@@ -298,7 +298,7 @@ def build_bundle(
 ) -> BuildResult:
     """Build one bundle into out_dir/<certificate id>/ unless its cached output is current.
 
-    `lab` is the issuing laboratory (certgen.lab): required unless `draft`; its verification
+    `lab` is the issuing laboratory (certgen.inputs.lab): required unless `draft`; its verification
     base is the QR code's unless `verify_base` is given. `sign`: the lab's key
     (certgen.render.sign.signing_key); every PDF is then signed (needs `lab`). `home` is the
     site index the navigation links to (see render_certificate_html); None outside a site.

@@ -3,7 +3,7 @@
     certgen compare BEFORE AFTER | BOTH.csv | --series SERIES.yaml  (docs/spec/compare.md)
 
 `report_record` gathers the inputs (the only step that reads files) and computes the report
-record with certgen.compare; `render_report` turns it into every document in memory
+record with certgen.compare.statistics; `render_report` turns it into every document in memory
 (certgen.render.report); `write_report` hands those bytes to the Writer (atomic, confined,
 manifest last). `build_report` does all three.
 
@@ -42,29 +42,9 @@ from typing import TYPE_CHECKING, Literal
 import yaml
 from pydantic_core import PydanticCustomError
 
-from certgen import compare, diagnostics
-from certgen.builddate import source_date_epoch
-from certgen.bundle import check_text
 from certgen.captures.detect import read_capture_file
-from certgen.compare import SideInput
-from certgen.errors import CompareError
-from certgen.framegen import compute_frame_diagnostics
-from certgen.measured import measured_by
-from certgen.metrics import round_half_away, weights_of
-from certgen.model.base import LabText, LocalText
-from certgen.pagefigures import checked
-from certgen.render.i18n import gettext_for
-from certgen.render.report import (
-    CHART_NAME,
-    CSV_NAME,
-    SIDES,
-    chart_for,
-    html_name,
-    pdf_name,
-    render_html,
-    report_pdf,
-)
-from certgen.report import (
+from certgen.compare import statistics as compare
+from certgen.compare.report import (
     Compared,
     FloorRow,
     PairReport,
@@ -76,14 +56,35 @@ from certgen.report import (
     SeriesReport,
     SideRecorded,
 )
+from certgen.compare.statistics import SideInput
+from certgen.errors import CompareError
+from certgen.inputs.bundle import check_text
+from certgen.metrics import diagnostics
+from certgen.metrics.figures import round_half_away, weights_of
+from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.measured import measured_by
+from certgen.metrics.pagefigures import checked
+from certgen.model.base import LabText, LocalText
+from certgen.render.i18n import gettext_for
+from certgen.render.report import (
+    CHART_NAME,
+    CSV_NAME,
+    SIDES,
+    chart_for,
+    html_name,
+    pdf_name,
+    render_html,
+    report_pdf,
+)
 from certgen.sop import load_rules
-from certgen.untrusted import escape_invisible, open_regular, shorten
+from certgen.support.builddate import source_date_epoch
+from certgen.support.untrusted import escape_invisible, open_regular, shorten
+from certgen.support.yamlload import load_yaml
 from certgen.writer import Writer
-from certgen.yamlload import load_yaml
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
-    from certgen.compare import CountedSide
+    from certgen.compare.statistics import CountedSide
 
 # --------------------------------------------------------------------------- inputs
 

@@ -37,18 +37,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from certgen.builddate import source_date_epoch
 from certgen.builders.calibration import calibrate, read_candidate, write_calibration
 from certgen.builders.certificate import build_bundle
+from certgen.builders.explainers import SAMPLE_BUNDLE, build_page
 from certgen.builders.registry import build_registry, registry_statuses
 from certgen.builders.report import report_date, report_record, write_report
-from certgen.docs import LANGS, PAGES, SAMPLE_BUNDLE, ExplainerPage, build_page
 from certgen.errors import CertgenError, ExplainerError
 from certgen.fleet import FleetStore
-from certgen.lab import load_lab
-from certgen.paths import templates_dir
+from certgen.inputs.lab import load_lab
 from certgen.record import load_record
 from certgen.registry import REVOCATIONS_FILE
+from certgen.render.explainers import LANGS, PAGES, ExplainerPage
 from certgen.render.pdf import html_to_pdf
 from certgen.render.site import (
     ReportSample,
@@ -58,6 +57,8 @@ from certgen.render.site import (
     render_index_html,
 )
 from certgen.sop import Rules, load_rules
+from certgen.support.builddate import source_date_epoch
+from certgen.support.paths import templates_dir
 from certgen.writer import Writer
 
 if TYPE_CHECKING:

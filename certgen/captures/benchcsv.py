@@ -4,7 +4,7 @@
 rows are the exporting tool's own summary: the reader returns them as what the file states
 (`Capture.stated_figures`, by name; a name given twice keeps its last value) and computes no
 figure. Reading a capture (certgen.captures.detect.read_capture) holds them against the frame
-rows (certgen.pagefigures) and reports every disagreement, and every unknown name, as a warning;
+rows (certgen.metrics.pagefigures) and reports every disagreement, and every unknown name, as a warning;
 they are never silently trusted.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from certgen.captures.common import decode, parse_number
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
-from certgen.untrusted import shorten
+from certgen.support.untrusted import shorten
 
 HEADER = ["side", "kind", "name", "value"]
 KINDS = ("frame", "metric")

@@ -17,16 +17,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from certgen import jsonload
 from certgen.captures.common import decode, recorded_text
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
-from certgen.jsonload import JSONValue
 from certgen.model.capture import Recorded
+from certgen.support import jsonload
+from certgen.support.jsonload import JSONValue
 
 INTERVAL = "MsBetweenPresents"
 DISPLAY = "MsBetweenDisplayChange"
-"""Optional, one per frame: the display-change interval (a diagnostic, certgen.framegen)."""
+"""Optional, one per frame: the display-change interval (a diagnostic, certgen.metrics.framegen)."""
 
 TOOL = "CapFrameX"
 """The tool a CapFrameX session is written by (as the format table names it)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from certgen.errors import CaptureFormatError
 from certgen.model.capture import RECORDED_MAX
-from certgen.untrusted import open_regular, shorten
+from certgen.support.untrusted import open_regular, shorten
 
 HEAD_BYTES = 65536
 """How much of a file detection looks at (the first line of every format fits in it)."""

@@ -34,7 +34,7 @@ from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
-from certgen.untrusted import shorten
+from certgen.support.untrusted import shorten
 
 
 def detect_format(head: bytes, name: str) -> str:
@@ -103,7 +103,7 @@ def read_capture(
     for capture in captures:
         check_frame_times(capture, name)
     # What a file states about its own figures stays a claim here (Capture.stated_figures):
-    # the callers check it against the frames (certgen.pagefigures.checked), as readers
+    # the callers check it against the frames (certgen.metrics.pagefigures.checked), as readers
     # compute no figure.
     return captures
 

@@ -36,11 +36,9 @@ import math
 
 import numpy as np
 
-from certgen import jsonload
 from certgen.captures.common import decode, recorded_text
 from certgen.captures.model import Capture
 from certgen.errors import CaptureFormatError
-from certgen.jsonload import JSONValue
 from certgen.model.capture import (
     DroppedLines,
     FrameCountMismatch,
@@ -49,7 +47,9 @@ from certgen.model.capture import (
     Recorded,
     TickGaps,
 )
-from certgen.untrusted import shorten
+from certgen.support import jsonload
+from certgen.support.jsonload import JSONValue
+from certgen.support.untrusted import shorten
 
 KINDS = ("full", "partial", "reproject", "idle")
 SETTLE_FACTOR = 2.0

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.model.capture import IncompleteDetail, Recorded
-from certgen.untrusted import escape_invisible
+from certgen.support.untrusted import escape_invisible
 
 
 @dataclass(frozen=True)
@@ -133,25 +133,25 @@ class Capture:
     """Beside each frame time, the frame's type as the tool wrote it (PresentMon 2.x
     `FrameType`: "Application", or the generator's name such as "AMD AFMF"), None where a
     cell was NA; None (the whole array) when the capture has no FrameType column. A
-    diagnostic only (certgen.framegen): the SOP figures never look at it."""
+    diagnostic only (certgen.metrics.framegen): the SOP figures never look at it."""
     frame_type_codes: FrameTypeCodes | None = None
     """The frame types as codes into a table, when a reader has them so: `frame_types` is then
-    made from them (give one or the other), and certgen.framegen counts the codes."""
+    made from them (give one or the other), and certgen.metrics.framegen counts the codes."""
     display_change_ms: npt.NDArray[np.float64] | None = None
     """Beside each frame time, the tool's display-change interval in ms (`MsBetweenDisplayChange`
     / `msBetweenDisplayChange`), NaN where the cell was NA (0 stays 0: not displayed in 1.x);
-    None when the capture has no such column. A diagnostic only (certgen.framegen)."""
+    None when the capture has no such column. A diagnostic only (certgen.metrics.framegen)."""
     display_change_column: str | None = None
     """Which column `display_change_ms` was read from, or None."""
     measured: tuple[tuple[str, npt.NDArray[np.float64]], ...] = ()
     """Per-frame figures the tool measured beside the intervals, by column (sorted), each array
     beside the frame times, NaN where the cell was NA or the frame was not displayed: PresentMon
     2.x / FrameView latency columns and MsAnimationError. Only columns the file has; a
-    diagnostic only (certgen.measured), never read by the SOP figures."""
+    diagnostic only (certgen.metrics.measured), never read by the SOP figures."""
     labels: tuple[tuple[str, FrameTypeCodes], ...] = ()
     """Per-frame text the tool wrote beside the intervals, by column (sorted), as codes into a
     table (None: `NA` or empty): PresentMon's PresentMode and AllowsTearing. Only columns the
-    file has; read by the capture-validity checks (certgen.validity), never by the figures."""
+    file has; read by the capture-validity checks (certgen.metrics.validity), never by the figures."""
     cpu_start_repeated: npt.NDArray[np.bool_] | None = None
     """Beside each frame time, whether the frame's CPU start (PresentMon 2.x CPUStartQPC, …)
     repeats the previous frame's, as written; None without such a column (validity checks)."""
@@ -163,7 +163,7 @@ class Capture:
     stated_figures: tuple[tuple[str, float | None], ...] = ()
     """Summary figures the file itself states for this run, by name (sorted), None for an empty
     value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading
-    the capture checks it against the frame times (certgen.pagefigures) and warns."""
+    the capture checks it against the frame times (certgen.metrics.pagefigures) and warns."""
 
     def with_warnings(self, extra: tuple[str, ...]) -> Capture:
         """This capture with `extra` warnings after its own (a check made after the reader)."""

@@ -28,12 +28,12 @@ What is read (docs/spec/captures.md):
   CapFrameX's //Key=Value lines, OCAT's system cells on the first data row, and the columns
   ROW_COLUMNS names (Runtime, FrameView's GPU/CPU/Resolution, OCAT's Width/Height) at the
   chosen group's first row, read in the same pass as the frame times;
-- diagnostics only (certgen.framegen), in the same pass: `FrameType` (PresentMon 2.x: the
+- diagnostics only (certgen.metrics.framegen), in the same pass: `FrameType` (PresentMon 2.x: the
   name as written, `NA` or empty is None) and `MsBetweenDisplayChange` /
   `msBetweenDisplayChange` (`NA` is NaN, 0 stays 0: 1.x writes it for a frame never
   displayed), kept for the chosen group's rows that have an interval; never read beside
   CPUBusy + CPUWait (PresentMon 2.0.0 writes neither);
-- diagnostics only (certgen.measured), in the same pass: the latency and animation-error
+- diagnostics only (certgen.metrics.measured), in the same pass: the latency and animation-error
   columns of MEASURED_COLUMNS, `NA` as NaN, NaN too on a frame not displayed, and the CPU /
   GPU columns of WORK_COLUMNS (`NA` as NaN, on every frame);
 - an interval of about 2⁶⁴ × 100 ns (WRAP_MS, a FrameView defect) is read as the negative
@@ -86,7 +86,7 @@ MEASURED_COLUMNS = ("MsPCLatency", "MsClickToPhotonLatency", "MsAllInputToPhoton
                     "MsAnimationError", "PCLatency", "ClickToPhotonLatency",
                     "AllInputToPhotonLatency", "AnimationError")
 """Per-frame figures PresentMon 2.x and FrameView write beside the intervals (diagnostics,
-certgen.measured), then their `--v2_metrics` names (no `Ms`): read as numbers, `NA` as NaN,
+certgen.metrics.measured), then their `--v2_metrics` names (no `Ms`): read as numbers, `NA` as NaN,
 kept for displayed frames only (a dropped frame's value, should a tool write one, is NaN: the
 figures are over displayed frames). Any other token is refused with its line, as in the
 display-change column: PresentMon and FrameView write `NA`, never an empty cell."""
@@ -94,23 +94,23 @@ WORK_COLUMNS = (("MsCPUBusy", "CPUBusy"), ("MsCPUWait", "CPUWait"),
                 ("MsGPUBusy", "GPUBusy", "MsGPUTime", "GPUTime"))
 """Where each frame's time went, as PresentMon 2.x writes it (CPU busy, CPU wait, GPU busy):
 per role, the first column the header has (`--v2_metrics` names without `Ms`; GPU time where
-there is no GPU busy). Diagnostics (the hitch causes, certgen.measured), read as
+there is no GPU busy). Diagnostics (the hitch causes, certgen.metrics.measured), read as
 MEASURED_COLUMNS are but kept on every frame, displayed or not: a frame the display dropped
 still took its CPU and GPU time."""
 SENSOR_COLUMNS = ("PCAT Power Total(W)", "NV Pwr(W) (API)", "AMDPwr(W) (API)",
                   "GPUOnlyPwr(W) (API)", "GPU0Temp(C)", "GPU0Clk(MHz)")
-"""FrameView's power and GPU sensors (diagnostics, certgen.measured: power, FPS per watt, the
+"""FrameView's power and GPU sensors (diagnostics, certgen.metrics.measured: power, FPS per watt, the
 temperature and clock at the run's start and end): read as WORK_COLUMNS are, on every frame
 (a sample of the sensor at that frame; `NA` as NaN: no sensor or no reading)."""
 LABEL_COLUMNS = ("PresentMode", "AllowsTearing")
-"""Per-frame text the capture-validity checks read (certgen.validity): the presentation mode
+"""Per-frame text the capture-validity checks read (certgen.metrics.validity): the presentation mode
 as written (e.g. "Hardware: Independent Flip", "Composed: Flip") and the tearing flag (0 / 1),
 stripped, `NA` or empty as None; kept as codes into a table (few distinct values)."""
 CPU_START_COLUMNS = ("CPUStartQPC", "CPUStartQPCTime", "CPUStartQPCTimeInMs", "CPUStartTime")
 """When the CPU began each frame (PresentMon 2.x; QPC ticks, or ms / s with --qpc_time_ms or
 by default), the first the header has: a frame whose cell repeats the previous frame's of its
 group (compared as text, stripped; `NA` or empty repeats nothing) is a known pattern of some
-frame generators (certgen.validity). Never read as a number: only equality matters."""
+frame generators (certgen.metrics.validity). Never read as a number: only equality matters."""
 NA = "NA"
 DROPPED_ERROR = "Error"
 """FrameView's `Dropped` token for a frame whose present failed: the frame keeps its interval."""
@@ -194,7 +194,7 @@ class _Layout:
     info: dict[str, str]
     """CapFrameX //Key=Value lines."""
     frame_type_index: int | None = None
-    """FrameType's index (a diagnostic, certgen.framegen), or None."""
+    """FrameType's index (a diagnostic, certgen.metrics.framegen), or None."""
     display_index: int | None = None
     """MsBetweenDisplayChange's (or msBetweenDisplayChange's) index (a diagnostic), or None."""
     row_columns: tuple[int, ...] = ()
@@ -273,7 +273,7 @@ def _layout(head: bytes, name: str, *, capframex: bool, flavour: str | None = No
             if col in header:
                 dropped_index = header.index(col)
                 break
-    # Frame type and display change: diagnostics beside the SOP figures (certgen.framegen).
+    # Frame type and display change: diagnostics beside the SOP figures (certgen.metrics.framegen).
     # Not read beside CPUBusy + CPUWait: PresentMon 2.0.0 writes neither.
     frame_type_index = display_index = None
     if addend_index is None:

@@ -12,7 +12,7 @@ its siblings of the same run (hreflang alternates and an on-screen language swit
 <verify base>/<certificate id>/?sha256=<record SHA-256>; the base is the lab profile's
 verification_base unless --verify-base says otherwise.
 
-The issuer: `--lab FILE` (or $CERTGEN_LAB) names the laboratory profile (certgen.lab). A build
+The issuer: `--lab FILE` (or $CERTGEN_LAB) names the laboratory profile (certgen.inputs.lab). A build
 that is not --draft refuses without one, and refuses a verification base on a reserved example
 domain (a specimen lab, whose documents are all marked SPECIMEN, may use one).
 
@@ -39,10 +39,10 @@ import click
 from certgen.builders.batch import build_many, check_unique_ids
 from certgen.builders.certificate import check_verify_base
 from certgen.errors import CertgenError
-from certgen.lab import load_lab
+from certgen.inputs.lab import load_lab
 from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import require_sign_extra, signing_key
-from certgen.untrusted import UnreadableInput, read_limited, shorten
+from certgen.support.untrusted import UnreadableInput, read_limited, shorten
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar

@@ -32,24 +32,24 @@ from typing import TYPE_CHECKING, Any
 import click
 from pydantic import ValidationError
 
-from certgen.bundle import CardDisplayTiming, display_timing_of
 from certgen.captures.detect import FORMATS, read_capture_file
-from certgen.diagnostics import compute_metrics
 from certgen.errors import CertgenError, NoProcessGroupsError
-from certgen.framegen import compute_frame_diagnostics
-from certgen.measured import measured_by
-from certgen.metrics import weights_of
+from certgen.inputs.bundle import CardDisplayTiming, display_timing_of
+from certgen.metrics.diagnostics import compute_metrics
+from certgen.metrics.figures import weights_of
+from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.measured import measured_by
+from certgen.metrics.pagefigures import checked
+from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
+from certgen.metrics.validity import declared_warnings
 from certgen.model.measured import DisplayTiming
 from certgen.model.uncertainty import FIGURES
-from certgen.pagefigures import checked
 from certgen.sop import load_rules
-from certgen.uncertainty import figure_intervals, interval_seed, sustained_stability
-from certgen.validity import declared_warnings
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture
     from certgen.errors import CertgenError
-from certgen.untrusted import escape_invisible
+from certgen.support.untrusted import escape_invisible
 
 
 def display_name(name: str, label: str | None) -> str:

@@ -3,7 +3,7 @@ registry of the certificates `certgen build` wrote into OUT, for the laboratory 
 its verification base (docs/registry.md).
 
 The registry's date decides expired and revoked: --as-of, else SOURCE_DATE_EPOCH (the build
-date rule, certgen/builddate.py); with neither the command refuses, since the clock is never read.
+date rule, certgen/support/builddate.py); with neither the command refuses, since the clock is never read.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import click
 
-from certgen.builddate import source_date_epoch
 from certgen.builders.registry import build_registry
 from certgen.commands.build import signing_key_from_files
 from certgen.distribution import load_wheel
 from certgen.errors import RegistryError
 from certgen.registry import parse_as_of
+from certgen.support.builddate import source_date_epoch
 
 NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOURCE_DATE_EPOCH "
                    "(the registry never reads the clock)")

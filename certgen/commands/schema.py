@@ -1,6 +1,6 @@
-"""`certgen schema`: the JSON Schema of card.yaml (from the models in certgen.bundle), or with
+"""`certgen schema`: the JSON Schema of card.yaml (from the models in certgen.inputs.bundle), or with
 `--record` that of record.json (from the models in certgen.record, docs/record.schema.json), or
-with `--lab` that of a laboratory profile (certgen.lab)."""
+with `--lab` that of a laboratory profile (certgen.inputs.lab)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 
 import click
 
-from certgen.bundle import card_json_schema
-from certgen.lab import lab_json_schema
+from certgen.inputs.bundle import card_json_schema
+from certgen.inputs.lab import lab_json_schema
 from certgen.record import record_schema_text
 
 
@@ -22,7 +22,7 @@ def command(record: bool, lab: bool) -> None:
     """Print the JSON Schema of card.yaml (deterministic: sorted keys, 2-space indent).
 
     With --record, the JSON Schema of record.json, exactly docs/record.schema.json; with --lab,
-    that of lab.yaml (certgen.lab).
+    that of lab.yaml (certgen.inputs.lab).
     """
     if record and lab:
         raise click.UsageError("give at most one of --record and --lab")

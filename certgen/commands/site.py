@@ -17,8 +17,8 @@ import click
 
 from certgen.builders.site import REPORT_SAMPLES, build_site, repo_examples_dir
 from certgen.distribution import load_wheel
-from certgen.docs import LANGS, PAGES
 from certgen.registry import parse_as_of
+from certgen.render.explainers import LANGS, PAGES
 from certgen.writer import write_file
 
 

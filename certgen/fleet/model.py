@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Final, NamedTuple, TypedDict, TypeGuard, cast
 
 from pydantic_core import PydanticCustomError
 
-from certgen.bundle import NAME_LIMIT, UPSCALERS, check_text
 from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
-from certgen.metrics import round_half_away
+from certgen.inputs.bundle import NAME_LIMIT, UPSCALERS, check_text
+from certgen.metrics.figures import round_half_away
 from certgen.model.cohort import Cohort, Rank
 from certgen.record import Record
-from certgen.untrusted import escape_invisible, shorten
+from certgen.support.untrusted import escape_invisible, shorten
 
 if TYPE_CHECKING:
-    from certgen.jsonload import JSONValue
+    from certgen.support.jsonload import JSONValue
 
 DEFAULT_FLEET_FILE: Final = "fleet.sqlite"
 """The fleet file used when neither --fleet nor CERTGEN_FLEET is given (current directory)."""

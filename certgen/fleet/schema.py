@@ -28,7 +28,7 @@ from certgen.fleet.model import (
     valid_row,
 )
 from certgen.model.cohort import Cohort
-from certgen.untrusted import escape_invisible, shorten
+from certgen.support.untrusted import escape_invisible, shorten
 
 
 class Cursor(Protocol):

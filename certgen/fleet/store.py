@@ -82,7 +82,7 @@ from certgen.model import Rank, Ranks, RunMetrics
 from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.sop import load_rules
-from certgen.untrusted import escape_invisible, shorten
+from certgen.support.untrusted import escape_invisible, shorten
 
 if TYPE_CHECKING:
     import psycopg
@@ -767,7 +767,7 @@ class FleetStore:
     def calibration_pages(self) -> Iterator[Sequence[tuple[Any, ...]]]:
         """CALIBRATION_COLUMNS (then run_index) of every run, ordered by (certificate_id,
         run_index), CALIBRATION_PAGE rows a page. Call inside `snapshot()`; the values are as
-        stored: certgen.calibration checks them."""
+        stored: certgen.fleet.calibration checks them."""
         n = len(CALIBRATION_COLUMNS)
         with self._errors():
             yield from self._keyset_pages(f"{', '.join(CALIBRATION_COLUMNS)}, run_index",

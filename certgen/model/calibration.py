@@ -1,4 +1,4 @@
-"""`calibration.json`: the fleet calibration review (certgen.calibration; docs/spec/calibration.md).
+"""`calibration.json`: the fleet calibration review (certgen.fleet.calibration; docs/spec/calibration.md).
 
 Pinned keys (issue 26): `cards`, `runs`, `target_cards`, `lines` {`gold`, `platinum`,
 `soft_limit`: {`value`, `fleet_percentile`, `interval`}}, `grade_shares` {grade: share},

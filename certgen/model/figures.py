@@ -1,5 +1,5 @@
-"""The figures of one capture: the SOP metrics and diagnostics (certgen.metrics) and the frame
-generation and display diagnostics (certgen.framegen).
+"""The figures of one capture: the SOP metrics and diagnostics (certgen.metrics.figures) and the frame
+generation and display diagnostics (certgen.metrics.framegen).
 """
 
 from __future__ import annotations

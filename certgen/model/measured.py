@@ -1,5 +1,5 @@
 """What the capture measured beside the present intervals: latency, animation error, refresh
-cadence and the causes of its hitches (certgen.measured, docs/spec/metrics.md "Measured by the
+cadence and the causes of its hitches (certgen.metrics.measured, docs/spec/metrics.md "Measured by the
 capture"). Diagnostics, never graded; `metrics --json` keys `latency`, `animation_error`,
 `refresh_cadence`, `hitch_causes`, `validity` and `power_thermals` (pinned)."""
 
@@ -166,7 +166,7 @@ class ValidityCount(Frozen):
 
 
 class ValidityFinding(Frozen):
-    """One capture-validity check that found frames (certgen.validity)."""
+    """One capture-validity check that found frames (certgen.metrics.validity)."""
 
     check: ValidityCheck = Field(description="Which check (docs/spec/metrics.md, \"Capture validity\").")
     frames: int = Field(description="Frames it found.")

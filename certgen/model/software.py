@@ -1,4 +1,4 @@
-"""The software stack that built a record (certgen.software; docs/reproducibility.md).
+"""The software stack that built a record (certgen.support.software; docs/reproducibility.md).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class DataDigests(Frozen):
 
 class Software(Frozen):
     """`software`: the software that built the record and renders its documents
-    (certgen.software; docs/reproducibility.md)."""
+    (certgen.support.software; docs/reproducibility.md)."""
 
     certgen: str = Field(description="certgen's version.")
     commit: str | None = Field(

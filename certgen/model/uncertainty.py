@@ -1,5 +1,5 @@
 """How sure a figure is: the measurement interval of one capture's SOP figures
-(certgen.uncertainty, docs/spec/uncertainty.md). A note beside the figures, never graded."""
+(certgen.metrics.uncertainty, docs/spec/uncertainty.md). A note beside the figures, never graded."""
 
 from __future__ import annotations
 

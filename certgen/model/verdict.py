@@ -1,4 +1,4 @@
-"""The verdict of the rules (certgen.rules): tiers, the grade and its gates, the Soft Limit, the
+"""The verdict of the rules (certgen.rules.verdict): tiers, the grade and its gates, the Soft Limit, the
 re-run reasons and the refusals, each as data.
 """
 
@@ -84,7 +84,7 @@ class CaptureUsedTwice(Frozen):
 
 ProvenanceWhat = Literal["gpu", "resolution", "driver", "os", "cpu", "ram", "motherboard",
                          "captured_at"]
-"""What a capture records that card.yaml is held against (certgen.provenance)."""
+"""What a capture records that card.yaml is held against (certgen.rules.provenance)."""
 
 
 class ProvenanceMismatch(Frozen):

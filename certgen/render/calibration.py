@@ -1,6 +1,6 @@
 """The calibration report in memory: HTML and PDF (docs/spec/calibration.md).
 
-A pure function of the review (certgen.calibration) and a language: the histograms are drawn
+A pure function of the review (certgen.fleet.calibration) and a language: the histograms are drawn
 here (certgen.render.charts), every sentence is a message of the catalogs, and nothing reads
 the fleet or touches the disk (certgen.builders.calibration writes).
 """

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
-from certgen import agreement
 from certgen.errors import RenderError
-from certgen.markup import sanitise_markdown
 from certgen.model import (
     CapturesGpuDiffer,
     CaptureUsedTwice,
@@ -45,8 +43,10 @@ from certgen.render.charts import ChartWords, chart_scale, chart_text, frame_tim
 from certgen.render.html import render_template
 from certgen.render.nav import doc_nav
 from certgen.render.pdf import html_to_pdf
-from certgen.software import creator_line
-from certgen.untrusted import escape_invisible
+from certgen.rules import agreement
+from certgen.support.markup import sanitise_markdown
+from certgen.support.software import creator_line
+from certgen.support.untrusted import escape_invisible
 
 if TYPE_CHECKING:
     from certgen.render.charts import Scale
@@ -211,7 +211,7 @@ def local_text(value: LabText | None, lang: str) -> Shown:
 
 
 # --------------------------------------------------------------------------------------------
-# What a capture recorded beside what card.yaml declares (certgen.agreement's rules)
+# What a capture recorded beside what card.yaml declares (certgen.rules.agreement's rules)
 # --------------------------------------------------------------------------------------------
 
 RECORDED_SHOWN: Final = ("gpu", "driver", "os", "cpu", "ram", "motherboard", "resolution",
@@ -221,7 +221,7 @@ RECORDED_SHOWN: Final = ("gpu", "driver", "os", "cpu", "ram", "motherboard", "re
 
 
 def display_key(text: str) -> str:
-    """How the certificate compares values for which certgen.agreement has no rule (the game
+    """How the certificate compares values for which certgen.rules.agreement has no rule (the game
     name against the run's title): case and runs of whitespace ignored, nothing else."""
     return " ".join(text.split()).casefold()
 
@@ -255,7 +255,7 @@ def declared_values(record: Record, run: Run) -> dict[str, tuple[str, ...]]:
 
 def reads_the_same(key: str, recorded: str, declared: tuple[str, ...]) -> bool:
     """Whether a recorded value agrees with what card.yaml declares, by the same rule that
-    decides whether a certificate can be issued (certgen.agreement): RTX 2080 Ti is not RTX
+    decides whether a certificate can be issued (certgen.rules.agreement): RTX 2080 Ti is not RTX
     2080, 32,803,468 kB of MemTotal is 32 GB, r418_77 is a 418 driver. Where a rule cannot read
     a value (it says None), or for the game name, the values must read the same apart from
     case and spacing. Nothing declared never agrees."""
@@ -534,7 +534,7 @@ def render_certificate_pdf(
 
 
 def software_line(record: Record) -> str:
-    """The PDF's Creator: the record's `software` as one line (certgen.software.creator_line,
+    """The PDF's Creator: the record's `software` as one line (certgen.support.software.creator_line,
     the same line a process writes of its own stack)."""
 
     s = record.software

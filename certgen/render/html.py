@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from certgen.errors import RenderError
-from certgen.paths import templates_dir
 from certgen.render import i18n
+from certgen.support.paths import templates_dir
 
 if TYPE_CHECKING:
     import jinja2

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from certgen.errors import RenderError
-from certgen.paths import locales_dir, templates_dir
+from certgen.support.paths import locales_dir, templates_dir
 
 LANGUAGES: tuple[str, ...] = ("en", "ru", "pt")
 """The customer languages, in the order documents list them."""

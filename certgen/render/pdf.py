@@ -11,7 +11,7 @@
   other exception out of WeasyPrint is a bug in certgen or WeasyPrint and propagates unchanged.
 - Output: A4 (from the print CSS), tagged PDF/A-3a (a structure tree of headings, tables and
   figures that screen readers follow), attachments with relationship Data and explicit dates, title / author / language metadata, the Creator naming the software stack
-  (certgen.software: certgen, Python, WeasyPrint, pydyf, Pango, HarfBuzz), creation and modification dates from the
+  (certgen.support.software: certgen, Python, WeasyPrint, pydyf, Pango, HarfBuzz), creation and modification dates from the
   caller (the bundle's date or SOURCE_DATE_EPOCH), never the clock.
 """
 
@@ -30,8 +30,8 @@ from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 from certgen.errors import RenderError
-from certgen.paths import templates_dir
-from certgen.software import creator_line, current_software
+from certgen.support.paths import templates_dir
+from certgen.support.software import creator_line, current_software
 
 if TYPE_CHECKING:
     from weasyprint.document import Document
@@ -208,7 +208,7 @@ def html_to_pdf(
     and modification dates and every attachment's dates; pass the bundle's date. With None the
     document carries no date of its own (see UNDATED), never the clock's. `generator` is the
     Creator metadata naming the software that made the document (a certificate passes its
-    record's `software`); by default this process's stack (certgen.software).
+    record's `software`); by default this process's stack (certgen.support.software).
     """
     import weasyprint
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
-from certgen.paths import templates_dir
 from certgen.registry import SOFTWARE_FOLDER, RegistryEntry, pdf_path
 from certgen.render.certificate import local_text
 from certgen.render.html import render_template
 from certgen.render.i18n import LANGUAGE_NAMES, LANGUAGES
 from certgen.render.nav import doc_nav
 from certgen.render.site import rel
+from certgen.support.paths import templates_dir
 
 if TYPE_CHECKING:
     from certgen.registry import PublishedWheel

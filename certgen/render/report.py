@@ -12,7 +12,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from certgen.diagnostics import STALL_MS
+from certgen.compare.report import PairReport
+from certgen.metrics.diagnostics import STALL_MS
 from certgen.model.base import text_for
 from certgen.render.charts import (
     PHONE,
@@ -28,13 +29,12 @@ from certgen.render.html import render_template
 from certgen.render.i18n import gettext_for
 from certgen.render.nav import doc_nav
 from certgen.render.pdf import html_to_pdf
-from certgen.report import PairReport
 
 if TYPE_CHECKING:
+    from certgen.compare.report import ReportRecord
     from certgen.model.base import LabText
     from certgen.record import Chart
     from certgen.render.charts import Scale
-    from certgen.report import ReportRecord
 
 SIDES = ("before", "after")
 REPORT_TEMPLATE = "report.html.j2"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from certgen.docs import LANGS, PAGES, ExplainerPage
+from certgen.render.explainers import LANGS, PAGES, ExplainerPage
 from certgen.render.html import render_template
 from certgen.render.i18n import LANGUAGE_NAMES, gettext_for
 from certgen.render.nav import doc_nav

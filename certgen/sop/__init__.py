@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from certgen.errors import RulesError
-from certgen.untrusted import UnreadableInput, read_limited
-from certgen.yamlload import (
+from certgen.support.untrusted import UnreadableInput, read_limited
+from certgen.support.yamlload import (
     YamlDocumentError,
     field_path,
     key_lines,
@@ -164,8 +164,8 @@ def _load_rules(sop: str, folders: tuple[Path, ...]) -> Rules:
 
 
 # --------------------------------------------------------------------------------------------
-# The schema of a rules file: strict like card.yaml's and lab.yaml's (certgen/bundle.py,
-# certgen/lab.py). Unknown keys, wrong types ("false" is a text, not a boolean) and duplicate
+# The schema of a rules file: strict like card.yaml's and lab.yaml's (certgen/inputs/bundle.py,
+# certgen/inputs/lab.py). Unknown keys, wrong types ("false" is a text, not a boolean) and duplicate
 # keys are refused, each in one line `<file>:<line>: <field>: <what>`.
 # --------------------------------------------------------------------------------------------
 
@@ -220,7 +220,7 @@ class RulesFile(_Strict):
     @field_validator("grades")
     @classmethod
     def _grades(cls, value: list[str]) -> list[str]:
-        # The grade gates name the top grade, GOLD and the one below it (certgen/rules.py):
+        # The grade gates name the top grade, GOLD and the one below it (certgen/rules/verdict.py):
         # an empty, shorter or reordered list has no meaning there (an IndexError once).
         if value != list(GRADES):
             raise PydanticCustomError(
@@ -247,7 +247,7 @@ _EXPECT = {
     "model_type": "expected a mapping",
     "model_attributes_type": "expected a mapping",
 }
-"""What a wrong type was expected to be, worded as card.yaml's refusals are (certgen/bundle.py)."""
+"""What a wrong type was expected to be, worded as card.yaml's refusals are (certgen/inputs/bundle.py)."""
 
 
 def _known_keys(path: tuple[object, ...]) -> list[str]:

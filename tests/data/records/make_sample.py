@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from certgen.diagnostics import compute_metrics
-from certgen.metrics import weights_of
+from certgen.metrics.diagnostics import compute_metrics
+from certgen.metrics.figures import weights_of
 from certgen.model import (
     RANKED_METRICS,
     CaptureInfo,
@@ -23,7 +23,7 @@ from certgen.model import (
     Ranks,
 )
 from certgen.record import RunConfig, RunInput, build_record, chart_series, dump_record
-from certgen.rules import RunFacts, decide
+from certgen.rules.verdict import RunFacts, decide
 from certgen.sop import load_rules
 
 HERE = Path(__file__).resolve().parent

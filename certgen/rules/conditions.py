@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from certgen.bundle import CARD_FILE, CardFile, CardRun
+from certgen.inputs.bundle import CARD_FILE, CardFile, CardRun
 from certgen.model.verdict import ConditionMissing, DateAfterIssue, SampleCertificate
-from certgen.rules import Refusal
+from certgen.rules.verdict import Refusal
 
 BENCH_FIELDS = ("cpu", "memory_gb", "os", "motherboard", "display")
 """The test_system keys a certificate must state."""

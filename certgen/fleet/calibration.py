@@ -8,7 +8,7 @@ them: readiness, distributions, where each line sits in the fleet, how the grade
 as a line or the weights move, which certificates sit near a line, what a candidate rules file
 would change, and how stable each percentile is (a bootstrap over cards, fixed seed).
 
-Grades are the SOP's fluidity gates (certgen.rules) applied to each card's tier means:
+Grades are the SOP's fluidity gates (certgen.rules.verdict) applied to each card's tier means:
 PLATINUM needs one measured tier at or above the platinum line and every measured tier at or
 above the gold line; GOLD every measured tier at or above the gold line; a card with no
 measured tier gets the rules' cap. What the fleet rows cannot re-derive (a grade cap from
@@ -18,7 +18,7 @@ certificates) is not assumed: `calibration.json` says so (`not_derived`).
 Arithmetic is exact: a stored Fluidity Score with at most 2 decimals is held as whole
 hundredths, g and s with at most 4 decimals as whole ten-thousandths, so tier means and the
 Fluidity Score under other weights are integer sums rounded half away from zero, as
-certgen.rules.mean_score and certgen.metrics.fluidity_score round (a test compares them run for
+certgen.rules.verdict.mean_score and certgen.metrics.figures.fluidity_score round (a test compares them run for
 run). A value with more decimals (a fleet another tool wrote) takes those functions themselves.
 
 Nothing here touches the disk; certgen.builders.calibration writes the report.
@@ -38,7 +38,7 @@ import numpy.typing as npt
 from certgen.errors import CalibrationError, FleetError
 from certgen.fleet.model import METRIC_RANGES, _bound, _shown
 from certgen.fleet.store import _stored_shown
-from certgen.metrics import fluidity_score
+from certgen.metrics.figures import fluidity_score
 from certgen.model import Weights
 from certgen.model.calibration import (
     CalibrationReview,
@@ -53,7 +53,7 @@ from certgen.model.calibration import (
     SensitivityPoint,
     WeightPoint,
 )
-from certgen.rules import mean_score, resolution_pixels
+from certgen.rules.verdict import mean_score, resolution_pixels
 
 if TYPE_CHECKING:
     from certgen.model.cohort import Cohort
@@ -214,7 +214,7 @@ def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the 
             raise FleetError(f"certificate {_shown(ids[offsets[i]:offsets[i + 1]].decode())}: "
                              f"{name}: holds {values[j]!r}, outside {_bound(low)} to "
                              f"{_bound(high)}", file=where)
-    # Resolutions by pixels, then text (the tier order of certgen.rules).
+    # Resolutions by pixels, then text (the tier order of certgen.rules.verdict).
     order = sorted(resolutions, key=lambda r: (_pixels_or_zero(r), r))
     if len(order) > np.iinfo(np.int16).max:
         raise FleetError(f"{len(order)} resolutions: more than the review can tell apart",
@@ -254,7 +254,7 @@ def run_scores(fleet: FleetArrays, weights: Weights | None
                ) -> tuple[Int32Array, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Per run, its Fluidity Score in whole hundredths, whether it has one, and whether the
     hundredths are exact: the stored score (weights None; one with more decimals is not) or
-    certgen.metrics.fluidity_score of its stored g and s under `weights` (always exact: that
+    certgen.metrics.figures.fluidity_score of its stored g and s under `weights` (always exact: that
     function rounds to 2 decimals). Unscored runs hold 0."""
     if weights is None:
         has = ~np.isnan(fleet.sf)
@@ -308,7 +308,7 @@ def card_chunks(card: Int32Array, runs: int = CHUNK_RUNS) -> Iterator[slice]:
 def tier_means(fleet: FleetArrays, centi: Int32Array, has: npt.NDArray[np.bool_],
                exact: npt.NDArray[np.bool_]) -> TierMeans:
     """Each card's tier means over its scored runs, in whole hundredths, as
-    certgen.rules.mean_score gives them: an exact integer mean rounded half away from zero,
+    certgen.rules.verdict.mean_score gives them: an exact integer mean rounded half away from zero,
     or mean_score itself where a stored score has more than 2 decimals. Runs come grouped by
     card, so each tier's runs are grouped by card without a sort; a slice of cards at a time
     (card_chunks), so the temporaries stay a few MB whatever the fleet (a million cards fit
@@ -368,7 +368,7 @@ def card_spans(fleet: FleetArrays, means: TierMeans) -> CardSpan:
 
 def grades_of(span: CardSpan, gold: float, platinum: float, rules: Rules
               ) -> npt.NDArray[np.int8]:
-    """Per card, the index into rules.grades the fluidity gates give (certgen.rules.grade_gates
+    """Per card, the index into rules.grades the fluidity gates give (certgen.rules.verdict.grade_gates
     with no cap): 0 PLATINUM, 1 GOLD, 2 SILVER; no measured tier: the rules' cap."""
     gold_c, platinum_c = round(gold * SF_SCALE), round(platinum * SF_SCALE)
     gold_ok = span.low >= gold_c
@@ -388,7 +388,7 @@ def shares(grades: npt.NDArray[np.int8], rules: Rules) -> dict[str, float]:
 
 
 def changed_gate(before: int, after: int, rules: Rules) -> str:
-    """The gate whose verdict differs between two grades (certgen.rules' gate names)."""
+    """The gate whose verdict differs between two grades (certgen.rules.verdict' gate names)."""
     if rules.grades[0] in (rules.grades[before], rules.grades[after]):
         return "platinum_one_tier"
     return "gold_every_tier"

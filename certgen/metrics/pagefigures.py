@@ -17,12 +17,12 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.captures.model import Capture
-from certgen.diagnostics import STALL_MS, compute_diagnostics
-from certgen.metrics import fps_figures, positive_frames, round_half_away
-from certgen.validity import reading_warnings
+from certgen.metrics.diagnostics import STALL_MS, compute_diagnostics
+from certgen.metrics.figures import fps_figures, positive_frames, round_half_away
+from certgen.metrics.validity import reading_warnings
 
 PageFigures = dict[str, float | int | None]
-"""Summary figures by their metric-row name (certgen.compare.METRIC_ROWS)."""
+"""Summary figures by their metric-row name (certgen.compare.statistics.METRIC_ROWS)."""
 
 
 def page_figures(frames: npt.NDArray[np.float64]) -> PageFigures:
@@ -82,7 +82,7 @@ def stated_figure_warnings(
 def checked(captures: Iterable[Capture]) -> list[Capture]:
     """Captures as read, each with a warning for every figure its file states that its frames
     do not give (and every stated name certgen does not recompute), and for what the validity
-    checks that need no declared display find (certgen.validity): what every caller of a
+    checks that need no declared display find (certgen.metrics.validity): what every caller of a
     reader shows (the pipeline, `certgen metrics`, reports, the API)."""
     return [capture.with_warnings(stated_figure_warnings(
         capture.label or "", capture.stated_figures, capture.frame_times_ms)

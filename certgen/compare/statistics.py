@@ -10,10 +10,10 @@ Counting rules, in this order (docs/spec/compare.md):
    the foreground, 0.2 s dropped before a loss of focus); most formats carry none, and then the
    report says focus was not recorded;
 2. stalls: an interval over 200 ms is kept out of the mean and every percentile, and counted;
-3. average FPS, 1% / 0.1% lows: certgen.metrics.fps_figures (the certificate's own arithmetic);
-4. p99 / p99.9 frame times in ms: certgen.diagnostics.percentile_ms;
+3. average FPS, 1% / 0.1% lows: certgen.metrics.figures.fps_figures (the certificate's own arithmetic);
+4. p99 / p99.9 frame times in ms: certgen.metrics.diagnostics.percentile_ms;
 5. under 900 counted frames: too short to read;
-6. stutter count: certgen.diagnostics.stutter_events (the same function as the certificates).
+6. stutter count: certgen.metrics.diagnostics.stutter_events (the same function as the certificates).
 
 Noise floor: each capture is cut into 60 s blocks of capture time; a block counts only when it is
 whole (the capture runs past its end), holds no lost event and loses no frame to the foreground
@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
-from certgen.diagnostics import (
+from certgen.metrics.diagnostics import (
     STALL_MS,
     TOO_SHORT_FRAMES,
     percentile_ms,
     stutter_events,
 )
-from certgen.metrics import fps_figures, positive_frames, round_half_away
+from certgen.metrics.figures import fps_figures, positive_frames, round_half_away
 from certgen.record import chart_series as record_chart
 
 if TYPE_CHECKING:
@@ -538,7 +538,7 @@ METRIC_ROWS: tuple[str, ...] = (
     "stall_time_ms",
 )
 """Metric rows of the CSV, in order: the names docs/spec/compare.md lists, which reading a
-benchmark CSV recomputes (certgen.pagefigures), so an export reads back without a warning.
+benchmark CSV recomputes (certgen.metrics.pagefigures), so an export reads back without a warning.
 
 `excluded_over_stall_count` is the number of frames over the stall line (200 ms).
 `excluded_over_stall_ms` repeats it under the name the spec pins (spec/compare.md), for readers

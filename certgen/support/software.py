@@ -29,7 +29,7 @@ from pathlib import Path
 
 from certgen import __version__
 from certgen.model.software import DataDigests, Software
-from certgen.paths import locales_dir, templates_dir
+from certgen.support.paths import locales_dir, templates_dir
 
 COMMIT_ENV = "CERTGEN_COMMIT"
 """The environment variable naming certgen's git commit (e.g. set by CI or `make dist`)."""
@@ -130,7 +130,7 @@ def data_digests() -> DataDigests:
         templates=tree_digest(templates, skip=("fonts",)),
         locales=tree_digest(locales_dir()),
         fonts=tree_digest(templates / "fonts"),
-        rules=tree_digest(Path(__file__).resolve().parent / "sop", skip=("__init__.py",)),
+        rules=tree_digest(Path(__file__).resolve().parent.parent / "sop", skip=("__init__.py",)),
     )
 
 

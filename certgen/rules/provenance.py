@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from certgen.agreement import (
+from certgen.inputs.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
+from certgen.model.capture import Recorded
+from certgen.model.verdict import (
+    CapturesGpuDiffer,
+    DateAfterIssue,
+    ProvenanceMismatch,
+    ProvenanceWhat,
+)
+from certgen.rules.agreement import (
     board_agrees,
     captured_date,
     cpu_agrees,
@@ -37,15 +45,7 @@ from certgen.agreement import (
     ram_agrees,
     resolution_agrees,
 )
-from certgen.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
-from certgen.model.capture import Recorded
-from certgen.model.verdict import (
-    CapturesGpuDiffer,
-    DateAfterIssue,
-    ProvenanceMismatch,
-    ProvenanceWhat,
-)
-from certgen.rules import Refusal
+from certgen.rules.verdict import Refusal
 
 CaptureField = Literal["capture", "first_capture"]
 

@@ -46,12 +46,12 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from certgen.errors import BundleErrors
-from certgen.markup import sanitise_markdown, visible_text
 from certgen.model.base import schema_keeping_names
 from certgen.model.measured import DisplayTiming
 from certgen.sop import available_sops, has_rules_file, load_rules
-from certgen.untrusted import open_regular, shorten
-from certgen.yamlload import field_path, load_yaml, shown_value, yaml_problem
+from certgen.support.markup import sanitise_markdown, visible_text
+from certgen.support.untrusted import open_regular, shorten
+from certgen.support.yamlload import field_path, load_yaml, shown_value, yaml_problem
 
 CARD_FILE = "card.yaml"
 

@@ -13,7 +13,7 @@ from datetime import date
 
 import yaml
 
-from certgen.untrusted import shorten
+from certgen.support.untrusted import shorten
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Frame generation and display timing: diagnostics beside the SOP figures, never instead.
 
 The SOP figures stay what the SOP defines: the present intervals of the chosen group, every
-frame (certgen.metrics). Where a capture carries the columns (read in the same pass as the
+frame (certgen.metrics.figures). Where a capture carries the columns (read in the same pass as the
 frame times, certgen.captures.presentmon and capframex), this stage adds, for the reader
 (docs/spec/metrics.md, "Frame generation and display timing"):
 
@@ -19,7 +19,7 @@ frame times, certgen.captures.presentmon and capframex), this stage adds, for th
   The time of a frame that was not displayed is inside the next displayed frame's interval,
   so the displayed intervals still cover the capture.
 
-The figures (frames, average, 1 % low, 0.1 % low, gap, stutter) are certgen.metrics'
+The figures (frames, average, 1 % low, 0.1 % low, gap, stutter) are certgen.metrics.figures'
 arithmetic on another set of intervals; no Fluidity Score is given, since nothing here is
 graded. No column, no figure: null, never 0.
 """
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from certgen.metrics import compute_sop_metrics, positive_frames, round_half_away
+from certgen.metrics.figures import compute_sop_metrics, positive_frames, round_half_away
 from certgen.model import Weights
 from certgen.model.figures import (
     DiagnosticFigures,
@@ -52,7 +52,7 @@ written so too)."""
 
 
 def figures_of(intervals_ms: FloatArray, weights: Weights) -> DiagnosticFigures | None:
-    """The SOP figures of these intervals (t <= 0 dropped as certgen.metrics does), or None
+    """The SOP figures of these intervals (t <= 0 dropped as certgen.metrics.figures does), or None
     when none is positive."""
     frames, _ = positive_frames(intervals_ms)
     if frames.size == 0:

@@ -1,7 +1,7 @@
 """The before/after report record: frozen and typed, what the report's documents are rendered from.
 
 certgen.builders.report gathers the captures and computes every part of it: the statistics
-(certgen.compare), the chart series of each side (min and max per bucket, as a certificate's run
+(certgen.compare.statistics), the chart series of each side (min and max per bucket, as a certificate's run
 chart) and the CSV export. render/report.py reads it and a language, never a capture or a frame.
 A pair report compares two captures (`PairReport`), a series report a paired series
 (`SeriesReport`); the template reads their fields by name.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from certgen.compare import Floor, SeriesFigure, SideSummary
+from certgen.compare.statistics import Floor, SeriesFigure, SideSummary
 from certgen.model import FrameDiagnostics
 from certgen.model.base import LabText
 from certgen.model.measured import MeasuredByCapture
@@ -90,7 +90,7 @@ class PairSide(SideSummary):
 
 @dataclass(frozen=True)
 class FloorRow(Floor):
-    """One figure's noise floor (certgen.compare.Floor), with its difference and floor as
+    """One figure's noise floor (certgen.compare.statistics.Floor), with its difference and floor as
     fractions, as the template prints them."""
 
     difference: float | None = field(kw_only=True)
@@ -108,7 +108,7 @@ class PairReport:
     focus_recorded: bool
     rules: ReportRules
     charts: tuple[Chart, Chart]
-    """Each side's frame times for the chart (certgen.compare.chart_series), before first."""
+    """Each side's frame times for the chart (certgen.compare.statistics.chart_series), before first."""
     csv: str
     """compare.csv: side,kind,name,value."""
 
@@ -124,7 +124,7 @@ class SeriesPair:
 
 @dataclass(frozen=True)
 class SeriesFigureRow(SeriesFigure):
-    """One figure's paired-series test (certgen.compare.SeriesFigure), with its median,
+    """One figure's paired-series test (certgen.compare.statistics.SeriesFigure), with its median,
     interval and smallest effect as fractions, as the template prints them."""
 
     median: float | None = field(kw_only=True)

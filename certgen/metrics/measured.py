@@ -31,7 +31,7 @@ them (docs/spec/metrics.md, "Measured by the capture"):
   by more than P / 2. Without a declared display only the frame count is given: every figure
   that needs the refresh rate is null, never guessed.
 - **Hitch causes** (`hitch_causes_of`): every stutter event of the diagnostics' rule
-  (certgen.diagnostics.stutter_events) set against its neighbours, the HITCH_NEIGHBOURS frames
+  (certgen.metrics.diagnostics.stutter_events) set against its neighbours, the HITCH_NEIGHBOURS frames
   on each side (fewer at the ends): its excess E = t - (median neighbour frame time), and for
   each of CPU busy, GPU busy and CPU wait (WORK_COLUMNS) the frame's value minus the median of
   the neighbours' values (NaN left out). A busy column whose excess is at least HITCH_SHARE of E
@@ -51,7 +51,8 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.captures.presentmon import SENSOR_COLUMNS, WORK_COLUMNS
-from certgen.diagnostics import stutter_events
+from certgen.metrics.diagnostics import stutter_events
+from certgen.metrics.validity import validity_of
 from certgen.model.measured import (
     AnimationError,
     DisplayTiming,
@@ -68,7 +69,6 @@ from certgen.model.measured import (
     SensorEnds,
     VrrShares,
 )
-from certgen.validity import validity_of
 
 if TYPE_CHECKING:
     from certgen.captures.model import Capture

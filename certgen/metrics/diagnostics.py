@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from certgen.metrics import (
+from certgen.metrics.figures import (
     _ms,
     _slowest_tail,
     compute_sop_metrics,
@@ -290,7 +290,7 @@ def _is_stutter(times: FloatArray, medians: FloatArray) -> npt.NDArray[np.bool_]
 
 _LAST_EVENTS: list[tuple[FloatArray, IntArray]] = []
 """The last frames stutter_events was given and its answer (one entry): the diagnostics and the
-hitch causes (certgen.measured) ask for the same capture's events one after the other."""
+hitch causes (certgen.metrics.measured) ask for the same capture's events one after the other."""
 
 
 def stutter_events(frames: FloatArray) -> IntArray:

@@ -1,7 +1,7 @@
 """The verdict of SOP-GPU-001 (docs/spec/rules.md): tiers, grade gates, Soft Limit, re-run audit.
 
 Pure functions over frozen records: the figures of each run come in (already computed by
-certgen.metrics), the thresholds come from the versioned rules file (certgen.sop.Rules), and a
+certgen.metrics.figures), the thresholds come from the versioned rules file (certgen.sop.Rules), and a
 Verdict comes out with its reasoning as data. Nothing here reads a file or a clock.
 
 - A tier is the set of runs with one output resolution; its score is the mean Fluidity Score of
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, cast
 
-from certgen.metrics import round_half_away
+from certgen.metrics.figures import round_half_away
 from certgen.model.base import GradeName, LocalText
 from certgen.model.capture import CaptureInfo
 from certgen.model.cohort import Cohort

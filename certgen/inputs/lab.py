@@ -32,14 +32,14 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from certgen.bundle import check_text, format_validation_errors
 from certgen.errors import LabError
+from certgen.inputs.bundle import check_text, format_validation_errors
 from certgen.model.base import schema_keeping_names
-from certgen.untrusted import UnreadableInput, read_limited
-from certgen.yamlload import YamlDocumentError, load_yaml_document
+from certgen.support.untrusted import UnreadableInput, read_limited
+from certgen.support.yamlload import YamlDocumentError, load_yaml_document
 
 if TYPE_CHECKING:
-    from certgen.jsonload import JSONValue
+    from certgen.support.jsonload import JSONValue
 
 LAB_ENV = "CERTGEN_LAB"
 """The environment variable `certgen build` reads the lab profile's path from."""
@@ -53,7 +53,7 @@ _MARKUP = re.compile(r"<[A-Za-z/!?]")
 
 
 def _lab_text(value: str) -> str:
-    """card.yaml's rules for a one-line text (certgen.bundle.check_text: visible, no bidi or
+    """card.yaml's rules for a one-line text (certgen.inputs.bundle.check_text: visible, no bidi or
     control character, so no line break, at most 200 characters), and no markup: a lab's name,
     signatory and address are printed on every certificate and matched against its signing
     certificate, where a tag is never meant."""

@@ -1,7 +1,7 @@
 """Whether a value a capture records agrees with the value card.yaml declares: one pure
 function per field (GPU, resolution, driver, OS, CPU, RAM, board, capture date), each with its
 normalisation and its limits (docs/spec/provenance.md). Strings in, a verdict out; nothing else
-of certgen. certgen.provenance holds a bundle's captures against its card with these, and the
+of certgen. certgen.rules.provenance holds a bundle's captures against its card with these, and the
 certificate shows "as recorded" only where they disagree, so the page and the issue decision
 never use two rules.
 """
