@@ -101,6 +101,11 @@ class SigningKey:
     """`--tsa URL`: an RFC 3161 timestamp authority; the signature then gets a signature
     timestamp, the validation data (certificates, CRLs, OCSP) embedded, and a document
     timestamp (PAdES B-LTA), so it verifies offline after the key expires."""
+    no_revocation_address: tuple[str, ...] = ()
+    """The subjects of the certificates of the key's chain (its own and the PKCS#12 file's
+    intermediates, roots aside) that name neither a CRL distribution point nor an OCSP
+    responder: with `--tsa` no revocation information can be embedded for them, so nobody
+    could verify the signature (check_signing_key refuses them)."""
 
     def at(self, when: dt.datetime, *, given: bool) -> SigningKey:
         """This key, signing at `when` (made UTC, whole seconds)."""
@@ -147,12 +152,34 @@ def signing_key(p12: bytes, passphrase: bytes, *, source: str) -> SigningKey:
         can_sign = usage.digital_signature or usage.content_commitment
     except x509.ExtensionNotFound:
         can_sign = True
+    chain = [cert, *(c for c in _chain or () if c.subject != c.issuer)]
     return SigningKey(p12=p12, passphrase=passphrase, fingerprint=fingerprint,
                       subject=cert.subject.rfc4514_string(),
                       common_name=str(names[0].value) if names else None,
                       issuer=cert.issuer.rfc4514_string(),
                       not_before=cert.not_valid_before_utc, not_after=cert.not_valid_after_utc,
-                      is_ca=is_ca, can_sign=can_sign)
+                      is_ca=is_ca, can_sign=can_sign,
+                      no_revocation_address=tuple(c.subject.rfc4514_string() for c in chain
+                                                  if not _names_revocation_address(c)))
+
+
+def _names_revocation_address(cert: Any) -> bool:
+    """The certificate (cryptography's) says where its revocation status is published: a CRL
+    distribution point or an OCSP responder in its authority information access."""
+    from cryptography import x509
+    from cryptography.x509.oid import AuthorityInformationAccessOID
+
+    try:
+        points = cert.extensions.get_extension_for_class(x509.CRLDistributionPoints).value
+        if any(point.full_name for point in points):
+            return True
+    except x509.ExtensionNotFound:
+        pass
+    try:
+        access = cert.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
+    except x509.ExtensionNotFound:
+        return False
+    return any(a.access_method == AuthorityInformationAccessOID.OCSP for a in access)
 
 
 def check_signing_key(key: SigningKey, *, signatory: str,
@@ -179,6 +206,17 @@ def check_signing_key(key: SigningKey, *, signatory: str,
         raise CertgenError(f"--sign: the key's certificate is {state} "
                            f"{moment.isoformat(sep=' ')}; the signing time is "
                            f"{when.isoformat(sep=' ')}")
+    if key.tsa_url is not None and key.no_revocation_address:
+        raise CertgenError(_NO_REVOCATION.format(
+            url=key.tsa_url, subject=key.no_revocation_address[0],
+            why="it names no CRL distribution point and no OCSP responder"))
+
+
+_NO_REVOCATION = ("--tsa {url}: no revocation information can be embedded for the certificate "
+                  "'{subject}' ({why}), so nobody could verify the timestamped signature; "
+                  "issue it with a CRL distribution point the lab publishes (docs/verify.md)")
+"""The refusal of a timestamped build that cannot carry validation data for every certificate
+of its chain (issue 40): one line naming the certificate."""
 
 
 def check_key_outlives(key: SigningKey, *, certificate_id: str, valid_until: dt.date) -> None:
@@ -324,6 +362,48 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
         raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
                            f"completed with its validation data ({type(exc).__name__}: "
                            f"{str(exc)[:300]})") from None
+    missing = _without_validation_data(out.getvalue())
+    if missing:
+        raise CertgenError(_NO_REVOCATION.format(
+            url=tsa_url, subject=missing[0],
+            why="the file's validation data holds no CRL or OCSP answer for it"))
+
+
+def _without_validation_data(pdf: bytes) -> list[str]:
+    """The certificates in a B-LTA file's document security store, roots aside, for which the
+    store holds no revocation information: neither a CRL by the certificate's issuer nor an
+    OCSP answer about its serial number. pyHanko embeds what it could fetch and says nothing
+    about what it could not (its soft-fail default); a verifier then cannot trust the file."""
+    from asn1crypto import crl, ocsp
+    from cryptography import x509
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation.errors import NoDSSFoundError
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+
+    try:
+        dss = DocumentSecurityStore.read_dss(PdfFileReader(io.BytesIO(pdf)))
+    except NoDSSFoundError:
+        return ["every certificate of the chain: the file has no document security store"]
+    crl_issuers = {crl.CertificateList.load(ref.get_object().data).issuer.dump()
+                   for ref in dss.crls}
+    answered: set[tuple[str, bytes, int]] = set()
+    for ref in dss.ocsps:
+        basic = ocsp.OCSPResponse.load(ref.get_object().data).basic_ocsp_response
+        for single in basic["tbs_response_data"]["responses"]:
+            cert_id = single["cert_id"]
+            answered.add((cert_id["hash_algorithm"]["algorithm"].native,
+                          cert_id["issuer_name_hash"].native,
+                          int(cert_id["serial_number"].native)))
+    algorithms = {algorithm for algorithm, _, _ in answered}
+
+    def has_answer(cert: Any) -> bool:
+        return any((algorithm, hashlib.new(algorithm, cert.issuer.dump()).digest(),
+                    cert.serial_number) in answered for algorithm in algorithms)
+
+    return [x509.load_der_x509_certificate(cert.dump()).subject.rfc4514_string()
+            for cert in dss.load_certs()
+            if cert.self_signed == "no" and cert.issuer.dump() not in crl_issuers
+            and not has_answer(cert)]
 
 
 def _unreachable(exc: BaseException, seconds: float | None) -> str:
