@@ -91,8 +91,10 @@ ess_cert_id_alg = sha256
 
 
 @contextmanager
-def running_authority(*, lab_valid_for: dt.timedelta, signatory: str) -> Iterator[Authority]:
-    """Start the TSA and CRL server; yield what the test needs; stop it."""
+def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
+                      tsa_names_crl: bool = True) -> Iterator[Authority]:
+    """Start the TSA and CRL server; yield what the test needs; stop it. `tsa_names_crl=False`:
+    the TSA's certificate names no CRL distribution point (a chain a verifier cannot check)."""
     if shutil.which("openssl") is None:
         raise RuntimeError("openssl is missing: the TSA tests need OpenSSL's `ts` command")
     folder = Path(tempfile.mkdtemp(prefix="certgen-tsa-"))
@@ -120,14 +122,16 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str) -> Iterato
            .add_extension(_usage(digital_signature=True, content_commitment=True), critical=True)
            .add_extension(aki, critical=False).add_extension(dp, critical=False)
            .sign(ca_key, hashes.SHA256()))
-    tsa = (x509.CertificateBuilder().subject_name(_name("TSA test authority")).issuer_name(ca.subject)
+    tsa_builder = (x509.CertificateBuilder().subject_name(_name("TSA test authority")).issuer_name(ca.subject)
            .public_key(tsa_key.public_key()).serial_number(3)
            .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(now + dt.timedelta(days=3000))
            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
            .add_extension(_usage(digital_signature=True, content_commitment=True), critical=True)
            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
-           .add_extension(aki, critical=False).add_extension(dp, critical=False)
-           .sign(ca_key, hashes.SHA256()))
+           .add_extension(aki, critical=False))
+    if tsa_names_crl:
+        tsa_builder = tsa_builder.add_extension(dp, critical=False)
+    tsa = tsa_builder.sign(ca_key, hashes.SHA256())
     crl = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
            .last_update(now - dt.timedelta(minutes=5)).next_update(now + dt.timedelta(days=30))
            .add_extension(aki, critical=False).add_extension(x509.CRLNumber(1), critical=False)
