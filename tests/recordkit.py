@@ -88,16 +88,18 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 @functools.cache
 def gold_sample_record() -> Record:
     """The GOLD sample's record as the site makes it (examples/gold-rx7800xt by the pipeline,
-    ranked against examples/fleet.jsonl): what the certificate tour quotes (`build_page(...,
-    sample=)`). Made once per test process."""
+    issued by examples/lab.yaml, ranked against examples/fleet.jsonl): what the certificate
+    tour quotes (`build_page(..., sample=)`). Made once per test process."""
     import tempfile
 
     from certgen.builders.explainers import SAMPLE_BUNDLE
     from certgen.fleet import FleetStore
+    from certgen.inputs.lab import load_lab
     from certgen.pipeline import make_record
 
     with tempfile.TemporaryDirectory(prefix="certgen-test-") as tmp, \
             FleetStore.open(Path(tmp) / "fleet.sqlite") as store:
         with (EXAMPLES / "fleet.jsonl").open(encoding="utf-8") as fh:
             store.import_jsonl(fh, name="examples/fleet.jsonl")
-        return make_record(EXAMPLES / SAMPLE_BUNDLE, fleet=store)
+        return make_record(EXAMPLES / SAMPLE_BUNDLE, fleet=store,
+                           lab=load_lab(EXAMPLES / "lab.yaml"))

@@ -211,6 +211,30 @@ def test_what_the_tour_says_of_the_gold_sample_is_true(gold_record: dict) -> Non
     assert first_ranked["ranks"]["fluidity_score"]["n"] >= rules["ranking_min_cohort"]
 
 
+def test_what_the_tour_says_of_the_gold_sample_s_certificate_is_true() -> None:
+    """Issue 39: the tour states in words what the GOLD sample's certificate shows (no
+    diagnostic section, every capture in agreement with the bundle, one archived first capture,
+    unsigned, SPECIMEN); the sample's own certificate, rendered here, must keep them true."""
+    from certgen.render.certificate import render_certificate_html
+
+    record = gold_sample_record()
+    assert record.issuer is not None and record.issuer.specimen
+    html = render_certificate_html(record, "en", record_sha256="0" * 64,
+                                   verify_base=record.issuer.verification_base)
+    for section in ("frame-diagnostics", "measured-diagnostics", "cadence-diagnostics",
+                    "validity-diagnostics"):
+        assert f'class="{section}"' not in html, section
+    assert "diagnostic, not graded</span></h2>" not in html
+    assert html.count("As recorded by the capture") == len(record.runs)
+    assert html.count("agrees with the declared values") == len(record.runs) + 1
+    assert [c.run for c in record.audit.first_captures] == [
+        next(r.index for r in record.runs if r.soft_limit is not None and r.soft_limit.raised)]
+    assert "This certificate is not digitally signed." in html
+    assert "SPECIMEN" in html
+    assert all(r.measured is not None and r.measured.validity is not None
+               and not r.measured.validity.findings for r in record.runs)
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_no_gold_sample_figure_is_typed_into_the_tour(lang: str) -> None:
     from certgen.builders.explainers import sample_figures

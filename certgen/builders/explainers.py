@@ -56,6 +56,7 @@ from certgen.render.explainers import (
     LANGS,
     PAGES,
     SAMPLE_PAGES,
+    Day,
     ExplainerPage,
     Figure,
     Percent,
@@ -596,6 +597,49 @@ def sample_figures(record: Record) -> dict[str, Value]:
     f["gold.fleet.stutter"] = Percent(_value(fleet.mean_stutter))
     f["gold.fleet.median"] = _fig(fleet.median_percentile, 1)
     f["gold.audit.captures"] = _int(len(record.audit.captures))
+    f.update(_sample_issue_figures(record))
+    return f
+
+
+def _sample_issue_figures(record: Record) -> dict[str, Value]:
+    """What the tour quotes of the sample's issue, scope, test conditions, diagnostics and
+    verification block (issue 39): the issuer comes from the lab profile the site builds the
+    samples with (examples/lab.yaml), so the record must carry it."""
+    issuer = record.issuer
+    if issuer is None:
+        raise ExplainerError("the certificate tour quotes the GOLD sample's issuer: build its "
+                             "record with the sample laboratory profile (lab=)")
+    f: dict[str, Value] = {}
+    f["gold.issued"] = Day(record.certificate.issued)
+    f["gold.valid_until"] = Day(issuer.valid_until)
+    f["gold.validity_months"] = _int(issuer.validity_months)
+    f["gold.lab"] = Text(issuer.name)
+    f["gold.signatory"] = Text(issuer.signatory.name)
+    f["gold.serial"] = Text(record.card.serial)
+    f["gold.driver"] = Text(record.card.driver)
+    f["gold.verify_base"] = Text(issuer.verification_base)
+    recorded = [r for r in record.runs if r.capture is not None]
+    tested = sorted(r.conditions.tested_on for r in recorded
+                    if r.conditions is not None and r.conditions.tested_on)
+    if not recorded or not tested:
+        raise _broken()
+    f["gold.tested_first"] = Day(tested[0])
+    f["gold.tested_last"] = Day(tested[-1])
+    durations = [r.capture.duration_s for r in recorded
+                 if r.capture is not None and r.capture.duration_s is not None]
+    f["gold.dur_min"] = _fig(min(durations), 0)
+    f["gold.dur_max"] = _fig(max(durations), 0)
+    tools = sorted({r.capture.tool for r in recorded if r.capture is not None and r.capture.tool})
+    f["gold.tool"] = Text(", ".join(tools))
+    timing = record.test_system.display_timing if record.test_system else None
+    if timing is None or timing.refresh_hz is None:
+        raise _broken()
+    f["gold.refresh"] = _fig(timing.refresh_hz, 0)
+    first = next(r for r in recorded if r.recorded is not None)
+    assert first.recorded is not None
+    f["gold.rec.gpu"] = Text(first.recorded.gpu or "")
+    f["gold.rec.driver"] = Text(first.recorded.driver or "")
+    f["gold.first_capture.n"] = _int(len(record.audit.first_captures))
     return f
 
 

@@ -26,7 +26,7 @@ import yaml
 
 from certgen.errors import ExplainerError
 from certgen.metrics.figures import round_half_away
-from certgen.render.i18n import _percent_pattern, bind_short_words, fmt_pct
+from certgen.render.i18n import _percent_pattern, bind_short_words, fmt_date, fmt_pct
 from certgen.support import paths
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate",
@@ -77,7 +77,15 @@ class Percent:
     decimals: int = 2
 
 
-Value = Figure | Text | Percent
+@dataclass(frozen=True)
+class Day:
+    """A date from a record (YYYY-MM-DD), shown as the certificate shows it: the locale's long
+    form ("29 November 2026", "29 ноября 2026 г.")."""
+
+    iso: str
+
+
+Value = Figure | Text | Percent | Day
 
 
 # --------------------------------------------------------------------------- formatting
@@ -120,6 +128,8 @@ def format_value(value: Value, lang: str, fmt: str | None = None, *, math: bool 
         return value.text.replace("{lang}", lang)
     if isinstance(value, Percent):
         return fmt_pct(value.fraction, lang, value.decimals)
+    if isinstance(value, Day):
+        return fmt_date(value.iso, lang)
     return format_number(value, lang, fmt, math=math)
 
 

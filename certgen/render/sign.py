@@ -377,8 +377,8 @@ def _without_validation_data(pdf: bytes) -> list[str]:
     from asn1crypto import crl, ocsp
     from cryptography import x509
     from pyhanko.pdf_utils.reader import PdfFileReader
-    from pyhanko.sign.validation.errors import NoDSSFoundError
     from pyhanko.sign.validation.dss import DocumentSecurityStore
+    from pyhanko.sign.validation.errors import NoDSSFoundError
 
     try:
         dss = DocumentSecurityStore.read_dss(PdfFileReader(io.BytesIO(pdf)))
