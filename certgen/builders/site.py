@@ -124,9 +124,11 @@ CALIBRATION_CANDIDATE = "sop-gpu-001-v1.2-draft.yaml"
 """The candidate rules file the review re-grades by, in examples/calibration/."""
 
 
-def build_samples(out: Path, examples: Path, progress: Progress | None = None
+def build_samples(out: Path, examples: Path, progress: Progress | None = None, *,
+                  languages: tuple[str, ...] = LANGS, only: str | None = None,
                   ) -> tuple[list[SampleLink], dict[str, Record]]:
-    """Build every sample bundle of examples/ into out/samples with the sample fleet.
+    """Build every sample bundle of examples/ (or only the folder named `only`) into
+    out/samples with the sample fleet, in `languages`.
 
     Returns the index's links and each sample's record by its folder name (the certificate
     tour quotes the GOLD sample's, so nothing reads the sample or the fleet a second time).
@@ -135,7 +137,8 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None
     # The samples are issued by the examples' sample laboratory (marked SPECIMEN throughout).
     lab = load_lab(examples / SAMPLE_LAB)
 
-    bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file())
+    bundles = sorted(p for p in examples.iterdir() if (p / "card.yaml").is_file()
+                     and (only is None or p.name == only))
     if not bundles:
         raise CertgenError("no sample bundle (a folder with card.yaml)", file=str(examples))
     links: list[SampleLink] = []
@@ -149,7 +152,7 @@ def build_samples(out: Path, examples: Path, progress: Progress | None = None
         for bundle in bundles:
             if progress:
                 progress(f"sample {bundle.name}")
-            result = build_bundle(bundle, out / "samples", languages=list(LANGS),
+            result = build_bundle(bundle, out / "samples", languages=list(languages),
                                   fleet=fleet_db, use_cache=False, lab=lab, home=SITE_HOME)
             path = Path(result.folder) / "record.json"
             record = load_record(path.read_bytes(), source=str(path))
@@ -174,9 +177,89 @@ def tour_record(records: dict[str, Record], examples: Path) -> Record:
     return record
 
 
+GUIDE_FOLDER = "guide"
+"""Where `certgen registry --explainers` publishes the explainers, inside the registry folder."""
+
+
+def guide_languages(languages: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """The languages a lab's guide is published in: every language one of its certificates is
+    in, in the explainers' order (en, ru, pt); at least English."""
+    wanted = {lang for langs in languages for lang in langs}
+    return tuple(lang for lang in LANGS if lang in wanted) or ("en",)
+
+
+def build_guide(out: Path, *, languages: tuple[str, ...], folder: str = GUIDE_FOLDER,
+                examples: Path | None = None, progress: Progress | None = None,
+                pdf: bool = True) -> list[str]:
+    """The explainers a laboratory publishes beside its registry (`certgen registry
+    --explainers`), in `languages`: out/folder/<lang>/explainers/<slug>.html and .pdf, an
+    index per language, and what the explainers quote and link, built from examples/ by the
+    production code as the site builds them: the GOLD sample certificate (samples/<id>/,
+    marked SPECIMEN), the sample before/after reports and the sample calibration review.
+    Returns the paths written (relative to out/folder), sorted.
+
+    The tour's worked example is the GOLD sample, which only a source checkout holds
+    (examples/ is not in the wheel): without it this is refused in one line."""
+    examples = examples or repo_examples_dir()
+    if not (examples / SAMPLE_BUNDLE / "card.yaml").is_file():
+        raise ExplainerError(
+            "the explainers quote the GOLD sample certificate, whose bundle is missing: "
+            "publish them from a source checkout of certgen (examples/ is not in the wheel)",
+            file=str(examples / SAMPLE_BUNDLE))
+    unknown = [lang for lang in languages if lang not in LANGS]
+    if unknown or not languages:
+        raise ExplainerError(f"no explainers in {', '.join(unknown) or 'no language'}; "
+                             f"they exist in {', '.join(LANGS)}")
+    created = site_date()
+    rules = load_rules()
+    css = "\n".join((templates_dir() / name).read_text(encoding="utf-8")
+                    for name in ("site.css", "nav.css"))
+    with Writer(out, folder) as writer:
+        samples, records = build_samples(writer.staging, examples, progress,
+                                         languages=languages, only=SAMPLE_BUNDLE)
+        tour = tour_record(records, examples)
+        reports = build_reports(writer.staging, examples, progress, report_date(None),
+                                languages=languages)
+        build_calibration(writer.staging, examples, progress, languages=languages)
+        writer.write("assets/site.css", css.encode("utf-8"))
+        for lang in languages:
+            pages = {}
+            for slug in PAGES:
+                if progress:
+                    progress(f"explainer {lang}/{slug}")
+                page = build_page(slug, lang, rules, sample=tour)
+                pages[slug] = page
+                writer.write(explainer_path(lang, slug), render_explainer_html(
+                    page, rules_version=rules.rules_version, languages=languages
+                ).encode("utf-8"))
+                if pdf:
+                    writer.write(explainer_path(lang, slug, "pdf"), html_to_pdf(
+                        render_explainer_html(page, rules_version=rules.rules_version,
+                                              for_pdf=True, languages=languages),
+                        lang=lang, title=page.title, author="certgen", created=created))
+            for at in (f"{lang}/index.html", "index.html")[:2 if lang == languages[0] else 1]:
+                writer.write(at, render_index_html(
+                    lang, samples, pages, at=at, reports=reports,
+                    calibration=CALIBRATION_FOLDER, languages=languages, registry=None
+                ).encode("utf-8"))
+        writer.finish({"guide": list(languages), "samples": [s.id for s in samples]})
+    root = Path(out) / folder
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def guide_home(languages: tuple[str, ...], folder: str = GUIDE_FOLDER) -> str:
+    """The registry pages' home link to the guide (build_registry's `home`): the index in the
+    page's language when the guide has every language a registry page is written in, else the
+    guide's own first page."""
+    if set(LANGS) <= set(languages):
+        return f"{folder}/{{lang}}/index.html"
+    return f"{folder}/index.html"
+
+
 def build_reports(out: Path, examples: Path, progress: Progress | None = None,
-                  date: dt.date | None = None) -> list[ReportSample]:
-    """Build each sample report of examples/compare into out/reports/<name> (all languages).
+                  date: dt.date | None = None, languages: tuple[str, ...] = LANGS
+                  ) -> list[ReportSample]:
+    """Build each sample report of examples/compare into out/reports/<name> (in `languages`).
 
     `date` is printed on the reports (None: undated, as `certgen compare` without a date).
     """
@@ -191,15 +274,16 @@ def build_reports(out: Path, examples: Path, progress: Progress | None = None,
             None if sample.series is None else base / sample.series,
             base=base, description=sample.description,
         )
-        write_report(record, out / "reports" / sample.name, list(LANGS), date, home=SITE_HOME)
+        write_report(record, out / "reports" / sample.name, list(languages), date,
+                     home=SITE_HOME)
         built.append(sample)
     return built
 
 
-def build_calibration(out: Path, examples: Path, progress: Progress | None = None
-                      ) -> list[str]:
-    """The sample calibration review of examples/calibration into out/calibration (all
-    languages): its fleet imported into a temporary SQLite file, reviewed with its candidate
+def build_calibration(out: Path, examples: Path, progress: Progress | None = None,
+                      languages: tuple[str, ...] = LANGS) -> list[str]:
+    """The sample calibration review of examples/calibration into out/calibration (in
+    `languages`): its fleet imported into a temporary SQLite file, reviewed with its candidate
     rules file by the code of `certgen calibrate`. Returns the file names written."""
     source = examples / CALIBRATION_FOLDER
     if progress:
@@ -212,7 +296,7 @@ def build_calibration(out: Path, examples: Path, progress: Progress | None = Non
         ) as fh:
             store.import_jsonl(fh, name=f"examples/{CALIBRATION_FOLDER}/{CALIBRATION_FLEET}")
         review = calibrate(fleet_db, candidates=[candidate])
-    return write_calibration(review, out / CALIBRATION_FOLDER, list(LANGS),
+    return write_calibration(review, out / CALIBRATION_FOLDER, list(languages),
                              home="../{lang}/index.html")
 
 

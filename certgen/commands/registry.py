@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from certgen.builders.registry import build_registry
+from certgen.builders.registry import build_registry, read_certificates
+from certgen.builders.site import GUIDE_FOLDER, build_guide, guide_home, guide_languages
 from certgen.commands.build import signing_key_from_files
 from certgen.distribution import load_wheel
 from certgen.errors import RegistryError
@@ -44,8 +45,13 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
               "--sign-passphrase-file.")
 @click.option("--sign-passphrase-file", type=click.Path(), default=None,
               metavar="FILE", help="File whose first line is the passphrase of --sign's key.")
+@click.option("--explainers", is_flag=True, default=False,
+              help="Also publish the explainers (how to read a certificate, the figures, the "
+                   "diagnostics) under guide/, in the languages of the certificates; the "
+                   "registry pages link them. Needs a source checkout (the GOLD sample).")
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
-            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None) -> None:
+            wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None,
+            explainers: bool = False) -> None:
     """Publish the verification registry of the certificates built into RECORDS."""
 
     if as_of is not None:
@@ -62,9 +68,18 @@ def command(records: str, out: str, revocations: str | None, as_of: str | None,
     software = None
     if wheel is not None:
         software = load_wheel(wheel)
+    home = None
+    if explainers:
+        # The guide first: the registry pages link it, so it must exist when they do.
+        languages = guide_languages([c.record.certificate.languages
+                                     for c in read_certificates(Path(records))])
+        guide = build_guide(Path(out), languages=languages)
+        home = guide_home(languages)
+        click.echo(f"explainers in {', '.join(languages)}: {len(guide)} files written to "
+                   f"{Path(out) / GUIDE_FOLDER}")
     files = build_registry(Path(records), Path(out), as_of=day,
                            revocations=None if revocations is None else Path(revocations),
-                           software=software, sign=sign)
+                           software=software, sign=sign, home=home)
     pages = sum(1 for f in files if f.endswith("/index.html") and f.count("/") == 1)
     click.echo(f"{pages} certificates, {len(files)} files written to {out} "
                f"(statuses as of {day.isoformat()})")

@@ -57,30 +57,33 @@ def rel(from_file: str, to_file: str) -> str:
     return posixpath.relpath(to_file, posixpath.dirname(from_file) or ".") + fragment
 
 
-def _alternates(from_file: str, target_of: Callable[[str], str]) -> list[dict[str, str]]:
+def _alternates(from_file: str, target_of: Callable[[str], str],
+                languages: Sequence[str] = LANGS) -> list[dict[str, str]]:
     return [
         {"lang": lang, "name": LANGUAGE_NAMES[lang], "href": rel(from_file, target_of(lang))}
-        for lang in LANGS
+        for lang in languages
     ]
 
 
-def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False
-                          ) -> str:
-    """One explainer page as a complete HTML document (browser form or the PDF's form)."""
+def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: bool = False,
+                          languages: Sequence[str] = LANGS) -> str:
+    """One explainer page as a complete HTML document (browser form or the PDF's form).
+    `languages`: the languages published beside it (a lab's guide may have fewer than three),
+    the only ones its language links name."""
 
     me = explainer_path(page.lang, page.slug)
     context: dict[str, Any] = {
         "page": page,
         "body": page.body_pdf_html if for_pdf else page.body_html,
-        "alternates": _alternates(me, lambda lang: explainer_path(lang, page.slug)),
-        "x_default": rel(me, explainer_path("en", page.slug)),
+        "alternates": _alternates(me, lambda lang: explainer_path(lang, page.slug), languages),
+        "x_default": rel(me, explainer_path(languages[0], page.slug)),
         "inline_css": for_pdf,  # the PDF reads templates/site.css inline (no file links)
         "css_href": rel(me, "assets/site.css"),
         "index_href": rel(me, f"{page.lang}/index.html"),
         "pdf_href": rel(me, explainer_path(page.lang, page.slug, "pdf")),
         "nav": doc_nav(home=rel(me, f"{page.lang}/index.html"),
                        languages=[(lang, rel(me, explainer_path(lang, page.slug)))
-                                  for lang in LANGS],
+                                  for lang in languages],
                        files=[("PDF", rel(me, explainer_path(page.lang, page.slug, "pdf")))]),
         "rules_version": rules_version,
     }
@@ -115,18 +118,21 @@ def calibration_path(folder: str, lang: str, ext: str = "html") -> str:
 
 def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str, ExplainerPage],
                       *, at: str, reports: Sequence[ReportSample] = (),
-                      calibration: str | None = None) -> str:
+                      calibration: str | None = None, languages: Sequence[str] = LANGS,
+                      registry: str | None = "verify") -> str:
     """The index in `lang`, written at site path `at` (links are relative to it).
-    `calibration`: the site folder of the sample calibration review (None: the site has none)."""
+    `calibration`: the site folder of the sample calibration review (None: the site has none).
+    `languages`: the languages published; `registry`: the site folder of the samples'
+    registry (None: the samples have no registry page, as in a lab's guide)."""
 
     _ = gettext_for(lang)
     context: dict[str, Any] = {
-        "alternates": _alternates(at, lambda other: f"{other}/index.html"),
+        "alternates": _alternates(at, lambda other: f"{other}/index.html", languages),
         "x_default": rel(at, "index.html"),
         "css_href": rel(at, "assets/site.css"),
         "self_href": rel(at, at),
         "nav": doc_nav(home=rel(at, at), languages=[(other, rel(at, f"{other}/index.html"))
-                                                    for other in LANGS]),
+                                                    for other in languages]),
         "pages": [
             {
                 "title": pages[slug].title,
@@ -146,7 +152,8 @@ def render_index_html(lang: str, samples: Sequence[SampleLink], pages: dict[str,
                 "html_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.html"),
                 "pdf_href": rel(at, f"samples/{s.id}/certificate.{_pick(lang, s)}.pdf"),
                 "record_href": rel(at, f"samples/{s.id}/record.json"),
-                "verify_href": rel(at, f"verify/{s.id}/{lang}/index.html"),
+                "verify_href": None if registry is None
+                else rel(at, f"{registry}/{s.id}/{lang}/index.html"),
             }
             for s in samples
         ],
