@@ -233,6 +233,10 @@ def test_what_the_tour_says_of_the_gold_sample_s_certificate_is_true() -> None:
     assert "SPECIMEN" in html
     assert all(r.measured is not None and r.measured.validity is not None
                and not r.measured.validity.findings for r in record.runs)
+    # "Each log records the GPU as … and the driver as …": the same in every capture.
+    assert len({(r.recorded.gpu, r.recorded.driver) for r in record.runs
+                if r.recorded is not None}) == 1
+    assert all(r.recorded is not None for r in record.runs)
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -627,18 +627,21 @@ def _sample_issue_figures(record: Record) -> dict[str, Value]:
     f["gold.tested_last"] = Day(tested[-1])
     durations = [r.capture.duration_s for r in recorded
                  if r.capture is not None and r.capture.duration_s is not None]
+    tools = sorted({r.capture.tool for r in recorded if r.capture is not None and r.capture.tool})
+    if not durations or not tools:
+        raise _broken()
     f["gold.dur_min"] = _fig(min(durations), 0)
     f["gold.dur_max"] = _fig(max(durations), 0)
-    tools = sorted({r.capture.tool for r in recorded if r.capture is not None and r.capture.tool})
     f["gold.tool"] = Text(", ".join(tools))
     timing = record.test_system.display_timing if record.test_system else None
     if timing is None or timing.refresh_hz is None:
         raise _broken()
     f["gold.refresh"] = _fig(timing.refresh_hz, 0)
-    first = next(r for r in recorded if r.recorded is not None)
-    assert first.recorded is not None
-    f["gold.rec.gpu"] = Text(first.recorded.gpu or "")
-    f["gold.rec.driver"] = Text(first.recorded.driver or "")
+    said = next((r.recorded for r in recorded if r.recorded is not None), None)
+    if said is None or not said.gpu or not said.driver:
+        raise _broken()
+    f["gold.rec.gpu"] = Text(said.gpu)
+    f["gold.rec.driver"] = Text(said.driver)
     f["gold.first_capture.n"] = _int(len(record.audit.first_captures))
     return f
 
