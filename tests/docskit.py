@@ -73,7 +73,9 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.document.relative_to(ROOT)}:{self.line}"
+        name = (self.document.relative_to(ROOT) if self.document.is_relative_to(ROOT)
+                else self.document)
+        return f"{name}:{self.line}"
 
     @property
     def not_run(self) -> str | None:

@@ -75,6 +75,25 @@ def test_the_output_comparison_catches_a_wrong_line() -> None:
     assert commands_and_output(block) == (["a \\\n  b", "c"], ["out"])
 
 
+def test_a_failing_recipe_and_a_wrong_exit_status_are_caught(tmp_path: Path) -> None:
+    """The harness itself: state carries from block to block, a block that fails is reported
+    with its status, and `exit N` holds a console block to that status."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("```sh\nGREETING=hello\nread -r LINE\n```\n\n"
+                   "```console\n$ echo \"$GREETING $LINE\"\nhello docs recipe passphrase\n```\n\n"
+                   "<!-- recipe: exit 3 -->\n```console\n$ (exit 3)\n```\n\n"
+                   "<!-- recipe: exit 3 -->\n```console\n$ true\n```\n\n"
+                   "```sh\nfalse\necho never\n```\n", "utf-8")
+    folder = tmp_path / "work"
+    folder.mkdir()
+    steps = list(run_document(doc, folder, environment(tmp_path, {})))
+    assert [s.returncode for s in steps] == [0, 0, 0, 1, 1]
+    shown = commands_and_output(steps[1].block)[1]
+    assert missing_output(shown, steps[1].stdout) is None
+    assert "exit 0, expected 3" in steps[3].stderr
+    assert "never" not in steps[4].stdout
+
+
 def _not_run() -> list[str]:
     return [f"{b.where}: {b.not_run}" for b in ALL_BLOCKS if b.not_run is not None]
 
