@@ -412,7 +412,9 @@ def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = N
     return check_bundle(bundle_path, fleet=fleet).record
 
 
-def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Checked:
+def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None,
+                 lab: LabProfile | None = None) -> Checked:
     """check_record's record, with the notes on what could not be compared (`certgen check`
-    prints them)."""
-    return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=None)
+    prints them). With `lab`, checked as a build issued by that laboratory would be (its
+    capture minimum and maximum capture age, its specimen flag, its issuer block)."""
+    return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=lab)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from certgen.fleet import FleetStore
+from certgen.inputs.lab import load_lab
 from certgen.model import GradeCapGate, MeasuredTierGate, text_for
 from certgen.pipeline import check_bundle
 from certgen.record import dump_record
@@ -103,14 +104,19 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
 @click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
               envvar="CERTGEN_FLEET", help="Fleet database to rank against (SQLite).")
 @click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
-def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
+@click.option("--lab", "lab_file", type=click.Path(), default=None,
+              help="The issuing laboratory's profile, lab.yaml: check as `certgen build --lab` "
+                   "would issue (its capture minimum and maximum capture age, its specimen "
+                   "flag). Without it, certgen's defaults.")
+def command(bundle: str, fleet_db: str | None, as_json: bool, lab_file: str | None) -> None:
     """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
 
+    lab = None if lab_file is None else load_lab(lab_file)
     store = None
     if fleet_db:
         store = FleetStore.open(fleet_db, readonly=True)
     try:
-        checked = check_bundle(bundle, fleet=store)
+        checked = check_bundle(bundle, fleet=store, lab=lab)
     finally:
         if store is not None:
             store.close()
