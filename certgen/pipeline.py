@@ -226,6 +226,9 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         tool_version=capture.recorded.tool_version or run.tool_version,
         duration_s=(None if chart.duration_ms <= 0
                     else round_half_away(chart.duration_ms / 1000.0, 1)),
+        # Present only when a diagnostic column was set aside, so a record whose columns were
+        # all usable keeps its bytes (certgen.captures.detect.set_aside).
+        **({"unusable_columns": capture.unusable_columns} if capture.unusable_columns else {}),
     )
     facts = run_facts(
         index=index, title=run.title, resolution=run.resolution, capture=capture_info,

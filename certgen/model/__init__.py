@@ -68,6 +68,9 @@ from certgen.model.capture import (
 from certgen.model.capture import (
     TickGaps as TickGaps,
 )
+from certgen.model.capture import (
+    UnusableColumn as UnusableColumn,
+)
 from certgen.model.card import (
     CardInfo as CardInfo,
 )

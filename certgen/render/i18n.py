@@ -416,7 +416,8 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "nav.html.j2"),
     ("python", "render/certificate.py"),
 )
-"""The files whose messages belong in certgen.po (tests compare them with the catalogs)."""
+"""The files whose messages belong in certgen.po (tests compare them with the catalogs), with
+every templates/partials/certificate-*.html.j2 (extract_certificate_messages)."""
 
 
 def extract_certificate_messages() -> list[tuple[str, str | None]]:
@@ -425,7 +426,10 @@ def extract_certificate_messages() -> list[tuple[str, str | None]]:
 
     found: set[tuple[str, str | None]] = set()
     package = Path(__file__).resolve().parent.parent
-    for kind, name in CERTIFICATE_SOURCES:
+    # The certificate's partials (templates/partials/certificate-*.html.j2) belong in it too.
+    partials = tuple(("templates", f"partials/{p.name}") for p in
+                     sorted((templates_dir() / "partials").glob("certificate-*.html.j2")))
+    for kind, name in CERTIFICATE_SOURCES + partials:
         if kind == "templates":
             path = templates_dir() / name
             method = "jinja2.ext:babel_extract"
