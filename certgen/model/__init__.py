@@ -156,6 +156,12 @@ from certgen.model.verdict import (
     CapturesGpuDiffer as CapturesGpuDiffer,
 )
 from certgen.model.verdict import (
+    CaptureTooOld as CaptureTooOld,
+)
+from certgen.model.verdict import (
+    CaptureTooShort as CaptureTooShort,
+)
+from certgen.model.verdict import (
     CaptureUsedTwice as CaptureUsedTwice,
 )
 from certgen.model.verdict import (
