@@ -86,3 +86,103 @@ def check_and_build(bundle: Path, out: Path, capsys: pytest.CaptureFixture[str],
     built = run_cli(["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB),
                      *extra], capsys)
     return checked, built
+
+
+# --- a capture of every supported format, from frame times -----------------------------------
+
+FORMAT_IDS = ("presentmon", "presentmon-2", "ocat", "frameview", "capframex-csv",
+              "capframex-json", "mangohud", "frame-stats", "bench-csv")
+"""Every supported format (presentmon twice: the 1.x and the 2.x layout)."""
+
+
+def _ms(values: list[float]) -> list[str]:
+    return [f"{v:.3f}" for v in values]
+
+
+def capture_text(fmt: str, frames: list[float], *, gpu: str, day: dt.date) -> str:
+    """A capture of `fmt` holding `frames` (ms, 3 decimals) of one game, in the tool's layout.
+    It records no system values but the GPU (FrameView, CapFrameX) and the capture date
+    (CapFrameX), so that what a card states is held against something of each kind."""
+    cells = _ms(frames)
+    if fmt == "presentmon":
+        rows = ["Application,ProcessID,SwapChainAddress,Runtime,Dropped,TimeInSeconds,"
+                "MsBetweenPresents"]
+        t = 0.0
+        for c, v in zip(cells, frames):
+            t += v / 1000
+            rows.append(f"Game.exe,4242,0x1,DXGI,0,{t:.6f},{c}")
+        return "\n".join(rows) + "\n"
+    if fmt == "presentmon-2":
+        rows = ["Application,ProcessID,SwapChainAddress,PresentRuntime,SyncInterval,PresentFlags,"
+                "AllowsTearing,PresentMode,FrameType,CPUStartTime,MsBetweenPresents,"
+                "MsBetweenDisplayChange,MsUntilDisplayed,MsCPUBusy,MsCPUWait,MsGPUBusy,"
+                "MsPCLatency"]
+        t = 0.0
+        for c, v in zip(cells, frames):
+            rows.append(f"Game.exe,4242,0x1,DXGI,0,0,0,Hardware: Independent Flip,Application,"
+                        f"{t:.4f},{c},{c},2.000,{v * 0.4:.3f},{v * 0.1:.3f},{v * 0.8:.3f},"
+                        f"{v * 2 + 5:.3f}")
+            t += v
+        return "\r\n".join(rows) + "\r\n"
+    if fmt == "ocat":
+        rows = ["Application,ProcessID,SwapChainAddress,Runtime,Dropped,TimeInSeconds,"
+                "MsBetweenPresents,MsBetweenDisplayChange,Motherboard"]
+        t = 0.0
+        for i, (c, v) in enumerate(zip(cells, frames)):
+            t += v / 1000
+            rows.append(f"Game.exe,4242,0x1,DXGI,0,{t:.6f},{c},{c}" + (",Example board" if i == 0
+                                                                         else ","))
+        return "\n".join(rows) + "\n"
+    if fmt == "frameview":
+        rows = ["Application,GPU,CPU,Resolution,Runtime,ProcessID,SwapChainAddress,Dropped,"
+                "TimeInSeconds,MsBetweenPresents,MsBetweenDisplayChange,MsUntilDisplayed,"
+                "MsPCLatency,PCAT Power Total(W),GPU0Temp(C),GPU0Clk(MHz)"]
+        t = 0.0
+        for c, v in zip(cells, frames):
+            t += v / 1000
+            rows.append(f"Game.exe,{gpu},Example CPU,2560x1440,DXGI,4242,0x1,0,{t:.6f},{c},{c},"
+                        f"2.000,1844674407371036.8,210.5,65,2500")  # every latency wrapped
+        return "\r\n".join(rows) + "\r\n"
+    if fmt == "capframex-csv":
+        head = [f"//GPU={gpu}", f"//CreationDate={day.isoformat()}", "//CreationTime=10:00:00"]
+        rows = ["Application,ProcessID,SwapChainAddress,Dropped,TimeInSeconds,MsBetweenPresents"]
+        t = 0.0
+        for c, v in zip(cells, frames):
+            t += v / 1000
+            rows.append(f"Game.exe,4242,0x1,0,{t:.6f},{c}")
+        return "\n".join(head + rows) + "\n"
+    if fmt == "capframex-json":
+        import json
+
+        times, t = [], 0.0
+        for v in frames:
+            t += v / 1000
+            times.append(round(t, 6))
+        return json.dumps({"Info": {"GPU": gpu, "CreationDate": f"{day.isoformat()}T10:00:00"},
+                           "Runs": [{"CaptureData": {"TimeInSeconds": times,
+                                                     "MsBetweenPresents": [float(c) for c in cells],
+                                                     "Dropped": [False] * len(cells)}}]})
+    if fmt == "mangohud":
+        rows = ["fps,frametime,cpu_load,gpu_load,elapsed"]
+        elapsed = 0.0
+        for i, (c, v) in enumerate(zip(cells, frames)):
+            if i:
+                elapsed += v
+            rows.append(f"{1000 / v:.1f},{c},10,20,{int(elapsed * 1e6)}")
+        return "\n".join(rows) + "\n"
+    if fmt == "frame-stats":
+        lines = ['{"schema_version":1,"tick":0,"t_ms":0.000,"sim_ms":0.010,"submit_ms":1.000,'
+                 '"gpu_ms":null,"gpu_tick":null,"present_interval_ms":null,"kind":"full",'
+                 '"size":[2560,1440],"device":"desktop","hud_ms":null}']
+        t = 0.0
+        for tick, (c, v) in enumerate(zip(cells, frames), start=1):
+            t += v
+            lines.append(f'{{"schema_version":1,"tick":{tick},"t_ms":{t:.3f},"sim_ms":0.010,'
+                         f'"submit_ms":1.000,"gpu_ms":{v * 0.8:.3f},"gpu_tick":{tick},'
+                         f'"present_interval_ms":{c},"kind":"full","size":[2560,1440],'
+                         f'"device":"desktop","hud_ms":null}}')
+        lines.append(f'{{"schema_version":1,"end":true,"frames":{len(cells) + 1},"dropped":0}}')
+        return "\n".join(lines) + "\n"
+    if fmt == "bench-csv":
+        return "side,kind,name,value\n" + "".join(f"before,frame,,{c}\n" for c in cells)
+    raise ValueError(fmt)

@@ -9,7 +9,7 @@ a bad file: every readable capture is reported, and each refused one is named (o
 Each object has `recorded`: what the capture itself records about the system and the capture
 (docs/spec/captures.md, What a capture records), each value as written or null, then
 `unusable_columns`: the diagnostic columns set aside, each with the count of frames and why
-(their figures read not measured; docs/spec/captures.md, Diagnostic columns). With
+(their figures read not measured; docs/spec/captures.md, PresentMon family). With
 --interval it ends with `interval`, each SOP figure's 95 % measurement interval or why it is
 not estimated, and `stability`, the worst whole minute's FPS over the best's
 (docs/spec/uncertainty.md; notes, never a grade).
