@@ -15,7 +15,7 @@ import click
 
 from certgen.fleet import FleetStore
 from certgen.inputs.lab import load_lab
-from certgen.model import GradeCapGate, MeasuredTierGate, text_for
+from certgen.model import CaptureTooShort, GradeCapGate, MeasuredTierGate, text_for
 from certgen.pipeline import check_bundle
 from certgen.record import dump_record
 
@@ -67,6 +67,7 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     lines.append("gates:")
     lines.extend(_gate_line(gate) for gate in grade.reasons)
     lines.append("runs:")
+    short = {d.run for d in record.status.refusal_details if isinstance(d, CaptureTooShort)}
     for run in record.runs:
         name = f"  [{run.index}] {run.title} {run.resolution} {run.preset}"
         m = run.metrics
@@ -79,6 +80,8 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
             extra.append("Soft Limit raised")
         if run.capture is not None and run.capture.incomplete:
             extra.append("incomplete capture")
+        if run.index in short:
+            extra.append("below the capture minimum")
         if run.first_capture is not None:
             extra.append("re-run, first capture archived")
         rank = None if run.ranks is None else run.ranks.fluidity_score
