@@ -21,6 +21,7 @@ from realdata import REAL
 
 from certgen.errors import LabError
 from certgen.inputs.lab import parse_lab
+from certgen.metrics.diagnostics import TOO_SHORT_FRAMES
 from certgen.pipeline import check_bundle
 from certgen.rules.completeness import Extent, below_minimum
 from certgen.sop.capture_limits import DEFAULT_LIMITS, CaptureLimits
@@ -51,6 +52,9 @@ def test_the_defaults_and_the_frames_they_mean() -> None:
     assert below_minimum(Extent(frames=1000, seconds=60.0), DEFAULT_LIMITS)
     assert not below_minimum(Extent(frames=1001, seconds=20.0), DEFAULT_LIMITS)
     assert below_minimum(Extent(frames=5000, seconds=19.9), DEFAULT_LIMITS)
+    # A capture certgen grades is never one `compare` calls too short to read (one threshold
+    # family: compare's own limit is not duplicated, the minimum lies above it).
+    assert DEFAULT_LIMITS.min_frames > TOO_SHORT_FRAMES
 
 
 def test_an_18_frame_capture_is_not_issuable_in_one_line_naming_the_run(
