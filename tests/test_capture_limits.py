@@ -159,6 +159,11 @@ def test_a_lab_raises_the_minimum_and_sets_its_own_age(
     code, _, err = run_cli(["build", str(bundle), "--out", str(tmp_path / "o"), "--lab",
                             str(lab)], capsys)
     assert code == 1 and "is incomplete: 3000 frames over 30 s" in err
+    # check reads $CERTGEN_LAB as build does, so the two agree without --lab too.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CERTGEN_LAB", str(lab))
+        code, _, err = run_cli(["check", str(bundle)], capsys)
+    assert code == 1 and "is incomplete: 3000 frames over 30 s" in err
 
 
 @pytest.mark.parametrize(("extra", "message"), [

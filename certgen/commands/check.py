@@ -107,10 +107,10 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
 @click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
               envvar="CERTGEN_FLEET", help="Fleet database to rank against (SQLite).")
 @click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
-@click.option("--lab", "lab_file", type=click.Path(), default=None,
-              help="The issuing laboratory's profile, lab.yaml: check as `certgen build --lab` "
-                   "would issue (its capture minimum and maximum capture age, its specimen "
-                   "flag). Without it, certgen's defaults.")
+@click.option("--lab", "lab_file", type=click.Path(), default=None, envvar="CERTGEN_LAB",
+              help="The issuing laboratory's profile, lab.yaml (default: $CERTGEN_LAB, as "
+                   "`certgen build`): check as the build would issue (its capture minimum and "
+                   "maximum capture age, its specimen flag). Without one, certgen's defaults.")
 def command(bundle: str, fleet_db: str | None, as_json: bool, lab_file: str | None) -> None:
     """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
 
