@@ -152,13 +152,18 @@ def check_bundle(
     bundle: str | os.PathLike[str] | LoadedBundle,
     *,
     fleet: str | os.PathLike[str] | Fleet | None = None,
+    lab: str | os.PathLike[str] | LabProfile | None = None,
 ) -> Record:
     """The record `certgen check` reports on: every rule applied, never raising for a refusal
     (the reasons are in `record.status.refusals`). `fleet` is a fleet database path or an open
-    store; without one every rank is provisional (n = 1)."""
+    store; without one every rank is provisional (n = 1). `lab` (a lab.yaml path or a loaded
+    profile) checks as `certgen check --lab`: the lab's capture minimum and maximum capture
+    age, its specimen flag and its issuer block."""
 
+    profile = load_lab(lab) if isinstance(lab, (str, os.PathLike)) else lab
     with _fleet(fleet) as store:
-        return record_from_bundle(_loaded(bundle), fleet=store, draft=False, refuse=False)
+        return record_from_bundle(_loaded(bundle), fleet=store, draft=False, refuse=False,
+                                  lab=profile)
 
 
 def make_record(

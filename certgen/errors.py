@@ -188,3 +188,11 @@ class RenderError(CertgenError):
 
 class OutputError(CertgenError, OSError):
     """The writer refused a path or could not write an output."""
+
+
+class InternalError(RuntimeError):
+    """A bug in certgen that certgen itself notices: a template that does not render, a
+    message with no translation. Deliberately not a CertgenError: the input is not at fault
+    and the user cannot fix it, so the CLI keeps the traceback and exits 70 (internal error),
+    never 1 (refused input). A plain RuntimeError with one argument, so it pickles from a
+    worker process unchanged."""

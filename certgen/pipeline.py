@@ -67,11 +67,13 @@ from certgen.record import (
     build_record,
     chart_series,
 )
+from certgen.rules.completeness import below_minimum, extent_of, shortfall, too_old, too_short
 from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
 from certgen.rules.provenance import HeldCapture, hold_captures
-from certgen.rules.verdict import RunFacts, decide, run_facts
+from certgen.rules.verdict import Refusal, RunFacts, decide, run_facts
 from certgen.rules.verdict import Written as RulesText
 from certgen.sop import Rules, load_rules
+from certgen.sop.capture_limits import DEFAULT_LIMITS, CaptureLimits
 
 __all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
            "make_record", "provisional_ranks", "record_from_bundle"]
@@ -169,10 +171,11 @@ def _conditions(run: CardRun) -> RunConditions:
 
 
 def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
-              timing: DisplayTiming | None = None
-              ) -> tuple[RunInput, RunFacts, tuple[HeldCapture, ...]]:
+              timing: DisplayTiming | None = None, limits: CaptureLimits = DEFAULT_LIMITS,
+              ) -> tuple[RunInput, RunFacts, tuple[HeldCapture, ...], Refusal | None]:
     """Read, measure and describe one run of the bundle (on the display `timing` card.yaml
-    declares, if any); with what its captures record."""
+    declares, if any); with what its captures record, and the refusal of a recorded capture
+    below the minimum to be graded (`limits`), if it is."""
     first_file = run.first_capture.file if run.first_capture else None
     first_declared = run.first_capture.sha256 if run.first_capture else None
     first_actual = bundle.file(first_file).sha256 if first_file else None
@@ -185,7 +188,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         return RunInput(index=index, config=_config(run),
                         not_run_reason=lab_text(_written(run.not_run)),
                         conditions=_conditions(run),
-                        provenance_note=lab_text(_written(run.provenance_note))), facts, ()
+                        provenance_note=lab_text(_written(run.provenance_note))), facts, (), None
 
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
@@ -201,6 +204,11 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         [first] = _single_capture(bundle, first_file, run, index, "first_capture")
         first_metrics = compute_metrics(first.frame_times_ms, weights_of(rules), source=first_file)
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
+        first_extent = extent_of(first.frame_times_ms)
+        if not first_incomplete and below_minimum(first_extent, limits):
+            # Below the minimum is incomplete (docs/spec/rules.md): a reason it was re-run.
+            first_incomplete = True
+            first_incomplete_reason = shortfall(first_extent, limits)
         first_recorded = first.recorded
         held.append(HeldCapture(run=index, field="first_capture", file=first_file,
                                 recorded=first.recorded))
@@ -226,6 +234,9 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         tool_version=capture.recorded.tool_version or run.tool_version,
         duration_s=(None if chart.duration_ms <= 0
                     else round_half_away(chart.duration_ms / 1000.0, 1)),
+        # Present only when a diagnostic column was set aside, so a record whose columns were
+        # all usable keeps its bytes (certgen.captures.detect.set_aside).
+        **({"unusable_columns": capture.unusable_columns} if capture.unusable_columns else {}),
     )
     facts = run_facts(
         index=index, title=run.title, resolution=run.resolution, capture=capture_info,
@@ -244,7 +255,9 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         provenance_note=lab_text(_written(run.provenance_note)),
         measured=measured_by(capture, timing),
     )
-    return run_input, facts, tuple(held)
+    short = too_short(index, run.label, run.capture, extent_of(capture.frame_times_ms), limits,
+                      rerun=first_file is not None)
+    return run_input, facts, tuple(held), short
 
 
 def _rank(
@@ -334,11 +347,16 @@ def _checked(
     held: list[HeldCapture] = []
     test_system = None if card.test_system is None else _test_system(card.test_system)
     timing = None if test_system is None else test_system.display_timing
+    limits = DEFAULT_LIMITS if lab is None else lab.lab.capture_limits()
+    short: list[Refusal] = []
     for index, run in enumerate(card.runs):
-        run_input, run_facts, run_held = _read_run(bundle, index, run, rules, timing)
+        run_input, run_facts, run_held, run_short = _read_run(bundle, index, run, rules, timing,
+                                                              limits)
         inputs.append(_rank(run_input, fleet, card.certificate.id, rules))
         facts.append(run_facts)
         held.extend(run_held)
+        if run_short is not None:
+            short.append(run_short)
     cap = (None if card.grade_cap is None
            else GradeCap(grade=card.grade_cap.grade, reason=lab_text(_written(card.grade_cap.reason))))
     verdict = decide(facts, cap, rules)
@@ -352,8 +370,9 @@ def _checked(
     provenance = hold_captures(card, held)
     sample = sample_refusal(card, specimen=None if lab is None else lab.lab.specimen)
     verdict = dataclasses.replace(verdict, refusal_details=(
-        *verdict.refusal_details, *([] if sample is None else [sample]),
-        *provenance.refusals, *dates_after_issue(card), *required_conditions(card)))
+        *verdict.refusal_details, *short, *([] if sample is None else [sample]),
+        *provenance.refusals, *dates_after_issue(card), *too_old(card, held, limits),
+        *required_conditions(card)))
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
         certificate=CertificateInfo(
@@ -412,7 +431,9 @@ def check_record(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = N
     return check_bundle(bundle_path, fleet=fleet).record
 
 
-def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None) -> Checked:
+def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = None,
+                 lab: LabProfile | None = None) -> Checked:
     """check_record's record, with the notes on what could not be compared (`certgen check`
-    prints them)."""
-    return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=None)
+    prints them). With `lab`, checked as a build issued by that laboratory would be (its
+    capture minimum and maximum capture age, its specimen flag, its issuer block)."""
+    return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=lab)

@@ -214,8 +214,9 @@ def test_metrics_json_keys_sit_before_recorded() -> None:
     [entry] = measure([str(REAL / "PresentMon-2.5_test_case_2.csv")], None, None,
                       timing=FIXED_100)
     keys = list(entry)
-    assert keys[-7:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
-                         "validity", "power_thermals", "recorded"]
+    # issue 39 added `unusable_columns` after `recorded`, the last of the pinned keys.
+    assert keys[-8:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
+                         "validity", "power_thermals", "recorded", "unusable_columns"]
     assert entry["refresh_cadence"]["refresh_hz"] == 100.0
 
 

@@ -27,7 +27,7 @@ def test_json_keys_in_contract_order(
     expected = ["file", "format", "group", "groups_left_out", "interval_column",
                 *run_metrics_keys(), "incomplete", "incomplete_reason", "warnings",
                 "frame_diagnostics", "latency", "animation_error", "refresh_cadence",
-                "hitch_causes", "validity", "power_thermals", "recorded"]
+                "hitch_causes", "validity", "power_thermals", "recorded", "unusable_columns"]
     assert all(list(d) == expected for d in data)
     for key in ("file", "format", "frames", "dropped_nonpositive", "avg_fps", "low_1pct_fps",
                 "low_0_1pct_fps", "consistency_gap", "stutter", "fluidity_score", "p99_ms",
@@ -52,7 +52,9 @@ def test_recorded_carries_exactly_the_pinned_keys_in_order(
                               "CapFrameXFileWithHeader.csv"], capsys)
     assert (code, err) == (0, "")
     data = json.loads(out)
-    assert all(list(d)[-1] == "recorded" and list(d["recorded"]) == RECORDED_KEYS for d in data)
+    # `recorded` is the last of the pinned keys; issue 39 added `unusable_columns` after it.
+    assert all(list(d)[-2:] == ["recorded", "unusable_columns"]
+               and list(d["recorded"]) == RECORDED_KEYS for d in data)
     assert all(v is None or (isinstance(v, str) and v == v.strip() and v)
                for d in data for v in d["recorded"].values())
     assert data[0]["recorded"] == {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from certgen.errors import RenderError
+from certgen.errors import InternalError, RenderError
 from certgen.render import i18n
 from certgen.support.paths import locales_dir
 
@@ -196,7 +196,8 @@ def test_every_message_is_typeset(lang: str) -> None:
 
 
 def test_missing_translation_is_an_error_not_english() -> None:
-    with pytest.raises(RenderError) as info:
+    """A message with no translation is certgen's bug (exit 70), never English instead."""
+    with pytest.raises(InternalError) as info:
         i18n.gettext_for("ru")("A sentence nobody translated")
     assert str(info.value) == (
         "locales/ru/LC_MESSAGES: no translation for 'A sentence nobody translated'"

@@ -177,6 +177,31 @@ def parse_number(token: str, *, name: str, line: int, field: str) -> float:
 
 
 
+NOT_HELD = math.inf
+"""What a diagnostic column's cell reads as when it is a number the column cannot hold (`nan`,
+`inf`): kept beside the frame, so certgen.captures.detect sets the column aside as not measured
+(with the count of frames and why) instead of refusing the capture (issue 39)."""
+
+
+def diagnostic_number(token: str, *, name: str, line: int, field: str) -> float:
+    """A diagnostic column's cell (never the interval): `NA` is NaN (no value), a finite number
+    is itself, a number the column cannot hold (`nan`, `inf`) is NOT_HELD; any other text is
+    refused as parse_number refuses it (the file is malformed, not the measurement)."""
+    text = token.strip()
+    if text == "NA":
+        return math.nan
+    try:
+        return parse_number(token, name=name, line=line, field=field)
+    except CaptureFormatError:
+        try:
+            float(text)
+        except ValueError:
+            raise CaptureFormatError(
+                f"expected a number, got {shorten(token)!r}", file=name, line=line, field=field
+            ) from None
+        return NOT_HELD
+
+
 def recorded_text(value: object) -> str | None:
     """A value a capture records about the system (a GPU name, a driver, a date) as `Recorded`
     holds it: the text trimmed, None when it is empty or not text, and a text longer than

@@ -24,16 +24,20 @@ format cannot apply, read, then check what every reader's result must satisfy.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import pathlib
 
 import numpy as np
+import numpy.typing as npt
 
 from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_line, mapped_capture
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
+from certgen.captures.presentmon import WRAP_MS, WRAP_SPAN_MS
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
+from certgen.model.capture import UnusableColumn, UnusableReason
 from certgen.support.untrusted import shorten
 
 
@@ -102,6 +106,7 @@ def read_capture(
         raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
     for capture in captures:
         check_frame_times(capture, name)
+    captures = [set_aside(capture) for capture in captures]
     # What a file states about its own figures stays a claim here (Capture.stated_figures):
     # the callers check it against the frames (certgen.metrics.pagefigures.checked), as readers
     # compute no figure.
@@ -136,17 +141,61 @@ def check_frame_times(capture: Capture, name: str) -> None:
             f"range certgen accepts ({MIN_FRAME_TIME_MS:g} to {MAX_FRAME_TIME_MS:g} ms)",
             file=name, field=capture.interval_column,
         )
-    # What the tool measured beside the intervals (latency, animation error) is summed and
-    # sorted too: the same bound keeps those sums finite (NaN, no value, compares false).
+
+
+WRAP_SPAN = (WRAP_MS - WRAP_SPAN_MS, WRAP_MS + WRAP_SPAN_MS)
+"""A diagnostic value this close to 2⁶⁴ × 100 ns is FrameView's unsigned wrap-around (public
+logs show about 1844674407370950 to 1844674407371037 ms in MsPCLatency and
+MsBetweenDisplayChange), named so rather than as merely out of range."""
+
+
+def _unusable(column: str, values: npt.NDArray[np.float64]) -> list[UnusableColumn]:
+    """Why `column` cannot be used, one entry per reason (empty: every value can be held). NaN is
+    no value (`NA`) and is fine; a value beyond MAX_FRAME_TIME_MS either way would overflow the
+    sums and sorts of the diagnostics (the same bound as a frame time's)."""
+    infinite = np.isinf(values)
+    wrapped = (values >= WRAP_SPAN[0]) & (values <= WRAP_SPAN[1])
+    beyond = ~infinite & ~wrapped & (np.abs(values) > MAX_FRAME_TIME_MS)
+    found = []
+    reasons: tuple[tuple[UnusableReason, npt.NDArray[np.bool_]], ...] = (
+        ("wrap_around", wrapped), ("not_finite", infinite), ("out_of_range", beyond))
+    for reason, mask in reasons:
+        hits = np.flatnonzero(mask)
+        if hits.size:
+            found.append(UnusableColumn(column=column, reason=reason, frames=int(hits.size),
+                                        of_frames=int(values.size),
+                                        first_frame=int(hits[0]) + 1))
+    return found
+
+
+def set_aside(capture: Capture) -> Capture:
+    """The capture with every diagnostic column it cannot use set aside (issue 39): a latency,
+    animation-error, CPU/GPU, sensor or display-change column holding a value the column cannot
+    hold (FrameView's wrap-around, NaN or infinity written as a number, beyond 10,000,000 either
+    way) is dropped, so its figures read "not measured", and `unusable_columns` says how many
+    frames and why. The intervals and every other column stand: a diagnostic never refuses a
+    capture."""
+    unusable: list[UnusableColumn] = []
+    kept = []
     for column, values in capture.measured:
-        beyond = np.flatnonzero(np.abs(values) > MAX_FRAME_TIME_MS)
-        if beyond.size:
-            first = int(beyond[0])
-            raise CaptureFormatError(
-                f"{where}frame {first + 1}: {float(values[first])!r} ms is outside the range "
-                f"certgen accepts for it (up to {MAX_FRAME_TIME_MS:g} ms either way)",
-                file=name, field=column,
-            )
+        found = _unusable(column, values)
+        unusable.extend(found)
+        if not found:
+            kept.append((column, values))
+    shown, shown_column = capture.display_change_ms, capture.display_change_column
+    if shown is not None:
+        found = _unusable(shown_column or "display change", shown)
+        if found:
+            unusable.extend(found)
+            shown, shown_column = None, None
+    if not unusable:
+        return capture
+    # frame_types is made from frame_type_codes when there are codes (give one, not both).
+    types = None if capture.frame_type_codes is not None else capture.frame_types
+    return dataclasses.replace(
+        capture, measured=tuple(kept), display_change_ms=shown,
+        display_change_column=shown_column, frame_types=types,
+        unusable_columns=tuple(sorted(unusable, key=lambda u: (u.column, u.reason))))
 
 
 def _dispatch(data: Data, name: str, format: str | None, process: str | None

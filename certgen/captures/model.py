@@ -9,7 +9,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from certgen.model.capture import IncompleteDetail, Recorded
+from certgen.model.capture import IncompleteDetail, Recorded, UnusableColumn
 from certgen.support.untrusted import escape_invisible
 
 
@@ -160,6 +160,11 @@ class Capture:
     wrapped_intervals: int = 0
     """Intervals the tool wrote as an unsigned wrap-around (FrameView, about 2⁶⁴ × 100 ns),
     read as the negative interval they wrap (so the SOP drops them), and warned about."""
+    unusable_columns: tuple[UnusableColumn, ...] = ()
+    """Diagnostic columns set aside because some of their values are ones the column cannot
+    hold (certgen.captures.detect.set_aside): the column is gone from `measured` (or
+    `display_change_ms`), so its figures read "not measured", and this says how many frames
+    and why. The intervals, and so the SOP figures, are never touched."""
     stated_figures: tuple[tuple[str, float | None], ...] = ()
     """Summary figures the file itself states for this run, by name (sorted), None for an empty
     value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading

@@ -54,7 +54,14 @@ from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar, cast
 
 import numpy as np
 
-from certgen.captures.common import UTF8_BOM, Data, decode, parse_number, recorded_text
+from certgen.captures.common import (
+    UTF8_BOM,
+    Data,
+    decode,
+    diagnostic_number,
+    parse_number,
+    recorded_text,
+)
 from certgen.captures.model import Capture, FrameTypeCodes, Group
 from certgen.errors import CaptureFormatError, NoProcessGroupsError
 from certgen.model.capture import Recorded
@@ -1022,12 +1029,11 @@ def _slow(data: Data, name: str, layout: _Layout) -> _Rows:
                 _type_name(row[ftype]) if ftype < len(row) else None)
         if display is not None and display_name is not None:
             token = row[display] if display < len(row) else NA
-            shown.setdefault(key, []).append(float("nan") if token.strip() == NA else parse_number(
+            shown.setdefault(key, []).append(diagnostic_number(
                 token, name=name, line=line, field=display_name))
         for column, i in layout.measured:
             token = row[i] if i < len(row) else NA
-            value_of = float("nan") if token.strip() == NA else parse_number(
-                token, name=name, line=line, field=column)
+            value_of = diagnostic_number(token, name=name, line=line, field=column)
             measured[column].setdefault(key, []).append(
                 float("nan") if dropped == 1 and column in MEASURED_COLUMNS
                 else value_of)  # over displayed frames only (WORK_COLUMNS: every frame)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import click
 
 from certgen.fleet import FleetStore
-from certgen.model import GradeCapGate, MeasuredTierGate, text_for
+from certgen.inputs.lab import load_lab
+from certgen.model import CaptureTooShort, GradeCapGate, MeasuredTierGate, text_for
 from certgen.pipeline import check_bundle
 from certgen.record import dump_record
 
@@ -66,6 +67,7 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     lines.append("gates:")
     lines.extend(_gate_line(gate) for gate in grade.reasons)
     lines.append("runs:")
+    short = {d.run for d in record.status.refusal_details if isinstance(d, CaptureTooShort)}
     for run in record.runs:
         name = f"  [{run.index}] {run.title} {run.resolution} {run.preset}"
         m = run.metrics
@@ -78,6 +80,8 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
             extra.append("Soft Limit raised")
         if run.capture is not None and run.capture.incomplete:
             extra.append("incomplete capture")
+        if run.index in short:
+            extra.append("below the capture minimum")
         if run.first_capture is not None:
             extra.append("re-run, first capture archived")
         rank = None if run.ranks is None else run.ranks.fluidity_score
@@ -103,14 +107,19 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
 @click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
               envvar="CERTGEN_FLEET", help="Fleet database to rank against (SQLite).")
 @click.option("--json", "as_json", is_flag=True, help="Print the record (JSON) instead.")
-def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
+@click.option("--lab", "lab_file", type=click.Path(), default=None, envvar="CERTGEN_LAB",
+              help="The issuing laboratory's profile, lab.yaml (default: $CERTGEN_LAB, as "
+                   "`certgen build`): check as the build would issue (its capture minimum and "
+                   "maximum capture age, its specimen flag). Without one, certgen's defaults.")
+def command(bundle: str, fleet_db: str | None, as_json: bool, lab_file: str | None) -> None:
     """Validate BUNDLE (folder or .zip), apply the rules and print the grade with its reasons."""
 
+    lab = None if lab_file is None else load_lab(lab_file)
     store = None
     if fleet_db:
         store = FleetStore.open(fleet_db, readonly=True)
     try:
-        checked = check_bundle(bundle, fleet=store)
+        checked = check_bundle(bundle, fleet=store, lab=lab)
     finally:
         if store is not None:
             store.close()

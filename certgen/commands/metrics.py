@@ -7,7 +7,9 @@ a bad file: every readable capture is reported, and each refused one is named (o
 `certgen: <the one-line message>`; in the JSON array, in its place in argument order, as
 `{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
 Each object has `recorded`: what the capture itself records about the system and the capture
-(docs/spec/captures.md, What a capture records), each value as written or null. With
+(docs/spec/captures.md, What a capture records), each value as written or null, then
+`unusable_columns`: the diagnostic columns set aside, each with the count of frames and why
+(their figures read not measured; docs/spec/captures.md, PresentMon family). With
 --interval it ends with `interval`, each SOP figure's 95 % measurement interval or why it is
 not estimated, and `stability`, the worst whole minute's FPS over the best's
 (docs/spec/uncertainty.md; notes, never a grade).
@@ -172,6 +174,9 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry.update(measured_by(capture, timing).model_dump(mode="json"))
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
+        # Diagnostic columns set aside (their figures above read not measured), and why: added
+        # after the pinned keys (issue 39).
+        entry["unusable_columns"] = [u.model_dump(mode="json") for u in capture.unusable_columns]
         if interval:
             group = capture.group.label() if capture.group else None
             seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
@@ -234,6 +239,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
         extra += r["warnings"]
         extra += diagnostic_notes(r["frame_diagnostics"])
         extra += measured_notes(r["latency"], r["animation_error"])
+        extra += unusable_notes(r["unusable_columns"])
         extra += cadence_notes(r["refresh_cadence"], r["hitch_causes"])
         extra += power_notes(r["power_thermals"])
         if "interval" in r:
@@ -306,6 +312,21 @@ def measured_notes(latency: dict[str, Any], animation: dict[str, Any] | None) ->
     if missing:
         out.append("diagnostic: not measured by this capture: " + ", ".join(missing))
     return out
+
+
+UNUSABLE_WHY = {
+    "wrap_around": "FrameView's 2^64 x 100 ns wrap-around",
+    "not_finite": "not a finite number",
+    "out_of_range": "beyond 10,000,000 either way",
+}
+
+
+def unusable_notes(unusable: list[dict[str, Any]]) -> list[str]:
+    """One note per diagnostic column set aside: its figures are not measured, and why."""
+    return [f"diagnostic: {u['column']} not measured: {u['frames']} of {u['of_frames']} frames "
+            f"hold a value the column cannot hold ({UNUSABLE_WHY[u['reason']]}; first at frame "
+            f"{u['first_frame']}); the SOP figures and the other columns stand"
+            for u in unusable]
 
 
 def cadence_notes(cadence: dict[str, Any] | None, hitches: dict[str, Any] | None) -> list[str]:

@@ -35,6 +35,12 @@ from pydantic_core import PydanticCustomError
 from certgen.errors import LabError
 from certgen.inputs.bundle import check_text, format_validation_errors
 from certgen.model.base import schema_keeping_names
+from certgen.sop.capture_limits import (
+    MAX_CAPTURE_AGE_DAYS,
+    MIN_CAPTURE_SECONDS,
+    MIN_K_0_1PCT,
+    CaptureLimits,
+)
 from certgen.support.untrusted import UnreadableInput, read_limited
 from certgen.support.yamlload import YamlDocumentError, load_yaml_document
 
@@ -119,6 +125,48 @@ class LabSignatory(_LabModel):
                                   "in the signatory's name that chains to the lab's CA.")
 
 
+class LabCaptureMinimum(_LabModel):
+    """The least a recorded capture needs to be graded, raised above certgen's defaults
+    (docs/spec/rules.md, Capture minimum); a key left out keeps the default."""
+
+    seconds: float | None = Field(
+        default=None, description=f"Shortest capture in seconds (at least {MIN_CAPTURE_SECONDS:g}).")
+    k_0_1pct: int | None = Field(
+        default=None, description=f"Fewest frames the 0.1% low is the mean of (at least {MIN_K_0_1PCT}).")
+
+    @field_validator("seconds")
+    @classmethod
+    def _seconds(cls, value: float | None) -> float | None:
+        if value is not None and not value >= MIN_CAPTURE_SECONDS:
+            raise PydanticCustomError(
+                "capture_minimum",
+                f"expected at least certgen's default of {MIN_CAPTURE_SECONDS:g} s (a "
+                "laboratory may raise the capture minimum, never lower it)")
+        if value is not None and value > MAX_MINIMUM_SECONDS:
+            raise PydanticCustomError(
+                "capture_minimum", f"expected at most {MAX_MINIMUM_SECONDS:g} s")
+        return value
+
+    @field_validator("k_0_1pct")
+    @classmethod
+    def _k(cls, value: int | None) -> int | None:
+        if value is not None and value < MIN_K_0_1PCT:
+            raise PydanticCustomError(
+                "capture_minimum",
+                f"expected at least certgen's default of {MIN_K_0_1PCT} (a laboratory may raise "
+                "the capture minimum, never lower it)")
+        if value is not None and value > MAX_MINIMUM_K:
+            raise PydanticCustomError(
+                "capture_minimum", f"expected at most {MAX_MINIMUM_K}")
+        return value
+
+
+MAX_MINIMUM_SECONDS = 3600.0
+"""The highest capture minimum a profile may set (an hour: no benchmark pass is longer)."""
+MAX_MINIMUM_K = 1000
+"""The highest k₀.₁ minimum a profile may set (a million frames)."""
+
+
 class Lab(_LabModel):
     """lab.yaml: the laboratory that issues the certificates."""
 
@@ -138,6 +186,25 @@ class Lab(_LabModel):
     specimen: bool = Field(
         default=False,
         description="A sample laboratory: every document it issues is marked SPECIMEN.")
+    capture_minimum: LabCaptureMinimum | None = Field(
+        default=None,
+        description="Raise the least a recorded capture needs to be graded (seconds, k_0_1pct); "
+                    "never below certgen's defaults (docs/spec/rules.md).")
+    max_capture_age_days: Annotated[int, Field(ge=1, le=3650)] | None = Field(
+        default=None,
+        description=f"The oldest a run's tested_on or a capture's recorded date may be at issue, "
+                    f"in days (default {MAX_CAPTURE_AGE_DAYS}).")
+
+    def capture_limits(self) -> CaptureLimits:
+        """The capture limits this laboratory's certificates are issued under."""
+        minimum = self.capture_minimum
+        return CaptureLimits(
+            min_seconds=(MIN_CAPTURE_SECONDS if minimum is None or minimum.seconds is None
+                         else minimum.seconds),
+            min_k_0_1pct=(MIN_K_0_1PCT if minimum is None or minimum.k_0_1pct is None
+                          else minimum.k_0_1pct),
+            max_age_days=(MAX_CAPTURE_AGE_DAYS if self.max_capture_age_days is None
+                          else self.max_capture_age_days))
 
     @field_validator("verification_base")
     @classmethod

@@ -68,6 +68,9 @@ from certgen.model.capture import (
 from certgen.model.capture import (
     TickGaps as TickGaps,
 )
+from certgen.model.capture import (
+    UnusableColumn as UnusableColumn,
+)
 from certgen.model.card import (
     CardInfo as CardInfo,
 )
@@ -151,6 +154,12 @@ from certgen.model.verdict import (
 )
 from certgen.model.verdict import (
     CapturesGpuDiffer as CapturesGpuDiffer,
+)
+from certgen.model.verdict import (
+    CaptureTooOld as CaptureTooOld,
+)
+from certgen.model.verdict import (
+    CaptureTooShort as CaptureTooShort,
 )
 from certgen.model.verdict import (
     CaptureUsedTwice as CaptureUsedTwice,

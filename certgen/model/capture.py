@@ -66,6 +66,23 @@ IncompleteDetail = Annotated[
 """One reason a capture is incomplete, as data, discriminated by `code`."""
 
 
+UnusableReason = Literal["wrap_around", "not_finite", "out_of_range"]
+"""Why a diagnostic column was set aside (docs/spec/captures.md, PresentMon family)."""
+
+
+class UnusableColumn(Frozen):
+    """A diagnostic column set aside: some of its values are ones the column cannot hold, so
+    every figure read from it is "not measured" (never the SOP figures, never another column's)."""
+
+    column: str = Field(description="The column as the capture names it, e.g. MsPCLatency.")
+    reason: UnusableReason = Field(
+        description="wrap_around: about 2^64 x 100 ns (a FrameView defect); not_finite: NaN or "
+                    "infinity written as a number; out_of_range: beyond 1e7 either way.")
+    frames: int = Field(description="Frames whose value has this reason.")
+    of_frames: int = Field(description="Frames of the capture.")
+    first_frame: int = Field(description="The first such frame, 1-based, in the capture's order.")
+
+
 class CaptureInfo(WithLaterKeys):
     """`runs[].capture`: the capture file and what its reader reported."""
 
@@ -92,9 +109,13 @@ class CaptureInfo(WithLaterKeys):
         default=None, description="The tool's version where the file states it, else null.")
     duration_s: float | None = Field(
         default=None, description="Capture length in seconds (sum of frame times), 1 dp.")
+    unusable_columns: tuple[UnusableColumn, ...] = Field(
+        default=(),
+        description="Diagnostic columns set aside (their figures not measured), by column and "
+                    "reason; absent when none was (and in records of an older certgen).")
 
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
-                                             "duration_s")
+                                             "duration_s", "unusable_columns")
 
 
 RECORDED_MAX: Final = 200

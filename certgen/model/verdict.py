@@ -144,6 +144,36 @@ class SampleCertificate(Frozen):
     id: str = Field(description="The certificate id.")
 
 
+class CaptureTooShort(Frozen):
+    """Refusal: a recorded capture below the minimum to be graded (docs/spec/rules.md, Capture
+    minimum): incomplete, so the SOP's re-run rule applies."""
+
+    code: Literal["capture_too_short"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    file: str = Field(description="The recorded capture, as card.yaml names it.")
+    frames: int = Field(description="Frames the SOP counts (positive frame times).")
+    seconds: float = Field(description="Their total time in seconds, 1 dp.")
+    min_seconds: float = Field(description="The minimum applied, in seconds.")
+    min_frames: int = Field(description="The fewest frames with k0.1 >= min_k_0_1pct.")
+    min_k_0_1pct: int = Field(description="The fewest frames the 0.1% low may be the mean of.")
+    rerun: bool = Field(description="Whether the run was already re-run (a first capture is "
+                                    "archived): the re-run is incomplete too.")
+
+
+class CaptureTooOld(Frozen):
+    """Refusal: a run's tested_on, or the date a capture records, older than the maximum age at
+    issue (docs/spec/rules.md, Capture age)."""
+
+    code: Literal["capture_too_old"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    field: str = Field(description='"tested_on", "first_capture.tested_on", "capture" or '
+                                   '"first_capture" (a date the file records).')
+    date: str = Field(description="The date, YYYY-MM-DD.")
+    issued: str = Field(description="The certificate's issue date, YYYY-MM-DD.")
+    days: int = Field(description="Days from the date to the issue date.")
+    max_days: int = Field(description="The maximum age applied, in days.")
+
+
 class OtherRefusal(Frozen):
     """Refusal with a code this certgen does not know (a record from a newer certgen): kept
     as it is, and a certificate shows its English message."""
@@ -157,7 +187,8 @@ class OtherRefusal(Frozen):
 REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
                         "soft_limit_missing", "first_capture_identical", "capture_used_twice",
                         "provenance_mismatch", "date_after_issue", "captures_gpu_differ",
-                        "condition_missing", "sample_certificate")
+                        "condition_missing", "sample_certificate", "capture_too_short",
+                        "capture_too_old")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -172,6 +203,8 @@ RefusalDetail = Annotated[
     | Annotated[CapturesGpuDiffer, Tag("captures_gpu_differ")]
     | Annotated[ConditionMissing, Tag("condition_missing")]
     | Annotated[SampleCertificate, Tag("sample_certificate")]
+    | Annotated[CaptureTooShort, Tag("capture_too_short")]
+    | Annotated[CaptureTooOld, Tag("capture_too_old")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(code_tag(REFUSAL_CODES)),
 ]

@@ -21,6 +21,8 @@ from urllib.parse import quote
 from certgen.errors import RenderError
 from certgen.model import (
     CapturesGpuDiffer,
+    CaptureTooOld,
+    CaptureTooShort,
     CaptureUsedTwice,
     ConditionMissing,
     DateAfterIssue,
@@ -54,11 +56,13 @@ if TYPE_CHECKING:
 
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
                 | FirstCaptureIdentical | CaptureUsedTwice | ProvenanceMismatch | DateAfterIssue
-                | CapturesGpuDiffer | ConditionMissing | SampleCertificate)
+                | CapturesGpuDiffer | ConditionMissing | SampleCertificate | CaptureTooShort
+                | CaptureTooOld)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
 KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
                          FirstCaptureIdentical, CaptureUsedTwice, ProvenanceMismatch,
-                         DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate)
+                         DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate,
+                         CaptureTooShort, CaptureTooOld)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>/?sha256=<hash>."""
@@ -461,6 +465,9 @@ def certificate_context(
         "issuer": record.issuer,
         "local": lambda value: local_text(value, lang),
         "refusals": refusal_items(status),
+        # The runs whose capture is below the minimum to be graded (a chip beside the run).
+        "below_minimum": {d.run for d in status.refusal_details
+                          if isinstance(d, CaptureTooShort)},
         "charts": charts,
         "chart_texts": chart_texts,
         "justifications": justifications,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from certgen.errors import RenderError
+from certgen.errors import InternalError
 from certgen.render import i18n
 from certgen.support.paths import templates_dir
 
@@ -123,7 +123,9 @@ def render_template(name: str, context: Mapping[str, object], lang: str) -> str:
     try:
         template = env.get_template(name)
         return str(template.render(**context))
+    # The templates are certgen's own and every name is certgen's: a template that cannot be
+    # found or rendered is a bug in certgen, never the user's input (exit 70, not 1).
     except jinja2.TemplateNotFound as exc:
-        raise RenderError(f"templates/{name}: template not found") from exc
-    except jinja2.UndefinedError as exc:
-        raise RenderError(f"templates/{name}: {exc.message}") from exc
+        raise InternalError(f"templates/{name}: template not found") from exc
+    except jinja2.TemplateError as exc:
+        raise InternalError(f"templates/{name}: {exc.message}") from exc

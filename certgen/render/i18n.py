@@ -4,7 +4,8 @@
   with Babel, merged into one catalog, compiled to .mo in memory and loaded as one
   `gettext.GNUTranslations`. Fuzzy and empty entries are left out, exactly as msgfmt does.
 - Strictness: for every language but English (whose msgids are the English text) a message
-  with no translation raises `RenderError` instead of silently falling back to English.
+  with no translation raises `InternalError` (a bug in certgen: exit 70) instead of silently
+  falling back to English.
 - Numbers: Babel's patterns for the locale (decimal comma and non-breaking group separator
   in ru and pt), with the number of decimals the SOP prints: FPS 1, score 2, percentages 2.
   The values in record.json are already rounded, so formatting never rounds again.
@@ -25,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from certgen.errors import RenderError
+from certgen.errors import InternalError, RenderError
 from certgen.support.paths import locales_dir, templates_dir
 
 LANGUAGES: tuple[str, ...] = ("en", "ru", "pt")
@@ -61,8 +62,9 @@ class CatalogTranslations(gettext.GNUTranslations):
     lang: str = SOURCE_LANGUAGE
     strict: bool = False
 
-    def _missing(self, message: str) -> RenderError:
-        return RenderError(
+    def _missing(self, message: str) -> InternalError:
+        # Every message certgen prints is its own: one with no translation is certgen's bug.
+        return InternalError(
             f"locales/{self.lang}/LC_MESSAGES: no translation for {message!r}"
         )
 
@@ -414,7 +416,8 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "nav.html.j2"),
     ("python", "render/certificate.py"),
 )
-"""The files whose messages belong in certgen.po (tests compare them with the catalogs)."""
+"""The files whose messages belong in certgen.po (tests compare them with the catalogs), with
+every templates/partials/certificate-*.html.j2 (extract_certificate_messages)."""
 
 
 def extract_certificate_messages() -> list[tuple[str, str | None]]:
@@ -423,7 +426,10 @@ def extract_certificate_messages() -> list[tuple[str, str | None]]:
 
     found: set[tuple[str, str | None]] = set()
     package = Path(__file__).resolve().parent.parent
-    for kind, name in CERTIFICATE_SOURCES:
+    # The certificate's partials (templates/partials/certificate-*.html.j2) belong in it too.
+    partials = tuple(("templates", f"partials/{p.name}") for p in
+                     sorted((templates_dir() / "partials").glob("certificate-*.html.j2")))
+    for kind, name in CERTIFICATE_SOURCES + partials:
         if kind == "templates":
             path = templates_dir() / name
             method = "jinja2.ext:babel_extract"
