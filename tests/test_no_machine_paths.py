@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from bundlekit import run_cli
+from realdata import REAL
 
-REAL = Path("/work/shared/captures/real")
 OCAT = REAL / "OCAT-MetroExodus.exe-2019-02-20T101522.csv"
 CAPFRAMEX = REAL / "CapFrameXFileWithHeader.csv"
 REPO = Path(__file__).resolve().parent.parent
@@ -99,7 +99,7 @@ def test_no_document_prints_a_path_of_the_machine(
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # every path below is given absolute
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796083200")
 
     def cli(*args: object) -> None:
         code, _, err = run_cli([str(a) for a in args], capsys)

@@ -71,6 +71,43 @@ def test_the_site_publishes_the_documents_measured(site: Path) -> None:
         assert sum(n.startswith(f"{lang}/explainers/") for n in names) >= 7
 
 
+PAGE_ONE = ("page1-grade", "page1-grade-end", "page1-issuer", "page1-issuer-end")
+"""The anchors (named destinations) around the page-1 contract's blocks in a certificate: the
+grade box (the badge and why it was given) and the issuer block (who issued it, and the
+verification address with a pointer to the QR code)."""
+
+WHY = {"en": "Why this grade", "ru": "Почему этот класс", "pt": "Por que esta classificação"}
+ISSUED_BY = {"en": "Issued by", "ru": "Кем выдан", "pt": "Emitido por"}
+
+
+def test_page_one_of_every_sample_certificate_holds_grade_reason_issuer_and_verification(
+        site: Path) -> None:
+    """Issue 39, the page-1 contract: in every language and sample, page 1 holds the grade
+    badge and the whole box saying why it was given, the whole "Issued by" block, and the
+    verification address with the pointer to the QR code (the published RU SILVER had its
+    grade on page 2; the RU GOLD grade box split across pages 2 and 3). Each block starts and
+    ends on page 1 (its anchors), and page 1's text says what the block should."""
+    import re
+
+    from pagekit import destinations, page_texts
+
+    checked = []
+    for path in sorted(site.glob("samples/*/certificate.*.pdf")):
+        lang = path.name.split(".")[1]
+        cert = path.parent.name
+        grade = cert.split("-")[1]
+        where = destinations(path)
+        assert {name: where[name][0] for name in PAGE_ONE} == dict.fromkeys(PAGE_ONE, 1), (
+            cert, lang, {name: where.get(name) for name in PAGE_ONE})
+        first = re.sub(r"\s+", " ", page_texts(path)[0])
+        joined = first.replace(" ", "")  # an address may break across lines
+        for text in (grade, WHY[lang], ISSUED_BY[lang], "Sample Frame-Pacing Laboratory"):
+            assert text in first, (cert, lang, text)
+        assert f"/verify/{cert}/?sha256=" in joined, (cert, lang)
+        checked.append((cert, lang))
+    assert len(checked) == 9 and {lang for _, lang in checked} == {"en", "ru", "pt"}
+
+
 def test_no_page_is_left_under_a_third_full_and_no_heading_or_row_is_left_alone(
         site: Path) -> None:
     found = {p.relative_to(site).as_posix(): problems(p) for p in documents(site)}
