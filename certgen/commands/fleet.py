@@ -22,6 +22,7 @@ from certgen.fleet import lock_timeout as timeout_of
 from certgen.fleet.model import Withdrawn
 from certgen.pipeline import make_record
 from certgen.record import dump_record, load_record
+from certgen.verify import load_revocations
 
 if TYPE_CHECKING:
     from certgen.fleet import FleetStore
@@ -66,8 +67,6 @@ def withdrawn(path: str | None) -> Withdrawn | None:
     line naming it, before the fleet is opened."""
     if path is None:
         return None
-    from certgen.verify import load_revocations
-
     listed = load_revocations(path)
     return Withdrawn(dates={item.id: item.date for item in listed}, source=path)
 
