@@ -750,3 +750,22 @@ def test_an_interrupted_write_is_undone_by_a_write_not_by_a_read(
     assert not (tmp_path / "fleet.sqlite-journal").exists()
     with FleetStore.open(db, readonly=True) as store:
         assert [r.card_model for r in store.runs()] == ["Example 1660"] * 3  # rolled back
+
+
+def test_a_marker_that_is_not_a_regular_file_is_no_marker(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    alarm: None
+) -> None:
+    """A FIFO (or a link to one) where the marker goes must not block a command that opens the
+    fleet: it vouches for nothing, and the file is checked. A write replaces it with a marker."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 3)
+    _marker(db).unlink()
+    os.mkfifo(_marker(db))
+    calls = _counting_checks(monkeypatch)
+    assert certgen(capsys, "fleet", "cohorts", "--fleet", str(db))[0] == 0
+    assert calls == [str(db)]
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(jsonl(line(certificate_id="NEW-1")))
+    assert certgen(capsys, "fleet", "import", str(rows), "--fleet", str(db))[0] == 0
+    assert _marker(db).is_file() and not _marker(db).is_fifo()

@@ -86,7 +86,7 @@ from certgen.model import Rank, Ranks, RunMetrics
 from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.sop import load_rules
-from certgen.support.untrusted import escape_invisible, shorten
+from certgen.support.untrusted import UnreadableInput, escape_invisible, read_limited, shorten
 
 if TYPE_CHECKING:
     import psycopg
@@ -240,9 +240,10 @@ def _marker_path(path: Path) -> Path:
 def _read_marker(path: Path) -> State | None:
     """The state the marker vouches for, or None (no marker, or one certgen did not write)."""
     try:
-        with _marker_path(path).open("rb") as fh:
-            text = fh.read(_MARKER_LIMIT + 1).decode("ascii")
-    except (OSError, UnicodeDecodeError):
+        # A regular file only: a FIFO put there must not block every command.
+        text = read_limited(_marker_path(path), limit=_MARKER_LIMIT,
+                            what="a fleet marker").decode("ascii")
+    except (UnreadableInput, UnicodeDecodeError):
         return None
     head, _, rest = text.partition("\n")
     fields = rest.split()
@@ -266,9 +267,18 @@ def _write_marker(path: Path, state: State | None) -> None:
             pass
         return
     tmp = marker.with_name(f".{marker.name}.{os.getpid()}.tmp")
+    data = f"{_MARKER_HEAD}\n{' '.join(map(str, state))}\n".encode("ascii")
     try:
-        tmp.write_text(f"{_MARKER_HEAD}\n{' '.join(map(str, state))}\n", encoding="ascii")
+        # A new file of our own (never through a link someone left there), renamed over it.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, marker)
+    except FileExistsError:
+        return  # another process of the same id's leftover: the next command checks instead
     except OSError:
         try:
             tmp.unlink()
