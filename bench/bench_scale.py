@@ -20,8 +20,14 @@
    same database (target ≤ 3×), its peak (< 200 MB), and every file of the whole command's
    output byte-identical to the SQLite run's.
 
+6. `certgen check` of one example bundle against the --rows fleet, against a 1,000-run fleet
+   (fresh processes, median of max(--repeats, 5); target ≤ 2×: the fleet's integrity check is
+   paid once per fleet state, through the verified-state marker beside the file), and, for
+   the record, against the big fleet without its marker (every process checks it).
+
 `--fleet FILE` reuses a bench fleet already imported (rows 2 and 3 then do not run) and
-`--postgres URL` a database already holding the same runs; `--only calibrate` runs rows 4–5.
+`--postgres URL` a database already holding the same runs; `--only calibrate` runs rows 4–5,
+`--only check` row 6.
 """
 
 from __future__ import annotations
@@ -67,6 +73,61 @@ def write_jsonl(path: Path, rows: int) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for i in range(rows):
             fh.write(json.dumps(_line(i, rng), separators=(",", ":")) + "\n")
+
+
+CHECK_SMALL_ROWS = 1_000
+"""The small fleet `check` is timed against (row 6)."""
+
+
+def _import_fleet(jsonl: Path, db: Path) -> None:
+    subprocess.run([sys.executable, "-m", "certgen", "fleet", "import", "--fleet", str(db),
+                    str(jsonl)], check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _check_seconds(bundle: str, db: Path, repeats: int) -> float:
+    """Median wall time of `certgen check BUNDLE --fleet DB`, each a fresh process (what a lab
+    pays per command: no memo of an earlier process helps)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "certgen", "check", bundle, "--fleet",
+                               str(db)], capture_output=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        times.append(time.perf_counter() - start)
+        if done.returncode not in (0, 1):  # 1: not issuable is an answer, not a failure
+            raise RuntimeError(done.stderr.decode(errors="replace"))
+    return _median(times)
+
+
+def bench_check(tmp: Path, big: Path, repeats: int) -> tuple[float, float, float]:
+    """Row 6 (issue 39): `certgen check` against the big fleet and against a 1k-run one, in
+    fresh processes (median of `repeats`), and against the big fleet without its
+    verified-state marker (every process then runs the integrity check: the cost the marker
+    saves). Returns (big, small, big without the marker)."""
+    from certgen.fleet.store import VERIFIED_SUFFIX
+
+    small_jsonl = tmp / "check-small.jsonl"
+    write_jsonl(small_jsonl, CHECK_SMALL_ROWS)
+    small = tmp / "check-small.sqlite"
+    _import_fleet(small_jsonl, small)
+    [bundle] = _bundles(tmp / "check-bundle", 1, prefix="CHECK")
+    marker = big.with_name(big.name + VERIFIED_SUFFIX)
+    if not marker.is_file():  # a fleet an older certgen imported: one write command marks it
+        subprocess.run([sys.executable, "-m", "certgen", "fleet", "migrate", "--fleet",
+                        str(big)], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    _check_seconds(bundle, small, 1)  # warm the page cache and the bytecode
+    _check_seconds(bundle, big, 1)
+    ours_small = _check_seconds(bundle, small, repeats)
+    ours_big = _check_seconds(bundle, big, repeats)
+    kept = marker.read_bytes()
+    marker.unlink()
+    try:
+        unmarked = _check_seconds(bundle, big, repeats)
+    finally:
+        marker.write_bytes(kept)
+    return ours_big, ours_small, unmarked
 
 
 def bench_import(tmp: Path, jsonl: Path, rows: int) -> tuple[float, float, float, Path]:
@@ -265,7 +326,8 @@ def main() -> None:
                         "(write_jsonl's rows): no import row")
     parser.add_argument("--postgres", help="a postgresql:// database already holding the same "
                         "runs: no server is started")
-    parser.add_argument("--only", choices=["calibrate"], help="only rows 4 and 5")
+    parser.add_argument("--only", choices=["calibrate", "check"],
+                        help="only rows 4 and 5, or only row 6")
     parser.add_argument("--repeats", type=int, default=3, help="calibrate runs per median")
     args = parser.parse_args()
     os.environ.setdefault("PYTHONPATH", str(ROOT))
@@ -276,7 +338,10 @@ def main() -> None:
         jsonl = tmp / "fleet.jsonl"
         if args.fleet is None or args.postgres is None:  # to import, here or into a server
             write_jsonl(jsonl, args.rows)
-        if args.fleet is None:
+        if args.fleet is None and args.only == "check":
+            db = tmp / "fleet.sqlite"
+            _import_fleet(jsonl, db)
+        elif args.fleet is None:
             ours, bare, peak, db = bench_import(tmp, jsonl, args.rows)
             lines.append((f"fleet import {args.rows:,} rows", ours, "bare executemany", bare,
                           ours / bare, "≤ 2×", ours / bare <= 2))
@@ -284,6 +349,18 @@ def main() -> None:
                           "< 200 MB", peak < 200))
         else:
             db = args.fleet
+        if args.only in (None, "check"):
+            (tmp / "check-bundle").mkdir()
+            k_big, k_small, k_unmarked = bench_check(tmp, Path(db), max(args.repeats, 5))
+            lines.append((f"check vs {args.rows:,}-run fleet", k_big,
+                          f"vs {CHECK_SMALL_ROWS:,}-run fleet", k_small, k_big / k_small, "≤ 2×",
+                          k_big / k_small <= 2))
+            lines.append(("  the same without the marker", k_unmarked,
+                          f"vs {CHECK_SMALL_ROWS:,}-run fleet", k_small, k_unmarked / k_small,
+                          "(was 3.15×)", True))
+        if args.only == "check":
+            _print(lines, notes)
+            return
         if args.only is None:
             r_ours, r_bare = bench_rank(db)
             lines.append((f"rank 20 runs vs {args.rows:,}", r_ours, "bare indexed counts",
@@ -328,6 +405,11 @@ def main() -> None:
             one, two = bench_cluster(tmp, args.bundles)
             lines.append((f"build {args.bundles} bundles, 2 workers", two, "1 worker", one,
                           one / two, "≥ 1.8× faster", one / two >= 1.8))
+    _print(lines, notes)
+
+
+def _print(lines: list[tuple[str, float, str, float, float, str, bool]],
+           notes: list[str]) -> None:
     print(f"{'benchmark':<34} {'ours':>9} {'peer':<20} {'peer value':>10} {'ratio':>7} "
           f"{'target':<14} result")
     for name, value, peer, peer_value, ratio, target, ok in lines:

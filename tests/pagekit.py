@@ -442,3 +442,18 @@ def lone_rows(pages: list[Page]) -> list[str]:
                     out.append(f"p{page.number}: a single line of the {kind} that runs from "
                                f"p{before.number} to p{after.number}")
     return out
+
+
+def destinations(path: Path) -> dict[str, tuple[int, float]]:
+    """The PDF's named destinations (WeasyPrint makes one per element id): name -> (page
+    number, 1-based; the anchor's height above the page's bottom edge, in points)."""
+    reader = PdfReader(path)
+    out = {}
+    for name, dest in reader.named_destinations.items():
+        out[str(name)] = (reader.get_destination_page_number(dest) + 1, float(dest.top or 0.0))
+    return out
+
+
+def page_texts(path: Path) -> list[str]:
+    """Each page's text as pypdf extracts it (for what a page says, not where)."""
+    return [page.extract_text() or "" for page in PdfReader(path).pages]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,8 +59,16 @@ def run_json(short: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
 def record_json(short: Mapping[str, Any]) -> dict[str, Any]:
     """A complete record.json object (JSON data) from a short one; the audit follows its runs."""
     short = dict(short)
-    runs = [run_json(r, i) for i, r in enumerate(short.pop("runs", _BASE["runs"]))]
+    given = short.pop("runs", _BASE["runs"])
+    runs = [run_json(r, i) for i, r in enumerate(given)]
     data = _merged(_BASE, short)
+    # Each certificate's captures are its own files (as a real build's are): the fleet keeps
+    # out a capture already behind another certificate. A run that names its capture keeps it.
+    cert_id = str(data["certificate"]["id"])
+    for short_run, run in zip(given, runs, strict=True):
+        if run["capture"] and "sha256" not in (short_run.get("capture") or {}):
+            run["capture"] = {**run["capture"], "sha256": hashlib.sha256(
+                f"{cert_id}/{run['index']}".encode()).hexdigest()}
     data["runs"] = runs
     data["audit"] = {
         **data["audit"],

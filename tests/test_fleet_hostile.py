@@ -609,6 +609,7 @@ def test_a_fleet_found_whole_is_not_read_again_until_it_changes(
 
     monkeypatch.setattr(module, "_check_pages", counted)
     monkeypatch.setattr(module, "RACY_NS", 0)  # the file was written just now
+    _marker(db).unlink()  # the process memo alone (the marker has its own tests below)
     for _ in range(3):
         FleetStore.open(db, readonly=True).close()
     assert calls == [str(db)]
@@ -630,9 +631,96 @@ def test_a_fleet_changed_within_a_second_of_its_check_is_checked_again(
     real = module._check_pages
     monkeypatch.setattr(module, "_check_pages",
                         lambda conn, where: (calls.append(where), real(conn, where))[1])
+    _marker(db).unlink()  # the process memo alone
     FleetStore.open(db, readonly=True).close()
     FleetStore.open(db, readonly=True).close()
     assert len(calls) == 2  # "racily clean": a state younger than RACY_NS is not remembered
+
+
+def _marker(db: Path) -> Path:
+    return db.with_name(db.name + "-certgen-verified")
+
+
+def _counting_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The integrity checks every later open runs, each named by its file (the process memo
+    emptied, so what is counted is what a fresh process would do)."""
+    import certgen.fleet.store as module
+
+    calls: list[str] = []
+    real = module._check_pages
+    monkeypatch.setattr(module, "_CHECKED", set())
+    monkeypatch.setattr(module, "_check_pages",
+                        lambda conn, where: (calls.append(where), real(conn, where))[1])
+    return calls
+
+
+def test_the_fleets_own_writes_keep_the_verified_state_marker_current(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39: the check is paid once per fleet state, not once per process. A write command
+    that found the file whole vouches for the state its own write leaves (the marker beside
+    the fleet); a read-only command in a new process trusts it and reads no page."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    assert _marker(db).is_file()
+    calls = _counting_checks(monkeypatch)
+    for args in (["fleet", "cohorts"], ["fleet", "export"]):
+        assert certgen(capsys, *args, "--fleet", str(db))[0] == 0
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(jsonl(line(certificate_id="NEW-1")))
+    assert certgen(capsys, "fleet", "import", str(rows), "--fleet", str(db))[0] == 0
+    assert certgen(capsys, "fleet", "cohorts", "--fleet", str(db))[0] == 0
+    assert calls == []  # the import left a state it vouched for
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert certgen(capsys, "fleet", "export", "--fleet", str(db))[0] == 0
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # a read writes nothing
+
+
+def test_a_change_behind_the_markers_back_is_checked_and_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any change the fleet's own writes did not make (a page overwritten, even with the file's
+    times set back as they were) leaves the file in a state the marker does not name: checked
+    again, and refused. A marker copied from another file, or one certgen did not write,
+    vouches for nothing."""
+    import os
+
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    calls = _counting_checks(monkeypatch)
+    st = db.stat()
+    time.sleep(0.05)
+    _overwrite_page(db, 4, b"")
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime set back; ctime cannot be
+    code, _, err = certgen(capsys, "fleet", "cohorts", "--fleet", str(db))
+    assert code == 1 and "the file is damaged (integrity check on opening: " in err
+    assert calls == [str(db)]
+    other = tmp_path / "other.sqlite"
+    fill(other, 3)
+    calls.clear()
+    _marker(other).write_bytes(_marker(db).read_bytes())  # another file's state
+    assert certgen(capsys, "fleet", "cohorts", "--fleet", str(other))[0] == 0
+    _marker(other).write_text("certgen fleet verified 1\nnot numbers\n")
+    assert certgen(capsys, "fleet", "cohorts", "--fleet", str(other))[0] == 0
+    assert calls == [str(other), str(other)]
+
+
+def test_a_fleet_without_a_marker_is_vouched_for_by_the_next_write(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet an older certgen wrote (no marker) is checked by every new process until a
+    command that writes (`fleet migrate` does) checks it and leaves the marker."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 400)
+    _marker(db).unlink()
+    calls = _counting_checks(monkeypatch)
+    certgen(capsys, "fleet", "cohorts", "--fleet", str(db))
+    assert calls == [str(db)] and not _marker(db).exists()
+    time.sleep(0.05)
+    assert certgen(capsys, "fleet", "migrate", "--fleet", str(db))[0] == 0
+    assert _marker(db).is_file() and len(calls) == 2
+    certgen(capsys, "fleet", "cohorts", "--fleet", str(db))
+    assert len(calls) == 2
 
 
 def test_an_interrupted_write_is_undone_by_a_write_not_by_a_read(
@@ -662,3 +750,22 @@ def test_an_interrupted_write_is_undone_by_a_write_not_by_a_read(
     assert not (tmp_path / "fleet.sqlite-journal").exists()
     with FleetStore.open(db, readonly=True) as store:
         assert [r.card_model for r in store.runs()] == ["Example 1660"] * 3  # rolled back
+
+
+def test_a_marker_that_is_not_a_regular_file_is_no_marker(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    alarm: None
+) -> None:
+    """A FIFO (or a link to one) where the marker goes must not block a command that opens the
+    fleet: it vouches for nothing, and the file is checked. A write replaces it with a marker."""
+    db = tmp_path / "fleet.sqlite"
+    fill(db, 3)
+    _marker(db).unlink()
+    os.mkfifo(_marker(db))
+    calls = _counting_checks(monkeypatch)
+    assert certgen(capsys, "fleet", "cohorts", "--fleet", str(db))[0] == 0
+    assert calls == [str(db)]
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(jsonl(line(certificate_id="NEW-1")))
+    assert certgen(capsys, "fleet", "import", str(rows), "--fleet", str(db))[0] == 0
+    assert _marker(db).is_file() and not _marker(db).is_fifo()

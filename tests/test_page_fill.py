@@ -71,6 +71,72 @@ def test_the_site_publishes_the_documents_measured(site: Path) -> None:
         assert sum(n.startswith(f"{lang}/explainers/") for n in names) >= 7
 
 
+PAGE_ONE = ("page1-grade", "page1-grade-end", "page1-issuer", "page1-issuer-end")
+"""The anchors (named destinations) around the page-1 contract's blocks in a certificate: the
+grade box (the badge and why it was given) and the issuer block (who issued it, and the
+verification address with a pointer to the QR code)."""
+
+WHY = {"en": "Why this grade", "ru": "Почему этот класс", "pt": "Por que esta classificação"}
+ISSUED_BY = {"en": "Issued by", "ru": "Кем выдан", "pt": "Emitido por"}
+
+
+def page_one_problems(path: Path, lang: str, cert: str) -> list[str]:
+    """What page 1 of a certificate PDF lacks of the page-1 contract: a block whose start or
+    end anchor is not on page 1, or a text page 1 does not say (the grade, "Why this grade",
+    "Issued by", the lab, the verification address)."""
+    import re
+
+    from pagekit import destinations, page_texts
+
+    where = destinations(path)
+    out = [f"{name} is on page {where[name][0]}" if name in where else f"{name} is missing"
+           for name in PAGE_ONE if where.get(name, (0, 0.0))[0] != 1]
+    first = re.sub(r"\s+", " ", page_texts(path)[0])
+    joined = first.replace(" ", "")  # an address may break across lines
+    grade = cert.split("-")[1]
+    for text in (grade, WHY[lang], ISSUED_BY[lang], "Sample Frame-Pacing Laboratory"):
+        if text not in first:
+            out.append(f"page 1 does not say {text!r}")
+    if f"/verify/{cert}/?sha256=" not in joined:
+        out.append("page 1 does not give the verification address")
+    return out
+
+
+def test_page_one_of_every_sample_certificate_holds_grade_reason_issuer_and_verification(
+        site: Path) -> None:
+    """Issue 39, the page-1 contract: in every language and sample, page 1 holds the grade
+    badge and the whole box saying why it was given, the whole "Issued by" block, and the
+    verification address with the pointer to the QR code (the published RU SILVER had its
+    grade on page 2; the RU GOLD grade box split across pages 2 and 3). Each block starts and
+    ends on page 1 (its anchors), and page 1's text says what the block should."""
+    found = {}
+    for path in sorted(site.glob("samples/*/certificate.*.pdf")):
+        lang, cert = path.name.split(".")[1], path.parent.name
+        found[(cert, lang)] = page_one_problems(path, lang, cert)
+    assert len(found) == 9 and {lang for _, lang in found} == {"en", "ru", "pt"}
+    assert {key: lines for key, lines in found.items() if lines} == {}
+
+
+def test_the_page_one_check_finds_a_grade_pushed_to_page_two(tmp_path: Path) -> None:
+    """The check on a PDF made for it: a tall specimen box pushes the grade box (kept whole)
+    to page 2, as it did on the RU SILVER sample; the issuer block is missing."""
+    import weasyprint
+
+    html = """<html lang="en"><head><style>@page { size: A4; margin: 50pt; }
+      .box { break-inside: avoid; height: 300pt; }</style></head><body>
+      <div style="height: 500pt">SPECIMEN</div>
+      <div class="box" id="page1-grade">SILVER Why this grade<div id="page1-grade-end"></div></div>
+      </body></html>"""
+    path = tmp_path / "certificate.en.pdf"
+    weasyprint.HTML(string=html).write_pdf(path)
+    assert page_one_problems(path, "en", "SAMPLE-SILVER-0003") == [
+        "page1-grade is on page 2", "page1-grade-end is on page 2", "page1-issuer is missing",
+        "page1-issuer-end is missing", "page 1 does not say 'SILVER'",
+        "page 1 does not say 'Why this grade'", "page 1 does not say 'Issued by'",
+        "page 1 does not say 'Sample Frame-Pacing Laboratory'",
+        "page 1 does not give the verification address"]
+
+
 def test_no_page_is_left_under_a_third_full_and_no_heading_or_row_is_left_alone(
         site: Path) -> None:
     found = {p.relative_to(site).as_posix(): problems(p) for p in documents(site)}

@@ -20,7 +20,8 @@ from typing import Final
 
 from certgen.errors import CalibrationError, RulesError
 from certgen.fleet import FleetStore
-from certgen.fleet.calibration import read_fleet, review
+from certgen.fleet.calibration import LeftOut, kept_cohorts, kept_pages, read_fleet, review
+from certgen.fleet.model import Withdrawn
 from certgen.model.calibration import CalibrationReview, CandidateReview, GradeChange
 from certgen.render.calibration import html_name, pdf_name, render_html, render_pdf
 from certgen.sop import MAX_RULES_BYTES, Rules, load_rules, parse_rules
@@ -58,20 +59,53 @@ def read_candidate(path: Path) -> Rules:
 
 
 def calibrate(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
-              candidates: Sequence[Rules] = ()) -> CalibrationReview:
+              candidates: Sequence[Rules] = (), revoked: Withdrawn | None = None
+              ) -> CalibrationReview:
     """Review the fleet at `fleet` (a file or a postgresql:// URL), read-only, in one snapshot."""
+    return calibrate_fleet(fleet, rules=rules, candidates=candidates, revoked=revoked)[0]
+
+
+def calibrate_fleet(fleet: str | os.PathLike[str], *, rules: Rules | None = None,
+                    candidates: Sequence[Rules] = (), revoked: Withdrawn | None = None
+                    ) -> tuple[CalibrationReview, LeftOut]:
+    """calibrate, and the certificates it left out: specimens, the ones `revoked` lists and
+    those sharing a capture with another certificate (certgen.fleet.calibration.kept_pages)."""
     current = rules or load_rules()
+    left = LeftOut()
     with FleetStore.open(fleet, readonly=True) as store, store.snapshot():
-        arrays = read_fleet(store.calibration_pages(), where=str(store.path))
-        sizes = store.cohorts()
+        shared = store.shared_captures()
+        arrays = read_fleet(kept_pages(store.calibration_pages(), revoked=revoked,
+                                       shared=shared, left=left), where=str(store.path))
+        sizes = kept_cohorts(store.cohorts(), left)
     if arrays.cards == 0:
-        raise CalibrationError("the fleet holds no certified card: nothing to review",
+        also = (f" (left out: {left_out_text(left)})" if left.certificates else "")
+        raise CalibrationError(f"the fleet holds no certified card: nothing to review{also}",
                                file=str(store.path))
     give_back_memory()  # the pages read, before the review's own arrays
     reviewed = review(arrays, sizes, current, candidates)
     del arrays  # all but the ids the changes name: given back before anything is rendered
     give_back_memory()
-    return reviewed
+    return reviewed, left
+
+
+LEFT_OUT_NAMED: Final = 5
+"""How many ids of each kind left_out_text names before "and N more"."""
+
+
+def left_out_text(left: LeftOut) -> str:
+    """What the review left out, in one line: `2 specimens (SAMPLE-GOLD-0002, …); 1 revoked
+    (…); 1 sharing a capture with another certificate (…)`."""
+    parts = []
+    for ids, one, many in ((left.specimen, "specimen", "specimens"),
+                           (left.revoked, "revoked", "revoked"),
+                           (left.shared, "sharing a capture with another certificate",
+                            "sharing a capture with another certificate")):
+        if not ids:
+            continue
+        named = ", ".join(ids[:LEFT_OUT_NAMED])
+        more = f" and {len(ids) - LEFT_OUT_NAMED} more" if len(ids) > LEFT_OUT_NAMED else ""
+        parts.append(f"{len(ids)} {one if len(ids) == 1 else many} ({named}{more})")
+    return "; ".join(parts)
 
 
 def give_back_memory() -> None:

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import yaml
 from pydantic_core import PydanticCustomError
@@ -140,9 +141,12 @@ def side_input(capture: Capture) -> SideInput:
 
 
 def build_comparison(before: Capture, after: Capture, *, description: LabText | None = None,
-                     settings: str | None = None) -> PairReport:
+                     settings: str | None = None, changed: frozenset[str] = frozenset(),
+                     files: tuple[str, str] | None = None) -> PairReport:
     """The report record of two captures: every figure, chart series and the CSV computed
-    here, so the renderer reads the record and a language only."""
+    here, so the renderer reads the record and a language only. `files`: how the report names
+    the two capture files (default: as read)."""
+    names = files or (before.source, after.source)
 
     weights = weights_of(load_rules())
     counted = {"before": compare.count_side(side_input(before)),
@@ -155,7 +159,7 @@ def build_comparison(before: Capture, after: Capture, *, description: LabText | 
         said = subject(capture)
         return PairSide(
             side=side, game=said["game"], card=said["card"], captured=said["captured"],
-            file=capture.source, format=capture.format,
+            file=names[0] if side == "before" else names[1], format=capture.format,
             interval_column=capture.interval_column,
             incomplete_reason=capture.incomplete_reason, warnings=tuple(capture.warnings),
             **asdict(counted[side].summary), lost_events=counted[side].lost_events_unplaced,
@@ -164,7 +168,7 @@ def build_comparison(before: Capture, after: Capture, *, description: LabText | 
 
     return PairReport(
         mode="pair",
-        compared=_compared([before], [after], description, settings),
+        compared=_compared([before], [after], description, settings, changed, names),
         sides=(side_of("before"), side_of("after")),
         floors=tuple(FloorRow(**asdict(f), difference=_fraction(f.difference_pct),
                               floor=_fraction(f.floor_pct)) for f in floors),
@@ -175,8 +179,68 @@ def build_comparison(before: Capture, after: Capture, *, description: LabText | 
     )
 
 
+CONFIGURATION: Final = ("game", "resolution", "api")
+"""What a before/after holds the same on both sides unless the user states it is the change
+(`--changed`): the game (else the process the capture read), and the resolution and graphics
+API where both sides' captures record them. A card, driver or system may differ: that is what
+a before/after usually compares."""
+
+_CONFIGURATION_WORDS: Final = {"game": "games", "resolution": "resolutions",
+                               "api": "graphics APIs"}
+
+
+def configuration(capture: Capture) -> dict[str, str | None]:
+    """What a capture records of its configuration (CONFIGURATION), as written."""
+    recorded = capture.recorded
+    group = capture.group
+    return {"game": recorded.game or (group.application if group is not None else None),
+            "resolution": recorded.resolution, "api": recorded.runtime}
+
+
+def _same(value: str) -> str:
+    return " ".join(value.split()).casefold()
+
+
+def check_one_configuration(befores: list[Capture], afters: list[Capture],
+                            changed: frozenset[str], files: tuple[str, str] | None = None
+                            ) -> tuple[str, ...]:
+    """Refuse captures that record two configurations (docs/spec/compare.md): each side must be
+    one, and the sides the same one but for what `changed` states. Returns the stated changes
+    the captures bear out (what differs), in CONFIGURATION order."""
+    differ = []
+    shown = files or (befores[0].source, afters[0].source)
+    for name in CONFIGURATION:
+        sides: dict[str, dict[str, str]] = {}
+        for side, captures in (("before", befores), ("after", afters)):
+            seen: dict[str, str] = {}
+            for capture in captures:
+                value = configuration(capture)[name]
+                if value:
+                    seen.setdefault(_same(value), value)
+            if len(seen) > 1:
+                first, second = list(seen.values())[:2]
+                raise CompareError(
+                    f"the {side} captures record different {_CONFIGURATION_WORDS[name]} "
+                    f"({_shown(first)}, {_shown(second)}); each side of a before/after is one "
+                    "configuration")
+            sides[side] = seen
+        before, after = sides["before"], sides["after"]
+        if not before or not after or before.keys() == after.keys():
+            continue
+        if name not in changed:
+            b, a = next(iter(before.values())), next(iter(after.values()))
+            raise CompareError(
+                f"the captures record different {_CONFIGURATION_WORDS[name]}: before "
+                f"{_shown(b)} ({shown[0]}), after {_shown(a)} ({shown[1]}); a "
+                "before/after compares one configuration: if that is the change, state it with "
+                f"--changed {name} (and say why with --description)")
+        differ.append(name)
+    return tuple(differ)
+
+
 def _compared(befores: list[Capture], afters: list[Capture], description: LabText | None,
-              settings: str | None) -> Compared:
+              settings: str | None, changed: frozenset[str] = frozenset(),
+              files: tuple[str, str] | None = None) -> Compared:
     """What the report names at its top: the change, the settings, and every distinct game,
     card and capture date the captures record (first and last date of a series), and what
     each side's own captures record (dates, drivers)."""
@@ -191,6 +255,7 @@ def _compared(befores: list[Capture], afters: list[Capture], description: LabTex
         last_captured=dates[-1] if dates else None,
         before=side_recorded(befores),
         after=side_recorded(afters),
+        changed=check_one_configuration(befores, afters, changed, files),
     )
 
 
@@ -392,7 +457,8 @@ TEXT_LANGUAGES = ("en", "ru", "pt")
 
 
 def build_series(series_path: Path, fmt: str | None, process: str | None,
-                 texts: dict[str, LabText] | None = None) -> SeriesReport:
+                 texts: dict[str, LabText] | None = None,
+                 changed: frozenset[str] = frozenset()) -> SeriesReport:
     """The report record of a paired series; `texts` (description, settings given as options)
     stand in for the series file's own, which may not state them as well."""
 
@@ -410,7 +476,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
         try:
             return p.relative_to(shown_base).as_posix()
         except ValueError:
-            return str(p)
+            return p.name  # never a path of the machine the report is made on
 
     if len(pairs) < compare.MIN_PAIRS:
         raise CompareError(
@@ -440,7 +506,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
     figures = compare.paired_series([(b.summary, a.summary) for b, a in counted_pairs], pilot)
     return SeriesReport(
         mode="series",
-        compared=_compared(runs[0::2], runs[1::2], own.get("description"), settings),
+        compared=_compared(runs[0::2], runs[1::2], own.get("description"), settings, changed),
         order=order,
         series_file=series_path.name,
         pairs=tuple(SeriesPair(index=i + 1, before=b.summary, after=a.summary)
@@ -459,7 +525,7 @@ def build_series(series_path: Path, fmt: str | None, process: str | None,
 def report_record(captures: list[Path], series: Path | None = None, *, fmt: str | None = None,
                  process: str | None = None, base: Path | None = None,
                  description: str | None = None, settings: str | None = None,
-                 description_lang: str = "en") -> ReportRecord:
+                 description_lang: str = "en", changed: Sequence[str] = ()) -> ReportRecord:
     """The report record of BEFORE AFTER, of one file holding both sides, or of a series file.
 
     With `base`, capture files are named relative to it on the report (the site's samples);
@@ -476,19 +542,46 @@ def report_record(captures: list[Path], series: Path | None = None, *, fmt: str 
                                  (("description", told), ("settings", shared))
                                  if value is not None}
 
-    def shown(p: Path) -> str | None:
-        return None if base is None else p.relative_to(base).as_posix()
+    stated = frozenset(changed)
+    unknown = sorted(stated - set(CONFIGURATION))
+    if unknown:
+        raise CompareError(f"expected one of {', '.join(CONFIGURATION)}, got {unknown[0]!r}",
+                           field="--changed")
+    # A document never prints a path of the machine it is made on: the captures are named
+    # relative to their common folder (the site's samples: to `base`); a refusal names the
+    # file as it was given.
+    names = _shown_names(captures, base)
+    given = [None if base is None else name for name in names]
 
     if series is not None:
-        return build_series(series, fmt, process, texts)
+        return build_series(series, fmt, process, texts, stated)
     if len(captures) == 2:
-        before = _one_run(captures[0], fmt, process, shown(captures[0]))
-        after = _one_run(captures[1], fmt, process, shown(captures[1]))
-        return build_comparison(before, after, description=told, settings=shared)
+        before = _one_run(captures[0], fmt, process, given[0])
+        after = _one_run(captures[1], fmt, process, given[1])
+        return build_comparison(before, after, description=told, settings=shared,
+                                changed=stated, files=(names[0], names[1]))
     if len(captures) == 1:
-        before, after = _two_sides(captures[0], fmt, process, shown(captures[0]))
-        return build_comparison(before, after, description=told, settings=shared)
+        before, after = _two_sides(captures[0], fmt, process, given[0])
+        return build_comparison(before, after, description=told, settings=shared,
+                                changed=stated, files=(names[0], names[0]))
     raise CompareError(f"expected two captures or one with both sides, got {len(captures)}")
+
+
+def _shown_names(captures: list[Path], base: Path | None) -> list[str]:
+    """How the report names each capture: relative to `base`; else as typed when every path
+    given is inside the current folder; else relative to the captures' common folder (one
+    capture: its file name). Never an absolute path, nor one climbing out with `..`."""
+    if not captures:
+        return []
+    if base is not None:
+        return [p.relative_to(base).as_posix() for p in captures]
+    if all(not p.is_absolute() and ".." not in p.parts for p in captures):
+        return [p.as_posix() for p in captures]  # as typed, inside the current folder
+    full = [Path(os.path.abspath(p)) for p in captures]
+    if len(full) == 1:
+        return [full[0].name]
+    common = Path(os.path.commonpath([str(p.parent) for p in full]))
+    return [p.relative_to(common).as_posix() for p in full]
 
 
 def series_csv(counted_pairs: list[tuple[CountedSide, CountedSide]]) -> str:
@@ -552,10 +645,10 @@ def build_report(captures: list[Path], out: Path, langs: list[str], *,
                  series: Path | None = None, fmt: str | None = None, process: str | None = None,
                  date: dt.date | None = None, base: Path | None = None,
                  description: str | None = None, settings: str | None = None,
-                 description_lang: str = "en") -> list[str]:
+                 description_lang: str = "en", changed: Sequence[str] = ()) -> list[str]:
     """The whole report of BEFORE AFTER, one file with both sides, or a series file, written
     into `out`; returns the file names written (manifest.json last, not listed)."""
     record = report_record(captures, series, fmt=fmt, process=process, base=base,
                            description=description, settings=settings,
-                           description_lang=description_lang)
+                           description_lang=description_lang, changed=changed)
     return write_report(record, out, langs, date)

@@ -15,8 +15,14 @@ from pathlib import Path
 
 import click
 
-from certgen.builders.calibration import calibrate, read_candidate, write_calibration
+from certgen.builders.calibration import (
+    calibrate_fleet,
+    left_out_text,
+    read_candidate,
+    write_calibration,
+)
 from certgen.commands.compare import parse_langs
+from certgen.commands.fleet import revocations_option, withdrawn
 from certgen.fleet import fleet_path
 from certgen.sop import DEFAULT_SOP, load_rules
 
@@ -35,19 +41,26 @@ from certgen.sop import DEFAULT_SOP, load_rules
               help="The SOP whose thresholds are reviewed.")
 @click.option("--lang", "lang", default="en", show_default=True,
               help="Report languages, comma-separated (en, ru, pt).")
+@revocations_option
 def command(fleet: str | None, out: Path, candidates: tuple[Path, ...], sop: str,
-            lang: str) -> None:
+            lang: str, revocations: str | None) -> None:
     """The fleet calibration review of the SOP's thresholds (grade lines, Soft Limit,
-    weights, ranking minimum), with any candidate rules versions re-graded beside them."""
+    weights, ranking minimum), with any candidate rules versions re-graded beside them.
+
+    Left out of the review, and said so on stderr: specimens (SAMPLE- ids), the certificates
+    --revocations revokes, and certificates sharing a capture with another one."""
     langs = parse_langs(lang)
     rules = load_rules(sop)
     proposed = [read_candidate(path) for path in candidates]
+    revoked = withdrawn(revocations)
     location = fleet_path(fleet)
     # Progress on a terminal only: a refusal stays the one line on stderr scripts read.
     progress = sys.stderr.isatty()
     if progress:
         click.echo("reviewing the fleet (read-only, one snapshot) …", err=True)
-    review = calibrate(location, rules=rules, candidates=proposed)
+    review, left = calibrate_fleet(location, rules=rules, candidates=proposed, revoked=revoked)
+    if left.certificates:
+        click.echo(f"left out of the review: {left_out_text(left)}", err=True)
     if progress:
         click.echo(f"{review.cards} certified cards, {review.runs} runs; rendering "
                    f"{', '.join(langs)}", err=True)

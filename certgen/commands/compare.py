@@ -55,12 +55,19 @@ def parse_langs(value: str) -> list[str]:
               type=click.Choice(["en", "ru", "pt"]),
               help="The language --description is written in: a report in another language "
                    "marks it as written in this one.")
+@click.option("--changed", "changed", multiple=True,
+              type=click.Choice(["game", "resolution", "api"]),
+              help="What changed between the sides that the captures record: the game (or "
+                   "the process read), the resolution or the graphics API. Without it, captures "
+                   "that record different ones are refused (a before/after compares one "
+                   "configuration). Repeatable; the report names it.")
 @click.option("--settings", "settings", default=None,
               help="The game settings both sides share, e.g. '2560x1440, Ultra' (plain text, at "
                    "most 200 characters).")
 def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | None,
             fmt: str | None, process: str | None, date: dt.datetime | None,
-            description: str | None, description_lang: str, settings: str | None) -> None:
+            description: str | None, description_lang: str, changed: tuple[str, ...],
+            settings: str | None) -> None:
     """Before/after report with a noise floor: BEFORE AFTER, one CSV with both sides, or --series.
 
     \b
@@ -88,7 +95,7 @@ def command(captures: tuple[Path, ...], out: Path, lang: str, series: Path | Non
 
     written = build_report(list(captures), out, langs, series=series, fmt=fmt, process=process,
                            date=when, description=description, settings=settings,
-                           description_lang=description_lang)
+                           description_lang=description_lang, changed=changed)
     for name in written:
         click.echo(str(out / name))
 

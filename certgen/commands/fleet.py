@@ -19,8 +19,10 @@ import click
 from certgen.errors import CertgenError, FleetError
 from certgen.fleet import SCHEMA_VERSION, FleetStore, fleet_path, record_source
 from certgen.fleet import lock_timeout as timeout_of
+from certgen.fleet.model import Withdrawn
 from certgen.pipeline import make_record
 from certgen.record import dump_record, load_record
+from certgen.verify import load_revocations
 
 if TYPE_CHECKING:
     from certgen.fleet import FleetStore
@@ -45,6 +47,28 @@ def _fleet_option(f: _Command) -> _Command:
                      metavar="SECONDS", help=LOCK_HELP)(f)
     return click.option("--fleet", "fleet", type=click.Path(dir_okay=False), default=None,
                         metavar="DB", help=FLEET_HELP)(f)
+
+
+REVOCATIONS_HELP = (
+    "The lab's revocations.yaml, or its registry's verify/index.json (a saved copy of the "
+    "published one), as `certgen verify --revocations` reads it: a certificate it revokes is "
+    "kept out."
+)
+
+
+def revocations_option(f: _Command) -> _Command:
+    """--revocations FILE, the same option on `fleet add` and `calibrate`."""
+    return click.option("--revocations", "revocations", type=click.Path(dir_okay=False),
+                        default=None, metavar="FILE", help=REVOCATIONS_HELP)(f)
+
+
+def withdrawn(path: str | None) -> Withdrawn | None:
+    """--revocations read (None when not given): a file that is neither form is refused in one
+    line naming it, before the fleet is opened."""
+    if path is None:
+        return None
+    listed = load_revocations(path)
+    return Withdrawn(dates={item.id: item.date for item in listed}, source=path)
 
 
 @contextmanager
@@ -95,16 +119,21 @@ def _load_input(path: Path) -> tuple[Record, str, str]:
 @click.option("--replace", is_flag=True,
               help="Overwrite runs already in the fleet under the same certificate id whose "
                    "figures differ (by default such a conflict is refused).")
+@revocations_option
 @click.argument("inputs", nargs=-1, required=True, metavar="BUNDLE_OR_RECORD...",
                 type=click.Path(path_type=Path))
-def add(fleet: str | None, lock_timeout: float | None, replace: bool,
+def add(fleet: str | None, lock_timeout: float | None, replace: bool, revocations: str | None,
         inputs: Sequence[Path]) -> None:
     """Add certified records (record.json, a build folder, or a bundle) to the fleet.
 
-    Idempotent: a certificate already in the fleet is not counted twice. Draft or refused
-    certificates do not enter. Every input is tried; any refusal makes the exit status 1.
+    Idempotent: a certificate already in the fleet is not counted twice. Kept out, one line
+    each: draft or refused certificates, specimens (SAMPLE- ids: no card was measured), the
+    certificates --revocations revokes, and a certificate whose capture (same SHA-256) is
+    already behind another certificate. Every input is tried; any refusal makes the exit
+    status 1.
     """
     added = skipped = failed = 0
+    revoked = withdrawn(revocations)
     with _open(fleet, lock_timeout, readonly=False) as store:
         show = len(inputs) > 1 and sys.stderr.isatty()
         with click.progressbar(inputs, label="adding", file=sys.stderr,
@@ -112,7 +141,8 @@ def add(fleet: str | None, lock_timeout: float | None, replace: bool,
             for path in bar:
                 try:
                     record, source, where = _load_input(path)
-                    a, s = store.add_record(record, source=source, replace=replace, where=where)
+                    a, s = store.add_record(record, source=source, replace=replace, where=where,
+                                            revoked=revoked)
                 except CertgenError as exc:
                     failed += 1
                     click.echo(f"certgen: {exc}", err=True)

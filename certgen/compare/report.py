@@ -45,6 +45,9 @@ class Compared:
     last_captured: str | None
     before: SideRecorded
     after: SideRecorded
+    changed: tuple[str, ...] = ()
+    """What the user stated changed between the sides (`compare --changed`: game, resolution,
+    api), among what the captures record differently; empty when they record one configuration."""
 
 
 @dataclass(frozen=True)

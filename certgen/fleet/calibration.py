@@ -27,8 +27,9 @@ Nothing here touches the disk; certgen.builders.calibration writes the report.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.errors import CalibrationError, FleetError
-from certgen.fleet.model import METRIC_RANGES, _bound, _shown
+from certgen.fleet.model import METRIC_RANGES, Withdrawn, _bound, _shown, is_specimen_id
 from certgen.fleet.store import _stored_shown
 from certgen.metrics.figures import fluidity_score
 from certgen.model import Weights
@@ -152,6 +153,69 @@ class FleetArrays:
 
     def card_id(self, index: int) -> str:
         return self.ids[int(self.offsets[index]):int(self.offsets[index + 1])].decode("utf-8")
+
+
+@dataclass
+class LeftOut:
+    """The certificates the review leaves out of the fleet it reads, by why (issue 39): each
+    id once, in fleet order, and the runs taken from each cohort (by Cohort.key())."""
+
+    specimen: list[str] = field(default_factory=list)
+    revoked: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+    """Certificates whose capture is also behind another certificate."""
+    runs: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def certificates(self) -> int:
+        return len(self.specimen) + len(self.revoked) + len(self.shared)
+
+
+def kept_pages(pages: Iterable[Sequence[tuple[Any, ...]]], *, revoked: Withdrawn | None,
+               shared: Mapping[str, str], left: LeftOut
+               ) -> Iterator[Sequence[tuple[Any, ...]]]:
+    """calibration_pages without the runs of specimens (SAMPLE- ids), of the certificates
+    `revoked` lists and of those sharing a capture with another certificate (`shared`): none
+    of them is a measured, standing certificate. What is dropped is noted in `left`."""
+    dates: Mapping[str, str] = {} if revoked is None else revoked.dates
+    last: str | None = None
+    why: list[str] | None = None
+    for page in pages:
+        kept: list[tuple[Any, ...]] = []
+        for row in page:
+            cert = row[0]
+            if cert != last:
+                last = cert
+                why = None
+                if isinstance(cert, str):
+                    if is_specimen_id(cert):
+                        why = left.specimen
+                    elif cert in dates:
+                        why = left.revoked
+                    elif cert in shared:
+                        why = left.shared
+                    if why is not None:
+                        why.append(cert)
+            if why is None:
+                kept.append(row)
+            else:
+                left.runs[str(row[3])] += 1
+        if len(kept) == len(page):
+            yield page
+        elif kept:
+            yield kept
+
+
+def kept_cohorts(sizes: Sequence[tuple[Cohort, int]], left: LeftOut
+                 ) -> list[tuple[Cohort, int]]:
+    """The cohort sizes without the runs the review left out (cohorts left empty dropped), in
+    FleetStore.cohorts's order (largest first, then by configuration)."""
+    if not left.runs:
+        return list(sizes)
+    from_store = {c.key(): i for i, (c, _) in enumerate(sizes)}
+    out = [(c, n - left.runs.get(c.key(), 0)) for c, n in sizes]
+    return sorted([(c, n) for c, n in out if n > 0],
+                  key=lambda cn: (-cn[1], from_store[cn[0].key()]))
 
 
 def read_fleet(pages: Iterable[Sequence[tuple[Any, ...]]], *, where: str = "the fleet"

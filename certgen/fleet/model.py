@@ -421,6 +421,9 @@ def field_errors(obj: Mapping[str, object]) -> list[tuple[str, str]]:
         text(key)
     for key in _NULLABLE_TEXT_KEYS:
         text(key, nullable=True)
+    cert = obj.get("certificate_id")
+    if isinstance(cert, str) and is_specimen_id(cert):
+        errors.append(("certificate_id", SPECIMEN_REFUSAL))
     if "issued" in obj:
         v = obj["issued"]
         if v is not None and (not isinstance(v, str) or not _calendar_date(v)):
@@ -497,6 +500,8 @@ def _plainly_valid(obj: Mapping[str, object]) -> TypeGuard[RowObject]:
         if not _fast_text(obj[key], CERTIFICATE_ID_LIMIT if key == "certificate_id" else
                           NAME_LIMIT):
             return False
+    if is_specimen_id(cast("str", obj["certificate_id"])):
+        return False
     mode = obj["upscaler_mode"]
     if mode is not None and not _fast_text(mode, NAME_LIMIT):
         return False
@@ -564,6 +569,10 @@ def runs_from_record(record: Record, *, source: str, where: str = "record.json")
     if not record.status.issuable or record.status.draft:
         raise FleetError(f"certificate {cert_id} is not issuable (a draft or refused "
                          "certificate); only issued certificates enter the fleet", file=where)
+    if record.status.specimen or is_specimen_id(cert_id):
+        raise FleetError(f"certificate {_shown(cert_id)} is a specimen (a sample laboratory's "
+                         "certificate; no card was measured for it); a specimen never enters "
+                         "the fleet", file=where)
     out: list[FleetRun] = []
     for pos, run in enumerate(record.runs):
         if run.status != "recorded":
@@ -588,6 +597,58 @@ def runs_from_record(record: Record, *, source: str, where: str = "record.json")
             raise FleetError(problem, file=where, field=record_path.get(field, f"{path}.{field}"))
         out.append(_row_from_mapping(valid_row(obj)))
     return out
+
+
+SPECIMEN_PREFIX: Final = "SAMPLE-"
+"""A certificate id beginning with this is a specimen (the pipeline refuses it under a lab
+profile that is not a sample): no card was measured for it, so the fleet never holds it."""
+
+SPECIMEN_REFUSAL: Final = ("a specimen certificate (an id beginning SAMPLE-: no card was "
+                           "measured for it) never enters the fleet")
+
+
+def is_specimen_id(certificate_id: str) -> bool:
+    """True for a specimen's certificate id (SPECIMEN_PREFIX)."""
+    return certificate_id.startswith(SPECIMEN_PREFIX)
+
+
+class CaptureUse(NamedTuple):
+    """One capture file behind a certificate: its SHA-256, the certificate and the file's path
+    inside the bundle (what a refusal names)."""
+
+    sha256: str
+    certificate_id: str
+    file: str
+
+
+def captures_of(record: Record) -> list[CaptureUse]:
+    """The capture files of a record's recorded runs, each SHA-256 once (in SHA-256 order); a
+    capture archived as a first capture counts too, since it is a capture of the same card."""
+    found: dict[str, str] = {}
+    for run in record.runs:
+        if run.capture is not None:
+            found.setdefault(run.capture.sha256, run.capture.file)
+        first = run.first_capture
+        if first is not None and first.sha256_actual:
+            found.setdefault(first.sha256_actual, first.file)
+    return [CaptureUse(sha, record.certificate.id, found[sha]) for sha in sorted(found)]
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    """The certificates a laboratory has revoked (its revocations.yaml or its registry's
+    index.json): id -> the day it was withdrawn, and the list's name (what a refusal names)."""
+
+    dates: Mapping[str, str]
+    source: str
+
+    def why(self, certificate_id: str) -> str | None:
+        """The refusal's words for a revoked certificate, or None when it is not revoked."""
+        day = self.dates.get(certificate_id)
+        if day is None:
+            return None
+        return (f"certificate {_shown(certificate_id)} was revoked on {day} ({self.source}); a "
+                "revoked certificate never enters the fleet or its calibration")
 
 
 def record_source(data: bytes) -> str:

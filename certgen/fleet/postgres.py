@@ -109,6 +109,14 @@ MIGRATIONS: Final[tuple[tuple[str | Callable[[Connection], None], ...], ...]] = 
         """,
         _fill_aggregates_pg,
     ),
+    (f"""
+    CREATE TABLE captures (
+        sha256         {_TEXT} NOT NULL,
+        certificate_id {_TEXT} NOT NULL,
+        file           {_TEXT} NOT NULL,
+        PRIMARY KEY (sha256, certificate_id)
+    )
+    """,),
 )
 """The PostgreSQL form of each schema step (same count and meaning as the SQLite steps)."""
 

@@ -165,6 +165,16 @@ MIGRATIONS: Final[tuple[tuple[Migration, ...], ...]] = (
         """,
         _fill_aggregates_sqlite,
     ),
+    # 4: the capture files behind each certificate (issue 39), so that one capture never
+    # certifies two certificates; keyed by SHA-256 first, so the check is an index lookup.
+    ("""
+    CREATE TABLE captures (
+        sha256         TEXT NOT NULL,
+        certificate_id TEXT NOT NULL,
+        file           TEXT NOT NULL,
+        PRIMARY KEY (sha256, certificate_id)
+    )
+    """,),
 )
 """Ordered schema steps (SQL, or a function for data the SQL cannot derive exactly);
 PRAGMA user_version = how many of them a file has applied. Never edit a released step: append.

@@ -26,6 +26,7 @@ import math
 import os
 import sqlite3
 import stat
+import sys
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -40,12 +41,15 @@ from certgen.fleet.model import (
     METRIC_NAMES,
     METRIC_RANGES,
     RANKED_METRICS,
+    CaptureUse,
     CohortSums,
     FleetRun,
+    Withdrawn,
     _bound,
     _describe,
     _dump_line,
     _shown,
+    captures_of,
     exact_scaled,
     exact_scaled_square,
     is_server_url,
@@ -82,7 +86,7 @@ from certgen.model import Rank, Ranks, RunMetrics
 from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.sop import load_rules
-from certgen.support.untrusted import escape_invisible, shorten
+from certgen.support.untrusted import UnreadableInput, escape_invisible, read_limited, shorten
 
 if TYPE_CHECKING:
     import psycopg
@@ -194,7 +198,7 @@ def _sqlite_error(exc: sqlite3.Error, where: str, timeout: float) -> FleetError:
     return FleetError(f"{cause} ({detail})", file=where)
 
 
-_CHECKED: set[tuple[int, int, int, int, int]] = set()
+_CHECKED: set[State] = set()
 """The SQLite fleet files this process has found whole, as (device, inode, size, mtime,
 ctime) at the check. A process-wide memo, on purpose: PRAGMA quick_check reads every page (0.76 s
 on a 1M-run fleet, docs/limits.md), and a batch build opens the fleet once per bundle. Any write
@@ -206,13 +210,126 @@ RACY_NS: Final = 1_000_000_000
 """A file state younger than this (ns) at its check is not remembered in _CHECKED."""
 
 
-def _file_state(path: Path) -> tuple[int, int, int, int, int] | None:
+def _file_state(path: Path) -> State | None:
     """What _CHECKED remembers of a file (None: stat failed; the file is then always checked)."""
     try:
         st = path.stat()
     except OSError:
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+State = tuple[int, int, int, int, int]
+"""A file's (device, inode, size, mtime_ns, ctime_ns): what the verified-state marker and
+_CHECKED hold."""
+
+VERIFIED_SUFFIX: Final = "-certgen-verified"
+"""The verified-state marker beside an SQLite fleet (`fleet.sqlite-certgen-verified`): the
+file state in which the fleet was last found whole, by the integrity check of a write command
+or by certgen's own write to a file it knew whole. Read by every command; written only by the
+commands that write to the fleet (a read-only command never writes beside the fleet)."""
+
+_MARKER_HEAD: Final = "certgen fleet verified 1"
+_MARKER_LIMIT: Final = 256
+
+
+def _marker_path(path: Path) -> Path:
+    return path.with_name(path.name + VERIFIED_SUFFIX)
+
+
+def _read_marker(path: Path) -> State | None:
+    """The state the marker vouches for, or None (no marker, or one certgen did not write)."""
+    try:
+        # A regular file only: a FIFO put there must not block every command.
+        text = read_limited(_marker_path(path), limit=_MARKER_LIMIT,
+                            what="a fleet marker").decode("ascii")
+    except (UnreadableInput, UnicodeDecodeError):
+        return None
+    head, _, rest = text.partition("\n")
+    fields = rest.split()
+    if head != _MARKER_HEAD or len(fields) != 5 or len(text) > _MARKER_LIMIT:
+        return None
+    try:
+        dev, ino, size, mtime, ctime = (int(f) for f in fields)
+    except ValueError:
+        return None
+    return (dev, ino, size, mtime, ctime)
+
+
+def _write_marker(path: Path, state: State | None) -> None:
+    """Vouch for `state` (None: remove the marker), atomically (a temp file renamed over it).
+    A marker that cannot be written is no error: the next command checks the file instead."""
+    marker = _marker_path(path)
+    if state is None:
+        try:
+            marker.unlink()
+        except OSError:
+            pass
+        return
+    tmp = marker.with_name(f".{marker.name}.{os.getpid()}.tmp")
+    data = f"{_MARKER_HEAD}\n{' '.join(map(str, state))}\n".encode("ascii")
+    try:
+        # A new file of our own (never through a link someone left there), renamed over it.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, marker)
+    except FileExistsError:
+        return  # another process of the same id's leftover: the next command checks instead
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _stamp_clock() -> int:
+    """Now, on the clock the kernel stamps file times with (Linux: the coarse real-time clock,
+    which lags the fine one by up to a tick); elsewhere now less RACY_NS, so that only a file
+    unchanged for a second counts as settled."""
+    # Python names no CLOCK_REALTIME_COARSE; Linux's is clock id 5 (linux/time.h).
+    coarse = getattr(time, "CLOCK_REALTIME_COARSE", 5 if sys.platform == "linux" else None)
+    if coarse is None:
+        return time.time_ns() - RACY_NS
+    return time.clock_gettime_ns(coarse)
+
+
+_COARSE_FS_NS: Final = 1_000_000
+"""File times that are whole multiples of this (a millisecond) come from a file system that
+keeps coarse times (FAT's 2 s, HFS+'s 1 s): there a state is settled only after RACY_NS."""
+
+
+def _settled(state: State, clock: int) -> bool:
+    """Whether any change to the file after `clock` (read before `state` was taken) must give
+    it another state: the clock has passed its file times, so a later change stamps a later
+    time (ctime cannot be set back). "Racily clean" otherwise, as _CHECKED's rule."""
+    newest = max(state[3], state[4])
+    if state[3] % _COARSE_FS_NS == 0 and state[4] % _COARSE_FS_NS == 0:
+        return newest < clock - RACY_NS
+    return newest < clock
+
+
+SETTLE_WAIT_S: Final = 0.1
+"""How long a write waits for the clock to pass the file's new times before it vouches for
+them (a tick: 1 to 10 ms on Linux); past it the marker is removed and the next command checks."""
+
+
+def _settled_state(path: Path) -> State | None:
+    """The file's state once settled (see _settled), or None within SETTLE_WAIT_S."""
+    deadline = time.monotonic() + SETTLE_WAIT_S
+    while True:
+        clock = _stamp_clock()
+        state = _file_state(path)
+        if state is None:
+            return None
+        if _settled(state, clock):
+            return state
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.002)
 
 
 def _damage_found(problems: Sequence[str]) -> str | None:
@@ -313,6 +430,9 @@ class FleetStore:
         """Seconds a write waits for another writer's lock before giving up."""
         self.found_version = SCHEMA_VERSION
         """The schema version the database had when opened (before any migration)."""
+        self._whole: State | None = None
+        """The SQLite file's state when this store last knew it whole (checked, vouched for by
+        the marker, or just written by it from a whole state); None when it does not know."""
         self._q = _marks(mark)
         self._mark = mark
 
@@ -383,11 +503,15 @@ class FleetStore:
         refused, never given certgen's tables. A damaged file is refused before anything reads
         or writes it (_check_pages, _check_counts). `conn` is the store's own connection."""
         where = str(self.path)
+        path = Path(self.path)
         self._acquire(lambda: conn.execute("PRAGMA user_version").fetchone())
-        state = _file_state(Path(self.path))
-        checked = state is not None and state in _CHECKED
+        clock = _stamp_clock()
+        state = _file_state(path)
+        # Found whole before, in this state: by this process (_CHECKED), or by a command that
+        # writes to the fleet (the marker). Any change since, by anything, changes the state.
+        trusted = state is not None and (state in _CHECKED or _read_marker(path) == state)
         started = time.time_ns()
-        if not checked:
+        if not trusted:
             _check_pages(conn, where)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         names = sorted(str(name) for (name,) in conn.execute(
@@ -407,13 +531,46 @@ class FleetStore:
         else:
             self.found_version = migrate(conn, where=where, begin=lambda: self._acquire(
                 lambda: conn.execute("BEGIN IMMEDIATE"), write=True))
-        if not checked:
-            _check_counts(conn, where)
-            # A file changed less than a second before the check is not remembered: file times
-            # are kept at a clock tick's resolution, so a change made within the same tick as
-            # the one checked could leave the same state (git's "racily clean" index entries).
-            if state is not None and max(state[3], state[4]) < started - RACY_NS:
-                _CHECKED.add(state)
+            if self.found_version < SCHEMA_VERSION:
+                # Our migration changed the file: what is checked and vouched for is the state
+                # after it, once the clock has passed its times (a tick).
+                state, trusted = _settled_state(path), False
+                clock, started = _stamp_clock(), time.time_ns()
+                _check_pages(conn, where)
+        if trusted:
+            self._whole = state
+            return
+        _check_counts(conn, where)
+        # A file changed less than a second before the check is not remembered: file times
+        # are kept at a clock tick's resolution, so a change made within the same tick as
+        # the one checked could leave the same state (git's "racily clean" index entries).
+        if state is not None and max(state[3], state[4]) < started - RACY_NS:
+            _CHECKED.add(state)
+        # The state checked, if nothing changed it meanwhile and no later change could keep it.
+        if state is not None and _file_state(path) == state and _settled(state, clock):
+            self._whole = state
+            if not self.readonly:
+                _write_marker(path, state)
+
+    def _whole_now(self) -> bool:
+        """Inside a write transaction (no other certgen writer can commit): whether the file
+        is still in a state found whole (this store's, or the marker's: another certgen
+        writer's since)."""
+        if self.backend != "sqlite":
+            return False
+        state = _file_state(Path(self.path))
+        return state is not None and (state == self._whole or state == _read_marker(
+            Path(self.path)))
+
+    def _written(self, was_whole: bool) -> None:
+        """After a committed write: certgen's own transaction on a whole file leaves it whole,
+        so the marker vouches for the new state (once settled); otherwise it is removed and
+        the next command checks the file."""
+        if self.backend != "sqlite":
+            return
+        path = Path(self.path)
+        self._whole = _settled_state(path) if was_whole else None
+        _write_marker(path, self._whole)
 
     def close(self) -> None:
         """Close the connection."""
@@ -543,27 +700,35 @@ class FleetStore:
 
     def add_record(
         self, record: Record, *, source: str | None = None, replace: bool = False,
-        where: str = "record.json",
+        where: str = "record.json", revoked: Withdrawn | None = None,
     ) -> tuple[int, int]:
         """Add a certificate record's recorded runs; return (added, skipped).
 
         source defaults to the SHA-256 of the record's canonical JSON; the CLI passes the SHA-256
-        of the record.json bytes it read.
+        of the record.json bytes it read. Kept out, each with one line naming it: a draft or
+        refused certificate, a specimen (runs_from_record), a certificate `revoked` lists, and
+        one whose capture files are already behind another certificate in the fleet.
         """
         if source is None:
             canonical = json.dumps(record_json(record), ensure_ascii=False,
                                    sort_keys=True).encode("utf-8")
             source = record_source(canonical)
         rows = runs_from_record(record, source=source, where=where)
-        return self.add_runs(rows, replace=replace, where=where)
+        why = None if revoked is None else revoked.why(record.certificate.id)
+        if why is not None:
+            raise FleetError(why, file=where)
+        return self.add_runs(rows, replace=replace, where=where, captures=captures_of(record))
 
     def add_runs(
-        self, rows: Sequence[FleetRun], *, replace: bool = False, where: str = "fleet"
+        self, rows: Sequence[FleetRun], *, replace: bool = False, where: str = "fleet",
+        captures: Sequence[CaptureUse] = (),
     ) -> tuple[int, int]:
         """Insert rows in one transaction; identical rows are skipped, conflicting ones refused.
 
         Every row is checked as an imported line is (ranges and closed sets); any invalid row
-        writes nothing: `where: certificate ID run N: field: problem`, one per problem."""
+        writes nothing: `where: certificate ID run N: field: problem`, one per problem.
+        captures: the capture files behind the rows' certificate; one already behind another
+        certificate of the fleet refuses the whole call (the same certificate may come again)."""
         rows = list(rows)
         problems = [f"{where}: certificate {_shown(r.certificate_id)} run {r.run_index}: "
                     f"{field}: {problem}" for r in rows for field, problem in row_errors(r)]
@@ -573,15 +738,62 @@ class FleetStore:
         with self._errors():
             self._begin_write()
             try:
+                was_whole = self._whole_now()
+                self._check_captures(captures, where)
                 added, skipped, conflict = self._write_batch(rows, replace, where, delta)
                 if conflict is not None:
                     raise conflict
+                self._keep_captures(captures, replace=replace)
                 delta.flush(self._conn, self._mark)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
+        self._written(was_whole)
         return added, skipped
+
+    def _check_captures(self, captures: Sequence[CaptureUse], where: str) -> None:
+        """Refuse a capture already behind another certificate (inside the write transaction,
+        so two writers cannot both pass): one index lookup per capture."""
+        for use in captures:
+            found = self._execute(
+                "SELECT certificate_id, file FROM captures WHERE sha256 = ? AND "
+                "certificate_id <> ? ORDER BY certificate_id LIMIT 1",
+                (use.sha256, use.certificate_id)).fetchone()
+            if found is not None:
+                raise FleetError(
+                    f"certificate {_shown(use.certificate_id)}: capture {_shown(use.file)} "
+                    f"(SHA-256 {use.sha256}) is already in the fleet behind certificate "
+                    f"{_shown(str(found[0]))} ({_shown(str(found[1]))}); one capture never "
+                    "certifies two certificates", file=where)
+
+    def _keep_captures(self, captures: Sequence[CaptureUse], *, replace: bool) -> None:
+        if not captures:
+            return
+        if replace:  # the certificate's captures are the ones of the record given now
+            for cert in sorted({use.certificate_id for use in captures}):
+                self._execute("DELETE FROM captures WHERE certificate_id = ?", (cert,))
+        known = {(str(sha), str(cert)) for sha, cert in self._execute(
+            "SELECT sha256, certificate_id FROM captures WHERE certificate_id = ?",
+            (captures[0].certificate_id,)).fetchall()}
+        new = [tuple(use) for use in captures if (use.sha256, use.certificate_id) not in known]
+        if new:
+            self._executemany("INSERT INTO captures (sha256, certificate_id, file) "
+                              "VALUES (?, ?, ?)", new)
+
+    def shared_captures(self) -> dict[str, str]:
+        """Certificates of the fleet whose capture is also behind another certificate (a fleet
+        written before captures were recorded cannot say): certificate id -> the other one.
+        add_record never lets this happen; the calibration review leaves such cards out."""
+        out: dict[str, str] = {}
+        with self._reading():
+            found = self._execute(
+                "SELECT a.certificate_id, b.certificate_id FROM captures a JOIN captures b "
+                "ON a.sha256 = b.sha256 AND a.certificate_id <> b.certificate_id "
+                "ORDER BY a.certificate_id, b.certificate_id").fetchall()
+        for mine, other in found:
+            out.setdefault(str(mine), str(other))
+        return out
 
     def _existing(self, rows: Sequence[FleetRun]) -> dict[tuple[str, int], FleetRun]:
         ids = sorted({r.certificate_id for r in rows})
@@ -654,6 +866,7 @@ class FleetStore:
             # a fixed bound, whatever the file's size.
             self._conn.execute("PRAGMA cache_size = -65536")
         self._begin_write()
+        was_whole = self._whole_now()
         try:
             self._execute("CREATE TEMP TABLE import_seen (certificate_id TEXT NOT NULL, "
                           "run_index INTEGER NOT NULL, line INTEGER NOT NULL, "
@@ -693,6 +906,7 @@ class FleetStore:
             delta.flush(self._conn, self._mark)
             self._execute("DROP TABLE import_seen")
             self._conn.execute("COMMIT")
+            self._written(was_whole)
         except BaseException:
             self._rollback()
             if self.backend == "sqlite":

@@ -426,10 +426,10 @@ def extract_certificate_messages() -> list[tuple[str, str | None]]:
 
     found: set[tuple[str, str | None]] = set()
     package = Path(__file__).resolve().parent.parent
-    # The certificate's partials (templates/partials/certificate-*.html.j2) belong in it too.
-    partials = tuple(("templates", f"partials/{p.name}") for p in
-                     sorted((templates_dir() / "partials").glob("certificate-*.html.j2")))
-    for kind, name in CERTIFICATE_SOURCES + partials:
+    # The certificate's partials (templates/partials/certificate-*.html.j2) belong to it too.
+    partials = [("templates", path.relative_to(templates_dir()).as_posix()) for path in
+                sorted((templates_dir() / "partials").glob("certificate*.html.j2"))]
+    for kind, name in [*CERTIFICATE_SOURCES, *partials]:
         if kind == "templates":
             path = templates_dir() / name
             method = "jinja2.ext:babel_extract"
