@@ -32,6 +32,7 @@ from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
+from certgen.captures.presentmon import SENSOR_COLUMNS
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
 from certgen.support.untrusted import shorten
@@ -116,6 +117,14 @@ MIN_FRAME_TIME_MS = 1e-6
 """Smallest positive frame time (1 ns): below it 1000 / t overflows (denormals such as 5e-324)."""
 
 
+POWER_COLUMNS = SENSOR_COLUMNS[:4]
+"""FrameView's power columns (W), as certgen.metrics.measured reads them."""
+MIN_POWER_W = 1e-3
+"""Smallest power reading above 0 W: FPS per watt divides by it (5e-324 W made it infinite)."""
+MAX_POWER_W = 1e5
+"""Largest power reading (100 kW, far beyond any GPU system)."""
+
+
 def check_frame_times(capture: Capture, name: str) -> None:
     """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time (or a
     measured latency or animation error) outside the documented range (docs/limits.md), naming
@@ -139,6 +148,16 @@ def check_frame_times(capture: Capture, name: str) -> None:
     # What the tool measured beside the intervals (latency, animation error) is summed and
     # sorted too: the same bound keeps those sums finite (NaN, no value, compares false).
     for column, values in capture.measured:
+        if column in POWER_COLUMNS:
+            # 0 W or below is no reading; a reading is divided by (FPS per watt).
+            odd = np.flatnonzero((values > 0.0) & ((values < MIN_POWER_W) | (values > MAX_POWER_W)))
+            if odd.size:
+                first = int(odd[0])
+                raise CaptureFormatError(
+                    f"{where}frame {first + 1}: power {float(values[first])!r} W is outside the "
+                    f"range certgen accepts ({MIN_POWER_W:g} to {MAX_POWER_W:g} W; 0 or NA: no "
+                    "reading)", file=name, field=column)
+            continue
         beyond = np.flatnonzero(np.abs(values) > MAX_FRAME_TIME_MS)
         if beyond.size:
             first = int(beyond[0])
