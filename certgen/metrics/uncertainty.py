@@ -313,6 +313,12 @@ def _slowest_sums(frames: FloatArray, order: IntArray, blocks_of: _BlockSums, k:
     rows = np.arange(out.size)
     while rows.size:
         floor, ceiling = max(0, k - delta), min(n, k + delta)
+        if ceiling - floor > MAX_TIE_BAND:
+            raise IntervalTooCostlyError(
+                f"--interval: {rows.size:,} resamples cannot be settled within a band of "
+                f"{MAX_TIE_BAND:,} ranks around the {k:,} longest frames (frame times that tie "
+                "across the capture, such as constant ones); refused rather than tallied "
+                "frame by frame (docs/limits.md)")
         part = blocks_of.subset(rows)
         sums = part.sums(np.stack(_above_floor(frames, order, floor), axis=1))
         need = k - np.rint(sums[:, 0]).astype(np.int64)
@@ -433,6 +439,12 @@ this the interval is refused rather than run for tens of minutes (docs/limits.md
 of a million frames makes about 7,500 blocks; blocks of a frame or a few (frames of several
 seconds, or a spike that hides every correlation) over hundreds of thousands of frames exceed
 it."""
+
+
+MAX_TIE_BAND = 32_768
+"""Widest rank band _slowest_sums tallies (its cost is resamples × the band): frames that tie
+across a long capture (10M constant frames) widened it to the whole capture, 10 minutes and
+gigabytes; a capture of up to this many frames never reaches it."""
 
 
 class IntervalTooCostlyError(CertgenError):
