@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from bundlekit import run_cli, simple_bundle
 from recordkit import complete_record
-from test_fleet_hostile import CP
 from test_captures_frameview import HEADER as FV_HEADER
 from test_captures_frameview import frameview_log
+from test_fleet_hostile import CP
 
 from certgen.metrics.uncertainty import MAX_BOOTSTRAP_BLOCKS, sustained_stability
 from certgen.model.uncertainty import FIGURES
@@ -281,7 +281,7 @@ def test_an_endless_tsa_answer_is_refused_at_the_bound(tmp_path: Path) -> None:
             try:
                 with pytest.raises(CertgenError) as refused:
                     sign_pdf(pdf, key, name="A. Sample",
-                             when=dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc))
+                             when=dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
             finally:
                 signal.alarm(0)
                 signal.signal(signal.SIGALRM, previous)
