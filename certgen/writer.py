@@ -37,6 +37,20 @@ stderr, and refuses with an OutputError after `lock_timeout` seconds. The lock f
 when the writer is done, finished or not (a waiter that locked the deleted file notices and
 locks the new one).
 
+Writes that cannot be redirected: a local user who can write in the output folder may swap
+`.certgen-new` for a symlink mid-build, or plant `.certgen.lock` or `.certgen-new` as one. The
+writer therefore works through directory descriptors: the output folder is opened once, every
+step below it with O_NOFOLLOW; the lock file is opened with O_NOFOLLOW (a link is refused, its
+target never created) and must be a regular file; the staging folder is made with mkdir (mode
+0700: it fails on anything already there), opened with O_NOFOLLOW, checked to be this user's and
+held by descriptor. Staged files are created in it with O_EXCL | O_NOFOLLOW; the commit walks it
+with os.fwalk and moves each regular file of this user with os.replace between the staging and
+output descriptors, after checking that the name `.certgen-new` still leads to the folder held
+(a swap is refused before anything is published). A leftover staging folder is completed or
+emptied only when it is this user's and no one else can write to it. A writer made inside
+another's staging folder (the site) opens its folder from that writer's descriptor. A link where
+the writer expects its own folder or file is one OutputError line.
+
 Disk errors (ENOSPC, a read-only folder, permissions, an --out that is a file) are OutputErrors
 naming the file or folder and the system's reason, with the OSError kept as the cause.
 """
