@@ -16,6 +16,7 @@ psycopg (version 3) is the optional extra `postgres`; it is imported only when a
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
@@ -189,8 +190,6 @@ def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
 def _connect_timeout(url: str, shown: str) -> int:
     """The seconds to wait for the server: the URL's connect_timeout (else $PGCONNECT_TIMEOUT,
     else MAX_CONNECT_TIMEOUT_S), refused above MAX_CONNECT_TIMEOUT_S or when it sets no limit."""
-    import os
-
     import psycopg
     from psycopg.conninfo import conninfo_to_dict
 
