@@ -433,12 +433,12 @@ def not_estimated_reasons(frames: int) -> dict[str, str]:
     return reasons
 
 
-MAX_BOOTSTRAP_BLOCKS = 100_000
+MAX_BOOTSTRAP_BLOCKS = 50_000
 """Most blocks per resample (N ÷ b, rounded up): the work grows as resamples × blocks, so above
-this the interval is refused rather than run for tens of minutes (docs/limits.md). A real capture
-of a million frames makes about 7,500 blocks; blocks of a frame or a few (frames of several
-seconds, or a spike that hides every correlation) over hundreds of thousands of frames exceed
-it."""
+this the interval is refused rather than run for tens of minutes (docs/limits.md has the times).
+A block is at least a second of frames, so this is about 14 hours of capture where the block is
+that second; a real capture of a million frames makes about 7,500 blocks, one of ten million
+(block 566) 17,668. Frames of several seconds (blocks of one frame) exceed it."""
 
 
 MAX_TIE_BAND = 32_768
