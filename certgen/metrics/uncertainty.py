@@ -149,9 +149,9 @@ def politis_white_circular(frames: FloatArray) -> float:
 
 _FFT_FROM = 1_000_000
 """Above this many frames the lag products come from one FFT (scipy, at a fast length just over
-2N, the power spectrum built in place) and running sums (O(N log N))
-instead of a dot product per lag (O(√N·N): 279 s for 10M frames all alike, where no lag is
-ever found uncorrelated); equal to rounding."""
+2N, the power spectrum built in place) and running sums, O(N log N), instead of a dot product
+per lag, O(√N·N): 279 s for 10M frames all alike, where no lag is ever found uncorrelated.
+Equal to rounding."""
 
 
 def _lag_products(eps: FloatArray, m_max: int) -> tuple[FloatArray, FloatArray]:
