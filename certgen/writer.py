@@ -37,6 +37,20 @@ stderr, and refuses with an OutputError after `lock_timeout` seconds. The lock f
 when the writer is done, finished or not (a waiter that locked the deleted file notices and
 locks the new one).
 
+Writes that cannot be redirected: a local user who can write in the output folder may swap
+`.certgen-new` for a symlink mid-build, or plant `.certgen.lock` or `.certgen-new` as one. The
+writer therefore works through directory descriptors: the output folder is opened once, every
+step below it with O_NOFOLLOW; the lock file is opened with O_NOFOLLOW (a link is refused, its
+target never created) and must be a regular file; the staging folder is made with mkdir (mode
+0700: it fails on anything already there), opened with O_NOFOLLOW, checked to be this user's and
+held by descriptor. Staged files are created in it with O_EXCL | O_NOFOLLOW; the commit walks it
+with os.fwalk and moves each regular file of this user with os.replace between the staging and
+output descriptors, after checking that the name `.certgen-new` still leads to the folder held
+(a swap is refused before anything is published). A leftover staging folder is completed or
+emptied only when it is this user's and no one else can write to it. A writer made inside
+another's staging folder (the site) opens its folder from that writer's descriptor. A link where
+the writer expects its own folder or file is one OutputError line.
+
 Disk errors (ENOSPC, a read-only folder, permissions, an --out that is a file) are OutputErrors
 naming the file or folder and the system's reason, with the OSError kept as the cause.
 """
@@ -49,7 +63,7 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -134,14 +148,112 @@ def _disk_error(what: str, exc: OSError) -> OutputError:
     return error
 
 
-def _lock(root: Path, timeout: float) -> int:
-    """An fd holding flock on root/LOCK_NAME; waits up to `timeout` s, saying so once."""
-    path = root / LOCK_NAME
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
+"""A folder opened by the writer: never through a symlink (the last name of each step)."""
+_ACTIVE: dict[Path, Writer] = {}
+"""Writers whose staging folder is open, by its path: a writer created inside one (the site's
+samples and reports) opens its folder from that writer's descriptor, never by the path."""
+
+
+def _link_refused(shown: str, what: str) -> OutputError:
+    return OutputError(f"is a symlink where certgen keeps its {what}; refusing to follow it "
+                       "(a link certgen did not make: remove it)", file=shown)
+
+
+def _lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _open_dirs(dir_fd: int, parts: Iterable[str], *, create: bool, shown: str) -> int:
+    """A new descriptor of the folder `parts` below `dir_fd`, each step opened with
+    O_NOFOLLOW (created when `create`): a symlink on the way is an OutputError, a file on the
+    way a NotADirectoryError / FileExistsError the caller words."""
+    fd = os.dup(dir_fd)
+    try:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                sub = os.open(part, _DIR_OPEN, dir_fd=fd)
+            except OSError as exc:
+                st = _lstat_at(fd, part)
+                if st is not None and stat.S_ISLNK(st.st_mode):
+                    raise OutputError(f"{shown!r}: leads through a symlink; refusing to "
+                                      "write through it") from exc
+                raise
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_at(dir_fd: int, parts: tuple[str, ...], limit: int = 256 * 1024 * 1024) -> bytes | None:
+    """The bytes of a regular file below `dir_fd` reached without following a symlink (a FIFO
+    is never waited on), or None."""
+    try:
+        folder = _open_dirs(dir_fd, parts[:-1], create=False, shown="/".join(parts))
+    except OSError:
+        return None
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _O_CLOEXEC,
+                     dir_fd=folder)
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(limit)
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _listed_at(dir_fd: int, relpath: str) -> tuple[str, ...]:
+    """The `files[].path` strings of the manifest at `relpath` below `dir_fd` (empty when
+    absent, unreadable, malformed or not a regular file)."""
+    data = _read_at(dir_fd, PurePosixPath(relpath).parts)
+    if data is None:
+        return ()
+    try:
+        return _paths_of(jsonload.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError):
+        return ()
+
+
+def _lock(root_fd: int, root: Path, timeout: float) -> int:
+    """An fd holding flock on root/LOCK_NAME; waits up to `timeout` s, saying so once. The
+    lock file is opened with O_NOFOLLOW: a symlink there is refused, its target never
+    created."""
+    shown = str(root / LOCK_NAME)
     deadline = time.monotonic() + timeout
     told = False
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
+            fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | _O_CLOEXEC, 0o644, dir_fd=root_fd)
+        except OSError as exc:
+            st = _lstat_at(root_fd, LOCK_NAME)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise _link_refused(shown, "lock file") from exc
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OutputError("is not a regular file; certgen keeps its lock file there "
+                                  "(remove it)", file=shown)
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -160,17 +272,24 @@ def _lock(root: Path, timeout: float) -> int:
                         told = True
                     time.sleep(0.05)
             # The holder deletes the lock file when done: if ours is no longer the file at that
-            # path, lock the current one instead.
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(path))
-            except FileNotFoundError:
-                same = False
-            if same:
+            # name, lock the current one instead.
+            st = _lstat_at(root_fd, LOCK_NAME)
+            if st is not None and os.path.samestat(os.fstat(fd), st):
                 return fd
         except BaseException:
             os.close(fd)
             raise
         os.close(fd)
+
+
+def _inside_active(path: Path) -> tuple[Writer, tuple[str, ...]] | None:
+    """The open writer whose staging folder holds `path` (compared as written, never resolved
+    through the disk), and the folders below it."""
+    here = Path(os.path.abspath(path))
+    for staging, writer in list(_ACTIVE.items()):
+        if here.is_relative_to(staging) and writer._staging_fd is not None:
+            return writer, here.relative_to(staging).parts
+    return None
 
 
 class Writer:
@@ -181,34 +300,66 @@ class Writer:
     staged and keeps the previous build.
     """
 
+    base: Path
+    root: Path
+    staging: Path
+
     def __init__(self, out_dir: Path | str, folder: str = "", *, manifest: str = MANIFEST_NAME,
                  lock_timeout: float = LOCK_TIMEOUT_S):
         self._lock_fd: int | None = None
+        self._root_fd: int | None = None
+        self._staging_fd: int | None = None
+        self._staging_id: tuple[int, int] | None = None
         self._finished = False
         self._staged = False
         self.manifest_name = manifest
         self._written: dict[str, tuple[int, str]] = {}
         self._removed: list[str] = []
         base = Path(out_dir)
-        _make_folder(base, str(out_dir))
-        self.base = base.resolve()
-        self.root = self._confine(self.base, folder) if folder else self.base
-        _make_folder(self.root, str(self.root))
-        if not self.root.resolve().is_relative_to(self.base):
-            raise OutputError(f"{folder}: output folder leads outside {out_dir}")
+        parent = _inside_active(base)
+        if parent is not None:
+            # Inside another writer's staging folder (the site): opened from that writer's
+            # descriptor, so a staging folder swapped for a link is never written through.
+            outer, inner = parent
+            self.base = outer.staging.joinpath(*inner)
+            assert outer._staging_fd is not None
+            base_fd = self._open_root(outer._staging_fd, inner, str(out_dir))
+        else:
+            _make_folder(base, str(out_dir))
+            self.base = base.resolve()
+            try:
+                base_fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC)
+            except OSError as exc:
+                raise _disk_error(str(out_dir), exc) from exc
+        try:
+            self.root = self._confine(self.base, folder) if folder else self.base
+            self._root_fd = self._open_root(base_fd, PurePosixPath(folder).parts if folder
+                                            else (), str(self.root))
+        finally:
+            os.close(base_fd)
         self.staging = self.root / STAGING_NAME
         """Where this build's files wait until `finish` (a caller may build a tree into it)."""
         try:
-            self._lock_fd = _lock(self.root, lock_timeout)
+            self._lock_fd = _lock(self._root_fd, self.root, lock_timeout)
             self._remove_leftover_temps()  # first: a folder they leave may then be emptied
             self._recover()
-            self.staging.mkdir()
-            self._staged = True
+            self._make_staging()
         except OSError as exc:
             self.close()
             if isinstance(exc, OutputError):
                 raise
             raise _disk_error(str(self.root), exc) from exc
+
+    @staticmethod
+    def _open_root(base_fd: int, parts: Iterable[str], shown: str) -> int:
+        try:
+            return _open_dirs(base_fd, parts, create=True, shown=shown)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise OutputError("expected an output folder, got a file", file=shown) from exc
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise _disk_error(shown, exc) from exc
 
     def __enter__(self) -> Writer:
         return self
@@ -216,77 +367,159 @@ class Writer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _make_staging(self) -> None:
+        """Create this run's staging folder (O_EXCL by nature: mkdir fails on anything already
+        there, a link included), private to this user, and hold it by descriptor."""
+        assert self._root_fd is not None
+        os.mkdir(STAGING_NAME, 0o700, dir_fd=self._root_fd)
+        self._staging_fd = self._open_own_staging()
+        self._staged = True
+        _ACTIVE[self.staging] = self
+
+    def _open_own_staging(self) -> int:
+        """The staging folder by descriptor, refused unless it is a folder of this user that no
+        one else can write to (a link, another user's folder, one open to others)."""
+        assert self._root_fd is not None
+        shown = str(self.staging)
+        try:
+            fd = os.open(STAGING_NAME, _DIR_OPEN, dir_fd=self._root_fd)
+        except OSError as exc:
+            st = _lstat_at(self._root_fd, STAGING_NAME)
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise _link_refused(shown, "staging folder") from exc
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            os.close(fd)
+            raise OutputError("is not certgen's own staging folder (another user's, or "
+                              "writable by others); refusing to use it (remove it)", file=shown)
+        self._staging_id = (st.st_dev, st.st_ino)
+        return fd
+
+    def _check_staging(self) -> None:
+        """The staging folder's name still leads to the folder this writer holds: a swap (a
+        link, another folder) during the build is refused before anything is published."""
+        assert self._root_fd is not None
+        st = _lstat_at(self._root_fd, STAGING_NAME)
+        if st is None or (st.st_dev, st.st_ino) != self._staging_id:
+            now = ("gone" if st is None else "a symlink" if stat.S_ISLNK(st.st_mode)
+                   else "another folder or file")
+            raise OutputError(f"the staging folder was replaced during the build (it is now "
+                              f"{now}); nothing is published", file=str(self.staging))
+
     def _recover(self) -> None:
         """Finish the commit a killed writer began (its staged manifest is there), else drop
-        what it staged: either way the folder holds one whole build afterwards."""
-        staging = self.staging
-        if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
-            staging.unlink()
-        elif staging.is_dir():
-            if not (staging / self.manifest_name).is_file():
-                _remove_tree(staging)
-                return
-            try:
-                self._commit()
-            except OSError:
-                # A commit that cannot be completed (a file now where a folder must go, say)
-                # is dropped, said once, and never blocks every later build of this folder.
-                _remove_tree(staging)
-                raise
+        what it staged: either way the folder holds one whole build afterwards. Only a folder
+        of this user that no one else can write to is ever completed or emptied."""
+        assert self._root_fd is not None
+        st = _lstat_at(self._root_fd, STAGING_NAME)
+        if st is None:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise _link_refused(str(self.staging), "staging folder")
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(STAGING_NAME, dir_fd=self._root_fd)
+            return
+        self._staging_fd = self._open_own_staging()
+        if not _is_file_at(self._staging_fd, self.manifest_name):
+            self._drop_staging()
+            return
+        try:
+            self._commit()
+        except OSError:
+            # A commit that cannot be completed (a file now where a folder must go, say)
+            # is dropped, said once, and never blocks every later build of this folder.
+            self._drop_staging()
+            raise
 
     def _keep_previous(self) -> tuple[str, ...]:
         """Move the old manifest aside (merged with a leftover one); return what both list."""
-        old = self.root / self.manifest_name
-        kept = self.root / PREVIOUS_NAME
-        previous = _listed_paths(kept) if kept.is_file() and not kept.is_symlink() else ()
-        if old.is_file() and not old.is_symlink():
-            listed = _listed_paths(old)
+        root = self._root_fd
+        assert root is not None
+        previous = _listed_at(root, PREVIOUS_NAME)
+        old = _lstat_at(root, self.manifest_name)
+        if old is not None and stat.S_ISREG(old.st_mode):
+            listed = _listed_at(root, self.manifest_name)
             if previous:
                 union = sorted(set(previous) | set(listed))
-                _atomic(kept, (json.dumps({"files": [{"path": p} for p in union]}, indent=2)
-                               + "\n").encode())
-                old.unlink()
+                _atomic_at(root, PREVIOUS_NAME, (json.dumps(
+                    {"files": [{"path": p} for p in union]}, indent=2) + "\n").encode())
+                os.unlink(self.manifest_name, dir_fd=root)
                 previous = tuple(union)
             else:
-                os.replace(old, kept)
+                os.replace(self.manifest_name, PREVIOUS_NAME, src_dir_fd=root, dst_dir_fd=root)
                 previous = listed
-            _fsync_dir(self.root)
-        elif old.is_symlink():
-            old.unlink()
-            _fsync_dir(self.root)
+            os.fsync(root)
+        elif old is not None and stat.S_ISLNK(old.st_mode):
+            os.unlink(self.manifest_name, dir_fd=root)
+            os.fsync(root)
         return previous
 
     def _remove_leftover_temps(self) -> None:
         """Remove temp files a killed writer left: names with TEMP_PREFIX, in the folder and in
         the subfolders the manifests list (never a walk of a whole output tree a user may have
         pointed --out at), never through a symlink."""
-        listed = set(_listed_paths(self.root / self.manifest_name))
-        listed |= set(_listed_paths(self.root / PREVIOUS_NAME))
+        root = self._root_fd
+        assert root is not None
+        listed = set(_listed_at(root, self.manifest_name)) | set(_listed_at(root, PREVIOUS_NAME))
         folders = {PurePosixPath(p).parent for p in listed} | {PurePosixPath(".")}
         for rel in sorted(folders, key=str):
             try:
-                folder = self._confine(self.root, f"{rel}/x").parent if str(rel) != "." else self.root
-            except OutputError:
+                if str(rel) != ".":
+                    self._confine(self.root, f"{rel}/x")
+                fd = _open_dirs(root, rel.parts if str(rel) != "." else (), create=False,
+                                shown=str(rel))
+            except OSError:
                 continue
-            if folder.is_symlink() or not folder.is_dir():
-                continue
-            for path in sorted(folder.iterdir()):
-                name = path.name
-                if name.startswith(TEMP_PREFIX) and name.endswith(".tmp") and not path.is_symlink():
-                    path.unlink()
+            try:
+                for entry in sorted(os.scandir(fd), key=lambda e: e.name):
+                    name = entry.name
+                    if (name.startswith(TEMP_PREFIX) and name.endswith(".tmp")
+                            and entry.is_file(follow_symlinks=False)):
+                        os.unlink(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+
+    def _drop_staging(self) -> None:
+        """Empty the staging folder this writer holds (through its descriptor) and remove its
+        name only while the name still leads to it: a swapped-in link or folder is untouched."""
+        fd, self._staging_fd = self._staging_fd, None
+        _ACTIVE.pop(self.staging, None)
+        if fd is None:
+            return
+        try:
+            _clear(fd)
+        finally:
+            os.close(fd)
+        root = self._root_fd
+        st = _lstat_at(root, STAGING_NAME) if root is not None else None
+        if root is not None and st is not None and (st.st_dev, st.st_ino) == self._staging_id:
+            with contextlib.suppress(OSError):
+                os.rmdir(STAGING_NAME, dir_fd=root)
 
     def close(self) -> None:
         """Release the folder lock (finish does it); without `finish`, drop what was staged:
         the previous build stays as it was."""
         if self._staged and not self._finished:
             self._staged = False
-            _remove_tree(self.staging)
+            self._drop_staging()
+        if hasattr(self, "staging"):
+            _ACTIVE.pop(self.staging, None)
+        if self._staging_fd is not None:
+            # Past the commit point and failed: the staged build is kept for the next writer.
+            fd, self._staging_fd = self._staging_fd, None
+            os.close(fd)
         if self._lock_fd is not None:
             fd, self._lock_fd = self._lock_fd, None
             # Deleted whether or not the build finished: a failed rebuild leaves the folder
             # exactly as it was (a waiter that locked the deleted file locks the new one).
-            with contextlib.suppress(OSError):
-                (self.root / LOCK_NAME).unlink()
+            st = _lstat_at(self._root_fd, LOCK_NAME) if self._root_fd is not None else None
+            if st is not None and os.path.samestat(os.fstat(fd), st):
+                with contextlib.suppress(OSError):
+                    os.unlink(LOCK_NAME, dir_fd=self._root_fd)
+            os.close(fd)
+        if self._root_fd is not None:
+            fd, self._root_fd = self._root_fd, None
             os.close(fd)
 
     def __del__(self) -> None:
@@ -302,6 +535,7 @@ class Writer:
         target = root.joinpath(*rel.parts)
         # The folder must resolve inside the root (no symlinked folder leading out) and the
         # file itself must not be a symlink (os.replace would keep it inside, but refuse).
+        # Early words only: every write and move goes through O_NOFOLLOW descriptors.
         if not target.parent.resolve().is_relative_to(root):
             raise OutputError(f"{relpath!r}: leads outside the output folder")
         if target.is_symlink():
@@ -324,17 +558,22 @@ class Writer:
         if relpath.split("/", 1)[0] in RESERVED_NAMES:
             raise OutputError(f"{relpath!r}: a name the writer keeps for itself")
         target = self._confine(self.root, relpath)
-        if not self._staged:
+        if not self._staged or self._staging_fd is None:
             raise OutputError(f"{relpath}: this build stopped after an error; nothing more "
                               "is written")
-        staged = self.staging.joinpath(*PurePosixPath(relpath).parts)
+        parts = PurePosixPath(relpath).parts
         digest = hashlib.sha256()
         try:
-            staged.parent.mkdir(parents=True, exist_ok=True)
-            size = _write_new(staged, chunks, digest)
+            folder = _open_dirs(self._staging_fd, parts[:-1], create=True, shown=relpath)
+            try:
+                size = _write_new(folder, parts[-1], chunks, digest)
+            finally:
+                os.close(folder)
         except OSError as exc:
             # Give the space back at once (a full disk): the previous build is untouched.
             self.close()
+            if isinstance(exc, OutputError):
+                raise
             raise _disk_error(relpath, exc) from exc
         self._written[relpath] = (size, digest.hexdigest())
         return target
@@ -352,7 +591,7 @@ class Writer:
         staging folder, the commit point; then move the build into place, manifest last."""
         if self._finished:
             raise OutputError(f"{self.manifest_name}: already written")
-        if not self._staged:
+        if not self._staged or self._staging_fd is None:
             raise OutputError(f"{self.manifest_name}: this build stopped after an error; "
                               "nothing more is written")
         manifest: dict[str, JSONValue] = {
@@ -365,11 +604,14 @@ class Writer:
             manifest.update(extra)
         data = (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode()
         try:
-            _fsync_tree(self.staging)
-            _write_new(self.staging / self.manifest_name, (data,), hashlib.sha256())
-            _fsync_dir(self.staging)
+            self._check_staging()
+            _fsync_tree(self._staging_fd)
+            _write_new(self._staging_fd, self.manifest_name, (data,), hashlib.sha256())
+            os.fsync(self._staging_fd)
         except OSError as exc:
             self.close()
+            if isinstance(exc, OutputError):
+                raise
             raise _disk_error(self.manifest_name, exc) from exc
         # The commit point: from here the staging folder is the next build of this folder, to
         # be completed (by the next writer, if this commit fails or is killed), never dropped.
@@ -388,77 +630,102 @@ class Writer:
 
     def _commit(self) -> None:
         """Move a complete staging folder into place (module docstring); safe to repeat after
-        a kill at any point: what is already moved is not staged any more."""
-        staging = self.staging
+        a kill at any point: what is already moved is not staged any more. Only regular files
+        of this user inside the staging folder this writer holds are moved, through
+        descriptors; the folder's name is checked to still lead to it first."""
+        staging = self._staging_fd
+        assert staging is not None
+        self._check_staging()
         staged_files = _files_under(staging)
         nested = sorted((rel for rel in staged_files
                          if rel != self.manifest_name and PurePosixPath(rel).name == MANIFEST_NAME),
                         key=lambda rel: (-rel.count("/"), rel))
         # What each nested folder's live manifest lists, read before anything moves.
-        nested_old = {rel: _listed_paths(self.root.joinpath(*PurePosixPath(rel).parts))
-                      for rel in nested}
-        written = set(_listed_paths(staging / self.manifest_name))
+        assert self._root_fd is not None
+        nested_old = {rel: _listed_at(self._root_fd, rel) for rel in nested}
+        written = set(_listed_at(staging, self.manifest_name))
         previous = self._keep_previous()
         for rel in staged_files:
             if rel != self.manifest_name and rel not in nested_old:
                 self._move_in(rel)
         for rel in nested:
             folder = PurePosixPath(rel).parent
-            new = set(_listed_paths(staging.joinpath(*PurePosixPath(rel).parts)))
+            new = set(_listed_at(staging, rel))
             self._remove_stale(set(nested_old[rel]) - new, prefix=f"{folder}/")
             self._move_in(rel)
         self._remove_stale(set(previous) - written - {self.manifest_name})
         self._move_in(self.manifest_name)
         with contextlib.suppress(FileNotFoundError):
-            (self.root / PREVIOUS_NAME).unlink()
-        _remove_tree(staging)
-        _fsync_dir(self.root)
+            os.unlink(PREVIOUS_NAME, dir_fd=self._root_fd)
+        self._drop_staging()
+        os.fsync(self._root_fd)
 
     def _move_in(self, relpath: str) -> None:
-        """os.replace one staged file to its place, never through a symlink or out."""
-        target = self._confine(self.root, relpath)
-        parent = target.parent
-        if parent != self.root:
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except (FileExistsError, NotADirectoryError) as exc:
-                raise OutputError("cannot put the new file in place: a file stands where a "
-                                  "folder must go", file=relpath) from exc
-            if not parent.resolve().is_relative_to(self.root):
-                raise OutputError(f"{relpath!r}: leads outside the output folder")
+        """os.replace one staged file to its place, from the staging folder's descriptor to
+        the output folder's, never through a symlink or out."""
+        assert self._root_fd is not None and self._staging_fd is not None
+        self._confine(self.root, relpath)
+        parts = PurePosixPath(relpath).parts
         try:
-            os.replace(self.staging.joinpath(*PurePosixPath(relpath).parts), target)
+            target = _open_dirs(self._root_fd, parts[:-1], create=True, shown=relpath)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise OutputError("cannot put the new file in place: a file stands where a "
+                              "folder must go", file=relpath) from exc
+        try:
+            source = _open_dirs(self._staging_fd, parts[:-1], create=False, shown=relpath)
+            try:
+                st = _lstat_at(source, parts[-1])
+                if st is None or not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                    raise OutputError("is not a file this build staged; refusing to publish "
+                                      "it", file=str(self.staging / relpath))
+                os.replace(parts[-1], parts[-1], src_dir_fd=source, dst_dir_fd=target)
+            finally:
+                os.close(source)
+            os.fsync(target)
         except (IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
             raise OutputError("cannot put the new file in place: a file stands where a folder "
                               "must go, or a folder where a file must", file=relpath) from exc
-        _fsync_dir(parent)
+        finally:
+            os.close(target)
 
     def _remove_stale(self, stale: set[str], prefix: str = "") -> None:
         """Remove what a previous manifest listed and this build did not write (module doc);
         `prefix`: the nested folder whose manifest listed them."""
+        root = self._root_fd
+        assert root is not None
         for listed in sorted(stale):
             relpath = prefix + listed
             try:
-                target = self._confine(self.root, relpath)
-            except OutputError:
+                self._confine(self.root, relpath)
+                parts = PurePosixPath(relpath).parts
+                folder = _open_dirs(root, parts[:-1], create=False, shown=relpath)
+            except OSError:
                 continue  # a listed path leading out of the folder (or a symlink): never touched
-            if not target.is_file() or not target.resolve().is_relative_to(self.root):
-                continue
             try:
-                target.unlink()
-            except OSError as exc:
-                raise _disk_error(relpath, exc) from exc
+                st = _lstat_at(folder, parts[-1])
+                if st is None or not stat.S_ISREG(st.st_mode):
+                    continue
+                try:
+                    os.unlink(parts[-1], dir_fd=folder)
+                except OSError as exc:
+                    raise _disk_error(relpath, exc) from exc
+            finally:
+                os.close(folder)
             self._removed.append(relpath)
             # Drop folders the removal left empty, up to (not including) the root.
-            parent = target.parent
-            while parent != self.root and parent.is_relative_to(self.root):
+            for depth in range(len(parts) - 1, 0, -1):
                 try:
-                    parent.rmdir()
+                    above = _open_dirs(root, parts[:depth - 1], create=False, shown=relpath)
                 except OSError:
                     break
-                parent = parent.parent
+                try:
+                    os.rmdir(parts[depth - 1], dir_fd=above)
+                except OSError:
+                    break
+                finally:
+                    os.close(above)
         if stale:
-            _fsync_dir(self.root)
+            os.fsync(root)
 
 
 def _make_folder(path: Path, shown: str) -> None:
@@ -476,11 +743,12 @@ def _make_folder(path: Path, shown: str) -> None:
         raise OutputError("expected an output folder, got a file", file=shown)
 
 
-def _write_new(path: Path, chunks: Iterable[bytes], digest: hashlib._Hash) -> int:
-    """Write a staged file from its pieces, hashing them, and fsync it; its size. A failed
-    write (or a piece that fails to be made) leaves no partial file behind."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0), 0o644)
+def _write_new(dir_fd: int, name: str, chunks: Iterable[bytes], digest: hashlib._Hash) -> int:
+    """Create a staged file (O_EXCL, O_NOFOLLOW) in the folder `dir_fd` from its pieces,
+    hashing them, and fsync it; its size. A failed write (or a piece that fails to be made)
+    leaves no partial file behind."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
+                 0o644, dir_fd=dir_fd)
     size = 0
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -492,44 +760,76 @@ def _write_new(path: Path, chunks: Iterable[bytes], digest: hashlib._Hash) -> in
             os.fsync(fh.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(name, dir_fd=dir_fd)
         raise
     return size
 
 
-def _files_under(folder: Path) -> list[str]:
-    """Every regular file under `folder`, as sorted relative POSIX paths (symlinks skipped)."""
+def _atomic_at(dir_fd: int, name: str, data: bytes) -> None:
+    """`name` in the folder `dir_fd` replaced atomically by `data` (a new temp file, fsync,
+    os.replace between the same descriptor)."""
+    tmp = f"{TEMP_PREFIX}{name[:80]}.{os.getpid()}.tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=dir_fd)
+    try:
+        _write_new(dir_fd, tmp, (data,), hashlib.sha256())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
+
+
+def _is_file_at(dir_fd: int, name: str) -> bool:
+    st = _lstat_at(dir_fd, name)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _files_under(dir_fd: int) -> list[str]:
+    """Every regular file of this user below the folder `dir_fd`, as sorted relative POSIX
+    paths; the walk never follows a symlink (os.fwalk)."""
     found = []
-    for dirpath, _dirs, files in os.walk(folder):
-        rel = Path(dirpath).relative_to(folder)
+    uid = os.geteuid()
+    for dirpath, _dirs, files, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
+        rel = PurePosixPath(dirpath)
         for name in files:
-            path = Path(dirpath) / name
-            if not path.is_symlink() and path.is_file():
+            st = _lstat_at(fd, name)
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_uid == uid:
                 found.append((rel / name).as_posix())
     return sorted(found)
 
 
-def _fsync_tree(folder: Path) -> None:
+def _fsync_tree(dir_fd: int) -> None:
     """fsync every folder of a staged tree (its files were fsynced as they were written)."""
-    for dirpath, _dirs, _files in os.walk(folder):
-        _fsync_dir(Path(dirpath))
-
-
-def _remove_tree(folder: Path) -> None:
-    """Remove a staging folder, never following a symlink; errors ignored (best effort)."""
-    if folder.is_symlink():
+    for _dirpath, _dirs, _files, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
         with contextlib.suppress(OSError):
-            folder.unlink()
-        return
-    shutil.rmtree(folder, ignore_errors=True)
+            os.fsync(fd)
 
 
-def _listed_paths(manifest: Path) -> tuple[str, ...]:
-    """The `files[].path` strings of a manifest file (empty when unreadable or malformed)."""
+def _clear(dir_fd: int) -> None:
+    """Remove everything inside the folder `dir_fd`, never following a symlink (a link is
+    removed as a name); errors ignored (best effort)."""
     try:
-        data = jsonload.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ()
+        entries = list(os.scandir(dir_fd))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                sub = os.open(entry.name, _DIR_OPEN, dir_fd=dir_fd)
+                try:
+                    _clear(sub)
+                finally:
+                    os.close(sub)
+                os.rmdir(entry.name, dir_fd=dir_fd)
+            else:
+                os.unlink(entry.name, dir_fd=dir_fd)
+        except OSError:
+            continue
+
+
+def _paths_of(data: JSONValue) -> tuple[str, ...]:
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, list):
         return ()

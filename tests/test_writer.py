@@ -169,9 +169,9 @@ def test_stale_outputs_go_after_the_new_files_and_before_the_new_manifest(
     seen: list[tuple[str, bool]] = []
     real = os.replace
 
-    def spy(source: Path, target: Path) -> None:
+    def spy(source: str, target: str, **dir_fds: int) -> None:
         seen.append((Path(target).name, (tmp_path / "b.txt").exists()))
-        real(source, target)
+        real(source, target, **dir_fds)
 
     writer = Writer(tmp_path)
     writer.write("a.txt", b"new")

@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import struct
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,18 +78,56 @@ def probe_scheduler(scheduler: str, host: str, port: int,
     timeout, so a listener that accepts and stays silent hung the build; a Dask scheduler
     sends its greeting as soon as it accepts, and that is what is waited for here."""
     limit = CONNECT_TIMEOUT if timeout is None else timeout
+    deadline = time.monotonic() + limit
     try:
         with socket.create_connection((host, port), timeout=limit) as conn:
-            conn.settimeout(limit)
-            if not conn.recv(1):
-                raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: it "
-                                   "closed the connection without a word")
+            _check_greeting(conn, scheduler, deadline)
     except TimeoutError:
         raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: no answer within "
                            f"{limit:g} s (the connect timeout)") from None
     except OSError as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: "
                            f"{exc.strerror or exc}") from None
+
+
+MAX_GREETING_BYTES = 64 * 1024
+"""The most a scheduler's greeting may declare (a Dask handshake is a few hundred bytes):
+distributed allocates whatever the first eight bytes say, so a listener sending anything else
+made it ask for exabytes (MemoryError)."""
+
+
+def _read_exactly(conn: socket.socket, size: int, scheduler: str, deadline: float) -> bytes:
+    """`size` bytes from `conn` by the deadline (TimeoutError past it), or a ClusterError."""
+    data = bytearray()
+    while len(data) < size:
+        conn.settimeout(max(0.001, deadline - time.monotonic()))
+        piece = conn.recv(min(size - len(data), 65536))
+        if not piece:
+            raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: it closed the "
+                               "connection " + ("without a word" if not data and size == 8
+                                                else "in the middle of its greeting"))
+        data += piece
+    return bytes(data)
+
+
+def _check_greeting(conn: socket.socket, scheduler: str, deadline: float) -> None:
+    """Read the scheduler's first message as distributed's TCP comm frames it (8 bytes: the
+    size of the frame table and small frames; the table: a count, then each frame's size),
+    bounded by MAX_GREETING_BYTES; anything else is not a Dask scheduler."""
+    def not_dask(why: str) -> ClusterError:
+        return ClusterError(f"the listener at {scheduler} is not a Dask scheduler: {why} (a "
+                            f"Dask greeting declares at most {MAX_GREETING_BYTES} bytes)")
+
+    (size,) = struct.unpack("Q", _read_exactly(conn, 8, scheduler, deadline))
+    if not 8 <= size <= MAX_GREETING_BYTES:
+        raise not_dask(f"its first message declares {size} bytes")
+    table = _read_exactly(conn, size, scheduler, deadline)
+    (count,) = struct.unpack_from("Q", table)
+    if not 0 < count <= size // 8 - 1:
+        raise not_dask(f"its first message declares {count} frames in {size} bytes")
+    frames = struct.unpack_from(f"{count}Q", table, 8)
+    if sum(frames) > MAX_GREETING_BYTES:
+        raise not_dask(f"its first message declares frames of {sum(frames)} bytes")
 
 
 def _absolute(location: str | None) -> str | None:
@@ -133,6 +173,11 @@ def build_on_cluster(
                         timeout=f"{CONNECT_TIMEOUT:g}s")
     except (OSError, TimeoutError, ValueError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    except MemoryError:
+        # The probe's listener greeted well; the one distributed met declared a size no
+        # Dask message has (a listener that answers each connection differently).
+        raise ClusterError(f"the listener at {scheduler} is not a Dask scheduler: its "
+                           "message declares a size no memory holds") from None
     with client:
         workers = client.scheduler_info(n_workers=-1)["workers"]
         if not workers:

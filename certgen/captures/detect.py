@@ -34,7 +34,7 @@ from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
-from certgen.captures.presentmon import WRAP_MS, WRAP_SPAN_MS
+from certgen.captures.presentmon import SENSOR_COLUMNS, WRAP_MS, WRAP_SPAN_MS
 from certgen.errors import CaptureFormatError
 from certgen.errors import NoProcessGroupsError as NoProcessGroupsError  # re-exported (moved)
 from certgen.model.capture import UnusableColumn, UnusableReason
@@ -121,10 +121,19 @@ MIN_FRAME_TIME_MS = 1e-6
 """Smallest positive frame time (1 ns): below it 1000 / t overflows (denormals such as 5e-324)."""
 
 
+POWER_COLUMNS = SENSOR_COLUMNS[:4]
+"""FrameView's power columns (W), as certgen.metrics.measured reads them."""
+MIN_POWER_W = 1e-3
+"""Smallest power reading above 0 W: FPS per watt divides by it (5e-324 W made it infinite)."""
+MAX_POWER_W = 1e5
+"""Largest power reading (100 kW, far beyond any GPU system)."""
+
+
 def check_frame_times(capture: Capture, name: str) -> None:
-    """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time (or a
-    measured latency or animation error) outside the documented range (docs/limits.md), naming
-    the first such frame (1-based, in the capture's order) and its column."""
+    """Refuse a capture holding more than MAX_CAPTURE_FRAMES frames, or a frame time outside the
+    documented range (docs/limits.md), naming the first such frame (1-based, in the capture's
+    order) and its column. The diagnostic columns are never refused: set_aside drops the ones
+    it cannot use."""
     times = capture.frame_times_ms
     if times.size > MAX_CAPTURE_FRAMES:
         where = f"{capture.label}: " if capture.label else ""
@@ -152,10 +161,16 @@ MsBetweenDisplayChange), named so rather than as merely out of range."""
 def _unusable(column: str, values: npt.NDArray[np.float64]) -> list[UnusableColumn]:
     """Why `column` cannot be used, one entry per reason (empty: every value can be held). NaN is
     no value (`NA`) and is fine; a value beyond MAX_FRAME_TIME_MS either way would overflow the
-    sums and sorts of the diagnostics (the same bound as a frame time's)."""
+    sums and sorts of the diagnostics (the same bound as a frame time's); a power reading above
+    0 W must lie in MIN_POWER_W..MAX_POWER_W."""
     infinite = np.isinf(values)
     wrapped = (values >= WRAP_SPAN[0]) & (values <= WRAP_SPAN[1])
     beyond = ~infinite & ~wrapped & (np.abs(values) > MAX_FRAME_TIME_MS)
+    if column in POWER_COLUMNS:
+        # A power reading is divided by (FPS per watt): above 0 W (0 or below is no reading) it
+        # must lie in MIN_POWER_W..MAX_POWER_W (issue 40: a 5e-324 W cell made it infinite).
+        beyond |= ~infinite & ~wrapped & (values > 0.0) & (
+            (values < MIN_POWER_W) | (values > MAX_POWER_W))
     found = []
     reasons: tuple[tuple[UnusableReason, npt.NDArray[np.bool_]], ...] = (
         ("wrap_around", wrapped), ("not_finite", infinite), ("out_of_range", beyond))

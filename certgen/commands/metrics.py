@@ -180,8 +180,12 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         if interval:
             group = capture.group.label() if capture.group else None
             seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
-            entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
-                                                 seed=seed).model_dump(mode="json")
+            try:
+                entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
+                                                     seed=seed).model_dump(mode="json")
+            except CertgenError as exc:  # a bootstrap over its bound (docs/limits.md)
+                results.append({"file": name, "error": f"{name}: {exc}"})
+                continue
             entry["stability"] = sustained_stability(capture.frame_times_ms).model_dump(
                 mode="json")
         results.append(entry)

@@ -15,6 +15,8 @@ psycopg (version 3) is the optional extra `postgres`; it is imported only when a
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
@@ -33,11 +35,15 @@ from certgen.fleet.schema import (
     lock_error,
     one_line,
 )
+from certgen.support.untrusted import shorten
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg.rows import TupleRow
 
+MAX_CONNECT_TIMEOUT_S: Final = 30
+"""The longest certgen waits to connect to a fleet server (also the default): a URL's (or
+$PGCONNECT_TIMEOUT's) connect_timeout above it, or of 0 (no limit), is refused, not clipped."""
 LOCK_ID: Final = 0x63657274_67656E  # "certgen": the advisory lock every writer takes
 
 _TEXT = 'TEXT COLLATE "C"'
@@ -189,6 +195,32 @@ def server_error(exc: Exception, where: str, timeout: float) -> FleetError:
     return FleetError(f"database error ({text})", file=where)
 
 
+def _connect_timeout(url: str, shown: str) -> int:
+    """The seconds to wait for the server: the URL's connect_timeout (else $PGCONNECT_TIMEOUT,
+    else MAX_CONNECT_TIMEOUT_S), refused above MAX_CONNECT_TIMEOUT_S or when it sets no limit."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        value = conninfo_to_dict(url).get("connect_timeout")
+    except psycopg.Error:
+        return MAX_CONNECT_TIMEOUT_S  # psycopg.connect words the malformed URL
+    source = "connect_timeout"
+    if value is None:
+        value, source = os.environ.get("PGCONNECT_TIMEOUT"), "$PGCONNECT_TIMEOUT"
+    if value is None:
+        return MAX_CONNECT_TIMEOUT_S
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= MAX_CONNECT_TIMEOUT_S:  # NaN fails too
+        raise FleetError(f"{source}: expected at most {MAX_CONNECT_TIMEOUT_S} seconds (0 or "
+                         f"less waits without limit), got {shorten(repr(str(value)), 40)}",
+                         file=shown)
+    return max(2, math.ceil(seconds))  # libpq's own least wait
+
+
 def connect(url: str, *, target: int | None = None, readonly: bool = False,
             lock_timeout: float = 60.0) -> tuple[psycopg.Connection[TupleRow], str, int]:
     """An autocommit connection to the fleet server, migrated; the URL to show; the schema
@@ -208,8 +240,9 @@ def connect(url: str, *, target: int | None = None, readonly: bool = False,
         raise FleetError(f"not a valid PostgreSQL URL ({exc}); expected "
                          "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE", file=shown
                          ) from None
+    timeout = _connect_timeout(url, shown)
     try:
-        conn = psycopg.connect(url, autocommit=True)
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=timeout)
     except psycopg.Error as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FleetError(f"cannot connect to the fleet server: {text}", file=shown) from None

@@ -86,6 +86,7 @@ from certgen.model import Rank, Ranks, RunMetrics
 from certgen.model.cohort import Cohort
 from certgen.record import Record, record_json
 from certgen.sop import load_rules
+from certgen.support import jsonload
 from certgen.support.untrusted import UnreadableInput, escape_invisible, read_limited, shorten
 
 if TYPE_CHECKING:
@@ -518,6 +519,15 @@ class FleetStore:
             "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall())
         if "runs" not in names and names:
             raise FleetError(_not_a_fleet(names), file=where)
+        # certgen makes tables and indexes only: a trigger runs its own SQL on every write
+        # (a recursive one never ends), a view reads what it likes; refused before any write.
+        foreign = conn.execute("SELECT type, name FROM sqlite_master WHERE type NOT IN "
+                               "('table', 'index') ORDER BY type, name").fetchone()
+        if foreign is not None:
+            kind, name = foreign
+            raise FleetError(f"holds a {kind} {escape_invisible(shorten(repr(name), 60))} "
+                             "certgen did not create; a fleet database holds only certgen's "
+                             "tables and indexes", file=where)
         if version > SCHEMA_VERSION:
             raise FleetError(f"fleet schema version {version} is newer than this certgen "
                              f"supports ({SCHEMA_VERSION}); upgrade certgen", file=where)
@@ -887,7 +897,7 @@ class FleetStore:
                     continue
                 where = f"{name}:{lineno}"
                 try:
-                    obj = json.loads(line, parse_constant=_refuse_constant)
+                    obj = jsonload.loads(line, parse_constant=_refuse_constant)  # depth-limited
                 except (json.JSONDecodeError, ValueError) as exc:
                     msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
                     errors.append(f"{where}: not valid JSON ({msg})")

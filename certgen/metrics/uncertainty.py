@@ -44,6 +44,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from certgen.errors import CertgenError
 from certgen.metrics.figures import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -116,16 +117,22 @@ def politis_white_circular(frames: FloatArray) -> float:
     acv = np.zeros(m_max + 1)
     abs_acorr = np.zeros(m_max + 1)
     first: int | None = None
+    products = _lag_products(eps, m_max) if n > _FFT_FROM else None
     for lag in range(m_max + 1):
-        head = eps[lag + 1 :]
-        tail = eps[: -(lag + 1)]
-        cross = float(eps[lag:] @ eps[: n - lag])
+        if products is None:
+            head = eps[lag + 1 :]
+            tail = eps[: -(lag + 1)]
+            cross = float(eps[lag:] @ eps[: n - lag])
+            spread = float(head @ head) * float(tail @ tail)
+        else:
+            cross, spread = float(products[0][lag]), float(products[1][lag])
         acv[lag] = cross / n
-        spread = float(head @ head) * float(tail @ tail)
         # Frames all alike (a synthetic capture): no correlation to find.
         abs_acorr[lag] = abs(cross) / math.sqrt(spread) if spread > 0.0 else 0.0
         if lag >= kn and first is None and bool(np.all(abs_acorr[lag - kn : lag] < band)):
             first = lag - kn
+        if first is not None and lag >= 2 * max(first, 1):
+            break  # nothing past lag m = 2·first is used: the same result in O(m·N), not O(√N·N)
     m = min(2 * max(first, 1) if first is not None else m_max, m_max)
     g = 0.0
     long_run = float(acv[0])
@@ -138,6 +145,31 @@ def politis_white_circular(frames: FloatArray) -> float:
     if d_cb == 0.0:
         return 1.0
     return min(math.cbrt(2.0 * g**2 / d_cb * n), float(b_max))
+
+
+_FFT_FROM = 1_000_000
+"""Above this many frames the lag products come from one FFT (scipy, at a fast length just over
+2N, the power spectrum built in place) and running sums, O(N log N), instead of a dot product
+per lag, O(√N·N): 279 s for 10M frames all alike, where no lag is ever found uncorrelated.
+Equal to rounding."""
+
+
+def _lag_products(eps: FloatArray, m_max: int) -> tuple[FloatArray, FloatArray]:
+    """For lag 0..m_max: eps[lag:]·eps[:N-lag] and |eps[lag+1:]|²·|eps[:N-lag-1]|²."""
+    from scipy import fft
+
+    n = int(eps.size)
+    size = fft.next_fast_len(2 * n - 1, real=True)  # no wrap-around up to lag N-1; not 2^k
+    spectrum = fft.rfft(eps, size)
+    power = spectrum.real**2
+    power += spectrum.imag**2
+    del spectrum
+    cross = fft.irfft(power, size)[: m_max + 1].copy()
+    del power
+    squares = np.concatenate(([0.0], np.cumsum(eps * eps)))
+    lags = np.arange(m_max + 1)
+    spread = (squares[n] - squares[lags + 1]) * squares[n - lags - 1]
+    return cross, spread
 
 
 def block_length(frames: FloatArray) -> int:
@@ -287,6 +319,12 @@ def _slowest_sums(frames: FloatArray, order: IntArray, blocks_of: _BlockSums, k:
     rows = np.arange(out.size)
     while rows.size:
         floor, ceiling = max(0, k - delta), min(n, k + delta)
+        if ceiling - floor > MAX_TIE_BAND:
+            raise IntervalTooCostlyError(
+                f"--interval: {rows.size:,} resamples cannot be settled within a band of "
+                f"{MAX_TIE_BAND:,} ranks around the {k:,} longest frames (frame times that tie "
+                "across the capture, such as constant ones); refused rather than tallied "
+                "frame by frame (docs/limits.md)")
         part = blocks_of.subset(rows)
         sums = part.sums(np.stack(_above_floor(frames, order, floor), axis=1))
         need = k - np.rint(sums[:, 0]).astype(np.int64)
@@ -401,6 +439,24 @@ def not_estimated_reasons(frames: int) -> dict[str, str]:
     return reasons
 
 
+MAX_BOOTSTRAP_BLOCKS = 50_000
+"""Most blocks per resample (N ÷ b, rounded up): the work grows as resamples × blocks, so above
+this the interval is refused rather than run for tens of minutes (docs/limits.md has the times).
+A block is at least a second of frames, so this is about 14 hours of capture where the block is
+that second; a real capture of a million frames makes about 7,500 blocks, one of ten million
+(block 566) 17,668. Frames of several seconds (blocks of one frame) exceed it."""
+
+
+MAX_TIE_BAND = 32_768
+"""Widest rank band _slowest_sums tallies (its cost is resamples × the band): frames that tie
+across a long capture (10M constant frames) widened it to the whole capture, 10 minutes and
+gigabytes; a capture of up to this many frames never reaches it."""
+
+
+class IntervalTooCostlyError(CertgenError):
+    """The bootstrap of this capture would exceed MAX_BOOTSTRAP_BLOCKS (a one-line refusal)."""
+
+
 def figure_intervals(
     frame_times_ms: FloatArray,
     weights: Weights,
@@ -416,19 +472,26 @@ def figure_intervals(
     if len(missing) == len(FIGURES):
         return FigureIntervals(level=LEVEL, method=METHOD, resamples=resamples,
                                block_frames=None, not_estimated=missing)
-    block, pairs = bootstrap_pairs(frames, weights, seed=seed, resamples=resamples)
+    block = block_length(frames)
+    if -(-n // block) > MAX_BOOTSTRAP_BLOCKS:
+        raise IntervalTooCostlyError(
+            f"--interval: the bootstrap would resample {-(-n // block):,} blocks of {block} "
+            f"frame(s) per resample, more than the limit of {MAX_BOOTSTRAP_BLOCKS:,} "
+            "(docs/limits.md); the figures without --interval are not affected")
+    block, pairs = bootstrap_pairs(frames, weights, seed=seed, resamples=resamples, block=block)
     kept = {figure: (None if figure in missing else pair) for figure, pair in pairs.items()}
     return FigureIntervals(level=LEVEL, method=METHOD, resamples=resamples, block_frames=block,
                            not_estimated=missing, **kept)
 
 
 def bootstrap_pairs(
-    frames: FloatArray, weights: Weights, *, seed: int, resamples: int = RESAMPLES
+    frames: FloatArray, weights: Weights, *, seed: int, resamples: int = RESAMPLES,
+    block: int | None = None,
 ) -> tuple[int, dict[str, tuple[float, float]]]:
     """(block length, every figure's rounded percentile pair) of positive frame times, with no
     minimum applied: the engine beneath figure_intervals, for the coverage study and tests."""
     n = int(frames.size)
-    block = block_length(frames)
+    block = block_length(frames) if block is None else block  # figure_intervals has it
     rng = np.random.Generator(np.random.PCG64(seed))
     # Resamples are drawn and summed a group at a time, so memory stays bounded on a long
     # capture (10,000 resamples of a million frames are 70M block starts); the generator's
@@ -486,9 +549,21 @@ def sustained_stability(frame_times_ms: FloatArray) -> SustainedStability:
     # the minute before. Index `whole` collects the partial last minute.
     minute = np.minimum((np.ceil(ends / block_ms) - 1).astype(np.int64), whole)
     # Each minute's FPS as F̄ is computed (fps_from_total: exact near a rounding tie).
-    fps = [fps_from_total(int(part.size), float(part.sum()), part)
-           for part in np.split(frames, np.searchsorted(minute, np.arange(1, whole + 1)))[:whole]]
+    parts = np.split(frames, np.searchsorted(minute, np.arange(1, whole + 1)))[:whole]
+    empty = next((i for i, part in enumerate(parts) if part.size == 0), None)
+    if empty is not None:
+        # A frame longer than a minute leaves minutes in which no frame ends: no rate there.
+        return SustainedStability(
+            block_s=STABILITY_BLOCK_S, blocks=whole, reference=STABILITY_REFERENCE,
+            not_estimated=(f"no frame ends in block {empty + 1} (the longest frame, "
+                           f"{float(frames.max()):.0f} ms, outlasts a block); a block's FPS "
+                           "needs frames that end in it"))
+    fps = [fps_from_total(int(part.size), float(part.sum()), part) for part in parts]
     worst, best = min(fps), max(fps)
+    if best == 0.0:
+        return SustainedStability(
+            block_s=STABILITY_BLOCK_S, blocks=whole, reference=STABILITY_REFERENCE,
+            not_estimated="every block's FPS rounds to 0.0; no ratio between them")
     return SustainedStability(block_s=STABILITY_BLOCK_S, blocks=whole,
                               reference=STABILITY_REFERENCE, worst_fps=worst, best_fps=best,
                               ratio=rounded_ratio(worst, best, 4))

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pyhanko.pdf_utils.writer import BasePdfFileWriter
     from pyhanko.sign.signers import PdfSigner, Signer, SimpleSigner
     from pyhanko.sign.signers.pdf_signer import PdfSigningSession
+    from pyhanko.sign.timestamps.aiohttp_client import HTTPTimeStamper
 
 SIGN_EXTRA_MESSAGE = ("signing and verifying need pyHanko: install the `sign` extra "
                       "(pip install 'certgen[sign]')")
@@ -245,6 +246,13 @@ def _signer(p12: bytes, passphrase: bytes) -> SimpleSigner:
 TSA_TIMEOUT_S = 60
 """How long `--tsa` waits for the timestamp authority (and each CRL address) to answer
 (docs/limits.md)."""
+MAX_TSA_REPLY_BYTES = 1024 * 1024
+"""The largest timestamp reply `--tsa` reads (a real one is a few kB, its certificates
+included): an endless answer is refused at this size, not read to the memory's end."""
+
+
+class TSAReplyTooLargeError(Exception):
+    """The timestamp authority's answer passed MAX_TSA_REPLY_BYTES (worded by the caller)."""
 
 
 def sign_pdf(pdf: bytes, key: SigningKey, *, name: str, when: dt.datetime | None = None) -> bytes:
@@ -353,12 +361,16 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
                 subfilter=fields.SigSeedSubFilter.PADES, embed_validation_info=True,
                 use_pades_lta=True, validation_context=context)
             # pyHanko's own default is 5 s a request: the documented wait is ours.
-            stamper = HTTPTimeStamper(tsa_url, session=session, timeout=TSA_TIMEOUT_S)
+            stamper = _bounded_stamper(HTTPTimeStamper)(tsa_url, session=session,
+                                                        timeout=TSA_TIMEOUT_S)
             await signer_class(meta, signer=signer, timestamper=stamper).async_sign_pdf(
                 writer, output=out)
-    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-        raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
-    except Exception as exc:  # pyHanko's own: a refused timestamp, validation data not found
+    except Exception as exc:
+        if (large := _cause(exc, TSAReplyTooLargeError)) is not None:
+            raise CertgenError(f"--tsa {tsa_url}: {large}") from None
+        if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError)):
+            raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
+        # pyHanko's own: a refused timestamp, validation data not found
         raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
                            f"completed with its validation data ({type(exc).__name__}: "
                            f"{str(exc)[:300]})") from None
@@ -404,6 +416,54 @@ def _without_validation_data(pdf: bytes) -> list[str]:
             for cert in dss.load_certs()
             if cert.self_signed == "no" and cert.issuer.dump() not in crl_issuers
             and not has_answer(cert)]
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of `kind` in exc's chain (pyHanko wraps what the stamper raises)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _bounded_stamper(base: type[HTTPTimeStamper]) -> type[HTTPTimeStamper]:
+    """pyHanko's HTTP timestamper, reading the reply in pieces up to MAX_TSA_REPLY_BYTES
+    (pyHanko's reads it whole, however long it streams); the rest as pyHanko does it."""
+    import aiohttp
+    from asn1crypto import tsp
+    from pyhanko.sign.timestamps.common_utils import TimestampRequestError
+
+    class BoundedStamper(base):  # type: ignore[valid-type, misc]
+        async def async_request_tsa_response(self, req: tsp.TimeStampReq) -> tsp.TimeStampResp:
+            headers = await self.async_request_headers()
+            too_large = TSAReplyTooLargeError(
+                f"the timestamp authority's answer is larger than {MAX_TSA_REPLY_BYTES} bytes "
+                "(a timestamp reply is a few kB); refused unread")
+            try:
+                async with self._acquire_session() as session, session.post(
+                        url=self.url, headers=headers, data=req.dump(), auth=self.auth,
+                        raise_for_status=True,
+                        timeout=aiohttp.ClientTimeout(total=self.timeout)) as response:
+                    if (response.content_length or 0) > MAX_TSA_REPLY_BYTES:
+                        raise too_large
+                    data = bytearray()
+                    async for piece in response.content.iter_chunked(64 * 1024):
+                        data += piece
+                        if len(data) > MAX_TSA_REPLY_BYTES:
+                            raise too_large
+                    kind = response.headers.get("Content-Type")
+                    if kind != "application/timestamp-reply":
+                        raise aiohttp.ContentTypeError(
+                            response.request_info, response.history, headers=response.headers,
+                            message=f"Timestamp server response is malformed: expected "
+                                    f"content type application/timestamp-reply, but got {kind}.")
+            except (aiohttp.ClientError, OSError) as exc:
+                raise TimestampRequestError("Error while contacting timestamp service") from exc
+            return tsp.TimeStampResp.load(bytes(data))
+
+    return BoundedStamper
 
 
 def _unreachable(exc: BaseException, seconds: float | None) -> str:

@@ -9,6 +9,7 @@ their position, with the limits docs/limits.md lists.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TypeAlias
 
 JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
@@ -48,9 +49,10 @@ def _check_depth(text: str) -> None:
             depth -= 1
 
 
-def loads(text: str) -> JSONValue:
+def loads(text: str, *, parse_constant: Callable[[str], object] | None = None) -> JSONValue:
     """json.loads, with nesting over MAX_DEPTH and integers over MAX_INT_DIGITS refused as a
-    json.JSONDecodeError (so its line and column name where)."""
+    json.JSONDecodeError (so its line and column name where); `parse_constant` as json's (a
+    caller that refuses NaN and Infinity)."""
     _check_depth(text)
 
     def parse_int(digits: str) -> int:
@@ -60,5 +62,5 @@ def loads(text: str) -> JSONValue:
             )
         return int(digits)
 
-    value: JSONValue = json.loads(text, parse_int=parse_int)
+    value: JSONValue = json.loads(text, parse_int=parse_int, parse_constant=parse_constant)
     return value
