@@ -9,7 +9,7 @@ import pypdf
 import pytest
 
 import certgen.support.software
-from certgen import verify
+from certgen.verify import signature as verify
 
 
 def test_the_same_inputs_render_once_and_any_changed_input_renders_again(

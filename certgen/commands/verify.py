@@ -15,7 +15,7 @@ import logging
 import click
 
 from certgen.commands.build import time_option
-from certgen.verify import MAX_PDF_BYTES, MAX_TRUST_BYTES, load_revocations, read_input, verify_pdf
+from certgen.verify.signature import MAX_PDF_BYTES, MAX_TRUST_BYTES, load_revocations, read_input, verify_pdf
 
 
 @click.command("verify")

@@ -1,0 +1,1 @@
+"""Offline verification of a certificate PDF (`certgen verify`, docs/verify.md)."""
