@@ -32,7 +32,9 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
-from certgen.verify.signature import RevokedCertificate, Verification, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.revocation import RevokedCertificate
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"

@@ -25,7 +25,8 @@ from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.inputs.lab import load_lab
 from certgen.render.sign import sign_pdf, signing_key
-from certgen.verify.signature import Verification, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = load_lab(ROOT / "examples" / "lab.yaml")

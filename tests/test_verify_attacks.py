@@ -39,7 +39,9 @@ from certgen.inputs.lab import load_lab
 from certgen.record import load_record
 from certgen.render.certificate import render_certificate_html, render_certificate_pdf
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
-from certgen.verify.signature import Verification, parse_revocation_list, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.revocation import parse_revocation_list
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
@@ -394,7 +396,7 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
 
     from certgen.builders.registry import build_registry
     from certgen.render.sign import sign_detached
-    from certgen.verify.signature import load_revocations
+    from certgen.verify.revocation import load_revocations
 
     revocations = tmp_path / "revocations.yaml"
     revocations.write_text('- id: "SAMPLE-GOLD-0002"\n  date: 2026-12-01\n  reason: "Withdrawn"\n',
@@ -436,7 +438,7 @@ def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
     out = tmp_path / "verify"
     assert not main(["registry", str(built.parent), "--out", str(out), "--as-of", "2026-12-02",
                      "--sign", str(p12)])
-    from certgen.verify.signature import load_revocations
+    from certgen.verify.revocation import load_revocations
 
     listed = load_revocations(out / "index.json")
     assert listed.signature is not None and listed.as_of == "2026-12-02"

@@ -15,7 +15,9 @@ import logging
 import click
 
 from certgen.commands.build import time_option
-from certgen.verify.signature import MAX_PDF_BYTES, MAX_TRUST_BYTES, load_revocations, read_input, verify_pdf
+from certgen.verify.reading import MAX_PDF_BYTES, MAX_TRUST_BYTES, read_input
+from certgen.verify.revocation import load_revocations
+from certgen.verify.verdict import verify_pdf
 
 
 @click.command("verify")
