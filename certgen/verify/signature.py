@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from certgen.verify.outcome import Check
+from certgen.verify.revisions import lta_revisions_problem
 from certgen.verify.seen import seen_difference, seen_of
 
 if TYPE_CHECKING:
@@ -93,6 +94,16 @@ def _coverage_problem(pdf: bytes, sig: EmbeddedPdfSignature, reader: PdfFileRead
         except Exception:
             return "the file's revisions cannot be read"
     return None
+
+
+def _has_signature_timestamp(sig: EmbeddedPdfSignature) -> bool:
+    """The signature's CMS carries a signature timestamp (PAdES B-T: what `build --tsa` makes
+    before it adds validation data and document timestamps)."""
+    try:
+        attrs = sig.signer_info["unsigned_attrs"]
+        return any(attr["type"].native == "signature_time_stamp_token" for attr in attrs)
+    except Exception:
+        return False
 
 
 def _range_end(sig: EmbeddedPdfSignature) -> int:
@@ -224,8 +235,16 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
     # Timestamps chain to their own roots (--tsa-trust), else to the signer's (--trust): a
     # public TSA's root must never make its other certificates count as the lab's signatory.
     stamp_roots = tsa_roots if tsa_roots is not None else roots
+    if coverage is None and stamps and not _has_signature_timestamp(sig):
+        coverage = ("document timestamps follow a signature that carries no signature "
+                    "timestamp: certgen adds validation data and document timestamps only to a "
+                    "signature it timestamped itself (a plain signature was made to look "
+                    "long-term after signing)")
     if coverage is None and stamps:
-        coverage = _timestamps_problem(pdf, sig, stamps, reader, stamp_roots)
+        # Read strictly first: a revision pyHanko reads one way and other readers another
+        # (a listed-twice object, a copied end marker) never reaches the libraries' analysis.
+        coverage = (lta_revisions_problem(pdf, _range_end(sig))
+                    or _timestamps_problem(pdf, sig, stamps, reader, stamp_roots))
     digest_ok = False
     try:
         # pyHanko's difference analysis (seconds on an appended update) only says what the
