@@ -30,6 +30,7 @@ from forgekit import (
     stamp_image,
     stamp_text,
 )
+from forgekit40 import Revision, append_revision, forged_page_content
 from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
 
 from certgen.builders.certificate import build_bundle
@@ -208,6 +209,37 @@ def test_a_change_made_before_the_lab_key_signed_is_not_verified(
         assert detail.startswith("fail page 1 prints 'PLATINUM") or "PLATINUM" in detail, detail
     else:
         assert detail.startswith("fail page 1 draws 1 image(s) that are not the "), detail
+
+
+def _pyhanko_signed(pdf: bytes) -> bytes:
+    """`pdf` signed by the lab's key with plain pyHanko (its own metadata, /Producer and /ID):
+    what a key holder's own tool makes."""
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+
+    signer = signers.SimpleSigner.load_pkcs12_data(make_pki().lab_p12, other_certs=(),
+                                                   passphrase=PASSPHRASE)
+    out = io.BytesIO()
+    signers.PdfSigner(signers.PdfSignatureMetadata(
+        field_name="CertgenSignature", name=SIGNATORY, md_algorithm="sha256",
+        subfilter=fields.SigSeedSubFilter.PADES), signer=signer).sign_pdf(
+        IncrementalPdfFileWriter(io.BytesIO(pdf)), output=out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("overlay", [False, True], ids=["as rendered", "vector overlay"])
+def test_a_render_signed_by_another_tool_is_not_verified(unsigned: bytes, overlay: bool) -> None:
+    """Issue 40: the key holder signs certgen's render with plain pyHanko (only /Producer
+    differs), with or without a vector "PLATINUM" drawn over the badge (no text, no image):
+    the signed revision is not byte for byte certgen's, and no weaker comparison is made."""
+    edited = unsigned
+    if overlay:
+        number, body = forged_page_content(unsigned)
+        edited = append_revision(unsigned, Revision(objects=[(number, body)]))
+    result = _verify(_pyhanko_signed(edited))
+    assert result.failed() == ["content"], "\n".join(c.line() for c in result.checks)
+    assert not result.warnings
+    assert "(the file was not signed by certgen: its producer is '" in _detail(result, "content")
 
 
 @pytest.mark.parametrize(("who", "kwargs", "reason"), [

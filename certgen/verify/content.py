@@ -109,7 +109,9 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
     producer = _producer(pdf)
     from pyhanko.pdf_utils.metadata.model import VENDOR
 
-    same_stack = theirs == ours and producer == VENDOR
+    # The record decides which comparison is made, never the file: a /Producer other than
+    # pyHanko's (another signing tool over certgen's render) is no reason to compare less.
+    same_stack = theirs == ours
     try:
         seen = seen_of(pypdf.PdfReader(io.BytesIO(pdf)))
         expected = _expected_seen(unsigned)
@@ -117,9 +119,11 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
     except Exception as exc:
         difference = f"its pages cannot be read ({type(exc).__name__})"
     if same_stack:
-        return Check("content", "fail", difference or "the file's bytes are not what certgen "
+        signer = ("" if producer == VENDOR else f" (the file was not signed by certgen: its "
+                  f"producer is {producer!r})")
+        return Check("content", "fail", (difference or "the file's bytes are not what certgen "
                      "writes for its record: an object was added, restated or changed (its text "
-                     "and images are the same)"), None
+                     "and images are the same)") + signer), None
     stack = f"the record names {theirs or 'no software stack'}" + (
         f" and the signature {producer}" if producer != VENDOR else "")
     warning = (f"{stack}; this is {ours} with {VENDOR}: the content check compared text and "
