@@ -442,9 +442,15 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
     assert _detail(result, "revocation") == (
         "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: Withdrawn (index.json, as of "
         "2026-12-02, signed by A. Sample)")
-    # The forger takes the revocation out of the published list.
+    # The forger takes the revocation out of the published list: half of it is refused as an
+    # entry that contradicts itself (issue 40), the whole of it as not the lab's list.
     data = json.loads(index.read_bytes())
     data["certificates"][0]["revoked"] = None
+    index.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(CertgenError, match=r"certificates\[0\]: status revoked with revoked: "
+                                           "null: the entry contradicts itself"):
+        load_revocations(index)
+    data["certificates"][0]["status"] = "valid"
     index.write_text(json.dumps(data), "utf-8")
     assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
         "fail the revocation list index.json is not the laboratory's: digest mismatch: the list "
@@ -455,11 +461,16 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
     assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation").startswith(
         "fail the revocation list index.json is not the laboratory's: the signing certificate is "
         "made out to 'Mallory'")
-    # An unsigned copy says so, and still counts.
+    # An unsigned copy is refused (issue 40), unless accepted on purpose, which the verdict says.
     (registry / "index.json.p7s").unlink()
-    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
+    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation").startswith(
+        "fail the registry's list index.json is unsigned: its signature index.json.p7s is not "
+        "beside it")
+    accepted = _verify(signed, revocations=load_revocations(index), allow_unsigned_list=True,
+                       at=dt.datetime(2026, 12, 3, tzinfo=dt.UTC))
+    assert _detail(accepted, "revocation") == (
         "pass SAMPLE-GOLD-0002 is not in the revocation list (index.json, as of 2026-12-02, "
-        "unsigned)")
+        "unsigned: accepted with --allow-unsigned-list)")
 
 
 def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
@@ -474,7 +485,8 @@ def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
 
     listed = load_revocations(out / "index.json")
     assert listed.signature is not None and listed.as_of == "2026-12-02"
-    assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed),
+    assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed,
+                           at=dt.datetime(2026, 12, 3, tzinfo=dt.UTC)),
                    "revocation").endswith("(index.json, as of 2026-12-02, signed by A. Sample)")
 
 
@@ -518,3 +530,39 @@ def test_a_hostile_record_in_an_unsigned_pdf_is_a_verdict_not_a_traceback(
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.err == ""
     assert "FAIL derivation: the record's figures cannot be re-derived (ValueError" in captured.out
+
+
+def _crl(revoked: dict[int, dt.datetime], issued: dt.datetime, label: str = "Test CA") -> bytes:
+    """A CRL of pkikit's CA `label` revoking the given serials (DER)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    pki = make_pki() if label == "Test CA" else make_pki(label)  # make_pki() is cached as called
+    builder = (x509.CertificateRevocationListBuilder().issuer_name(pki.ca_cert.subject)
+               .last_update(issued).next_update(issued + dt.timedelta(days=30)))
+    for serial, when in revoked.items():
+        builder = builder.add_revoked_certificate(
+            x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(when).build())
+    return builder.sign(pki.ca_key, hashes.SHA256()).public_bytes(Encoding.DER)
+
+
+def test_a_key_its_ca_revoked_is_not_verified(signed: bytes) -> None:
+    """Issue 40: the leaked key the CA revoked (pkikit's lab certificate is serial 2). Without a
+    timestamp nothing proves the key signed before its revocation, so any revocation fails; a
+    CRL issued before the signature, or by another CA, proves nothing."""
+    now = dt.datetime(2026, 12, 5, tzinfo=dt.UTC)
+    revoked = _verify(signed, crl=_crl({2: dt.datetime(2026, 12, 4, tzinfo=dt.UTC)}, now))
+    assert revoked.failed() == ["trust"]
+    assert _detail(revoked, "trust").startswith(
+        "fail revoked: the signer's certificate (serial 2) was revoked by its CA on 2026-12-04 "
+        "00:00:00+00:00 (CRL of 2026-12-05); without a timestamp nothing proves")
+    clean = _verify(signed, crl=_crl({7: now}, now))
+    assert clean.verdict == "verified"
+    assert _detail(clean, "trust").endswith("; not revoked in its CA's CRL of 2026-12-05")
+    early = _verify(signed, crl=_crl({}, dt.datetime(2026, 11, 1, tzinfo=dt.UTC)))
+    assert _detail(early, "trust").startswith("fail the CRL --crl was issued on 2026-11-01 "
+                                              "00:00:00+00:00, before the signature")
+    other = _verify(signed, crl=_crl({}, now, label="Another CA"))
+    assert _detail(other, "trust") == ("fail the CRL --crl is not signed by the CA that issued "
+                                       "the signer's certificate")

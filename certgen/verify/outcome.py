@@ -28,6 +28,9 @@ class Check:
     name: str
     verdict: Verdict
     detail: str
+    short: str | None = None
+    """What the summary line says of a skipped check instead of "<name> not checked" (e.g.
+    "status list out of date")."""
 
     def line(self) -> str:
         """`PASS name: detail` (FAIL, SKIP)."""
@@ -81,6 +84,10 @@ class Verification:
             return (f"NOT VERIFIED: {self.source}: {len(failed)} check(s) failed: "
                     f"{', '.join(failed)}")
         if not self.complete:
+            skipped = [c for c in self.checks if c.verdict == "skip"]
+            if any(c.short for c in skipped):
+                said = ", ".join(c.short or f"{c.name} not checked" for c in skipped)
+                return f"VERIFIED EXCEPT: {said}: {self.source} ({self.certificate_id})"
             return (f"VERIFIED EXCEPT: {', '.join(self.skipped())} not checked: {self.source} "
                     f"({self.certificate_id})")
         return f"VERIFIED: {self.source} ({self.certificate_id})"

@@ -43,6 +43,10 @@ class SignatureFindings:
     """Where the lab's signed revision ends (the file's end, unless timestamps follow)."""
     timestamped: bool = False
     """Document timestamps (and validation data) follow the signed revision."""
+    cert: x509.Certificate | None = None
+    """The signer's certificate (for the CA's CRL, --crl)."""
+    proven: dt.datetime | None = None
+    """When the timestamps prove the signature existed (a timestamped signature that holds)."""
 
 
 
@@ -218,6 +222,7 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
     try:
         out.name = None if sig.sig_object.get("/Name") is None else str(sig.sig_object["/Name"])
         cert = sig.signer_cert
+        out.cert = cert
         others = list(sig.other_embedded_certs)
         # PAdES puts the signing time in the signed /M, not in a CMS attribute.
         out.when = sig.self_reported_timestamp
@@ -286,6 +291,7 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
     shown = "today" if at is None else f"the validation time {moment.isoformat(sep=' ')}"
     if stamps:
         problem, proven = _long_term_problem(sig, roots, moment, stamp_roots or roots)
+        out.proven = None if problem or not proven else dt.datetime.fromisoformat(proven)
         out.checks.append(Check("trust", "fail", problem) if problem else
                           Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
                                 f"trusted CA; the timestamps prove the signature existed at "

@@ -23,7 +23,13 @@ from certgen.verify.reading import (
     load_trust,
     quiet_libraries,
 )
-from certgen.verify.revocation import RevocationList, RevokedCertificate, revocation_check
+from certgen.verify.revocation import (
+    Holding,
+    RevocationList,
+    RevokedCertificate,
+    crl_problem,
+    revocation_check,
+)
 from certgen.verify.signature import signature_checks
 
 if TYPE_CHECKING:
@@ -41,6 +47,8 @@ def verify_pdf(
     debug: bool = False,
     at: dt.datetime | None = None,
     tsa_trust: bytes | None = None,
+    allow_unsigned_list: bool = False,
+    crl: bytes | None = None,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
     failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
@@ -49,12 +57,14 @@ def verify_pdf(
     require_sign_extra()
     with quiet_libraries(debug):
         return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
-                       revocations=revocations, bundle=bundle, at=at, tsa_trust=tsa_trust)
+                       revocations=revocations, bundle=bundle, at=at, tsa_trust=tsa_trust,
+                       allow_unsigned_list=allow_unsigned_list, crl=crl)
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             revocations: Sequence[RevokedCertificate] | RevocationList | None, bundle: str | None,
-            at: dt.datetime | None, tsa_trust: bytes | None = None) -> Verification:
+            at: dt.datetime | None, tsa_trust: bytes | None = None,
+            allow_unsigned_list: bool = False, crl: bytes | None = None) -> Verification:
     import pypdf
 
     roots = None if trust is None else load_trust(trust, trust_source)
@@ -103,6 +113,14 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
                                   at, tsa_roots)
     checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
+    if crl is not None and roots is not None and signature.cert is not None:
+        # The signer's key against its CA's current CRL (--crl): part of the trust check.
+        problem, held = crl_problem(crl, signature.cert, roots, signed_at=signature.when,
+                                    proven=signature.proven)
+        for number, check in enumerate(checks):
+            if check.name == "trust" and check.verdict == "pass":
+                checks[number] = (Check("trust", "fail", problem) if problem else
+                                  Check("trust", "pass", f"{check.detail}; {held}"))
 
     if revocations is None:
         checks.append(Check("revocation", "skip", "not checked: give --revocations, the lab's "
@@ -110,10 +128,13 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     elif cert_id is None:
         checks.append(Check("revocation", "fail", "no certificate id to look up (no record)"))
     else:
-        checks.append(revocation_check(cert_id, revocations, roots,
-                                        None if signatory is None else signatory.name,
-                                        None if signatory is None
-                                        else signatory.certificate_sha256))
+        checks.append(revocation_check(
+            cert_id, revocations, roots, None if signatory is None else signatory.name,
+            None if signatory is None else signatory.certificate_sha256,
+            Holding(record_sha256=None if record is None
+                    else hashlib.sha256(record_bytes).hexdigest(),
+                    signed_at=signature.when, at=at, lang=lang,
+                    allow_unsigned=allow_unsigned_list)))
     checks.extend(record_checks)
 
     if record is None:
