@@ -248,6 +248,11 @@ def test_a_render_signed_by_another_tool_is_not_verified(unsigned: bytes, overla
     (SIGNATORY, {"can_sign": False}, "the signing certificate's key usage does not allow"),
     (SIGNATORY, {"purposes": (ExtendedKeyUsageOID.TIME_STAMPING,)},
      "the signing certificate is for time_stamping, not for signing documents"),
+    # Issue 40: the lab's CA issued it in the signatory's name, for another organization.
+    (SIGNATORY, {"organization": "Mallory Resale Ltd"},
+     "the signing certificate is made out to the organization 'Mallory Resale Ltd'"),
+    (SIGNATORY, {"second_common_name": "Mallory"},
+     "the signing certificate names 2 common names"),
 ])
 def test_a_signer_who_is_not_the_signatory_is_not_verified(
         unsigned: bytes, who: str, kwargs: dict[str, object], reason: str) -> None:
@@ -264,6 +269,19 @@ def test_build_sign_refuses_a_key_in_another_name(tmp_path: Path) -> None:
     with pytest.raises(CertgenError) as error:
         build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=mallory)
     assert str(error.value).startswith("--sign: the key's certificate is made out to 'Mallory'")
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [
+    ({"organization": "Mallory Resale Ltd"}, "--sign: the key's certificate is made out to the "
+                                             "organization 'Mallory Resale Ltd'"),
+    ({"second_common_name": "Mallory"}, "--sign: the key's certificate states 2 common names"),
+])
+def test_build_sign_refuses_another_organization_or_a_second_name(
+        tmp_path: Path, kwargs: dict[str, object], reason: str) -> None:
+    key = _key(issue(make_pki(), SIGNATORY, serial=13, **kwargs))  # type: ignore[arg-type]
+    with pytest.raises(CertgenError) as error:
+        build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=key)
+    assert str(error.value).startswith(reason), error.value
 
 
 def test_the_signing_time_is_the_time_of_signing_and_is_checked(tmp_path: Path) -> None:

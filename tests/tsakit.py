@@ -113,7 +113,11 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str) -> Iterato
           .sign(ca_key, hashes.SHA256()))
     aki = x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key())
     lab_not_after = now + lab_valid_for
-    lab = (x509.CertificateBuilder().subject_name(_name(signatory)).issuer_name(ca.subject)
+    lab_name = x509.Name([  # the sample lab's name as O: verify binds it (issue 40)
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME,
+                           "Sample Frame-Pacing Laboratory (SPECIMEN, not a real laboratory)"),
+        x509.NameAttribute(NameOID.COMMON_NAME, signatory)])
+    lab = (x509.CertificateBuilder().subject_name(lab_name).issuer_name(ca.subject)
            .public_key(lab_key.public_key()).serial_number(2)
            .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(lab_not_after)
            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

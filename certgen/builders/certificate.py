@@ -257,7 +257,8 @@ def ready_to_sign(sign: SigningKey | None, lab: LabProfile | None) -> SigningKey
         sign = sign.at(dt.datetime.now(dt.UTC), given=False)
     signatory = lab.lab.signatory
     check_signing_key(sign, signatory=signatory.name,
-                      certificate_sha256=signatory.certificate_sha256)
+                      certificate_sha256=signatory.certificate_sha256,
+                      organization=lab.lab.name)
     return sign
 
 

@@ -186,7 +186,8 @@ def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
 
 
 def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certificate],
-                            signatory: str | None, pinned: str | None) -> str | None:
+                            signatory: str | None, pinned: str | None,
+                            organization: str | None = None) -> str | None:
     """Why the list's detached signature does not show it is the laboratory's (None: it does):
     intact, by the signatory's own certificate, chaining to --trust."""
     from asn1crypto import cms
@@ -204,7 +205,7 @@ def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certif
         return f"its signature cannot be read ({type(exc).__name__})"
     if not (status.intact and status.valid):
         return "digest mismatch: the list was changed after it was signed"
-    identity = identity_problem(status.signing_cert, signatory, signatory, pinned)
+    identity = identity_problem(status.signing_cert, signatory, signatory, pinned, organization)
     if identity is not None:
         return identity
     if not status.trusted:
@@ -224,6 +225,8 @@ class Holding:
     at: dt.datetime | None = None
     lang: str = "en"
     allow_unsigned: bool = False
+    organization: str | None = None
+    """The issuing laboratory's name: the list's signer's organization (O)."""
 
 
 def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | RevocationList,
@@ -252,7 +255,8 @@ def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | R
         elif roots is None:
             where += ", its signature not checked without --trust)"
         else:
-            problem = _list_signature_problem(listed, roots, signatory, pinned)
+            problem = _list_signature_problem(listed, roots, signatory, pinned,
+                                              holding.organization)
             if problem is not None:
                 return Check("revocation", "fail", f"the revocation list {name} is not the "
                              f"laboratory's: {problem}")

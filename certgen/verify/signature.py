@@ -126,19 +126,40 @@ DOCUMENT_SIGNING_PURPOSES = {
 timestamping- or code-signing-only certificate is not a signatory's."""
 
 
+def _names(cert: x509.Certificate, kind: str) -> list[str]:
+    """Every value of one attribute type (common_name, organization_name) in the subject, in
+    every RDN (a second CN hides in a second RDN or a multi-valued one)."""
+    found = []
+    for rdn in cert.subject.chosen:
+        for attribute in rdn:
+            if attribute["type"].native == kind:
+                found.append(str(attribute["value"].native))
+    return found
+
+
 def identity_problem(cert: x509.Certificate, name: str | None, signatory: str | None,
-                      pinned: str | None) -> str | None:
+                     pinned: str | None, organization: str | None = None) -> str | None:
     """Why the signer is not the record's signatory (None: it is): the signature's /Name and the
-    certificate's common name must be the signatory's; the certificate must be an end-entity
-    one whose key usage allows signing, and lab.yaml's pinned one where it pins one."""
-    subject = cert.subject.native.get("common_name")
-    if isinstance(subject, list):
-        subject = subject[0] if subject else None
+    certificate's one common name must be the signatory's, and, unless lab.yaml pins the
+    certificate, its one organization (O) the laboratory's name; the certificate must be an
+    end-entity one whose key usage allows signing, and lab.yaml's pinned one where it pins one."""
+    names = _names(cert, "common_name")
+    subject = names[0] if names else None
+    if len(names) > 1:
+        return (f"the signing certificate names {len(names)} common names "
+                f"({cert.subject.human_friendly}); a signatory's has exactly one")
     if signatory is not None and name != signatory:
         return f"signed in the name of {name!r}; the record's signatory is {signatory!r}"
     if signatory is not None and subject != signatory:
         return (f"the signing certificate is made out to {subject!r} "
                 f"({cert.subject.human_friendly}); the record's signatory is {signatory!r}")
+    if organization is not None and pinned is None:
+        orgs = _names(cert, "organization_name")
+        if orgs != [organization]:
+            return (f"the signing certificate is made out to the organization "
+                    f"{', '.join(repr(o) for o in orgs) or 'none'} "
+                    f"({cert.subject.human_friendly}); the issuing laboratory is "
+                    f"{organization!r} (or pin the certificate in lab.yaml)")
     if cert.ca:
         return "the signing certificate is a CA certificate (CA:TRUE), not the signatory's own"
     usage = cert.key_usage_value
@@ -192,8 +213,9 @@ def _path_problem(cert: x509.Certificate, others: list[x509.Certificate],
 
 
 def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory: str | None,
-                      pinned: str | None, at: dt.datetime | None = None,
-                      tsa_roots: list[x509.Certificate] | None = None) -> SignatureFindings:
+                     pinned: str | None, at: dt.datetime | None = None,
+                     tsa_roots: list[x509.Certificate] | None = None,
+                     organization: str | None = None) -> SignatureFindings:
     from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
     from pyhanko_certvalidator import ValidationContext
@@ -231,7 +253,7 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
                                 "(the signature is damaged)"))
         out.checks.append(Check("intact", "fail", "the signature cannot be read"))
         return out
-    identity = identity_problem(cert, out.name, signatory, pinned)
+    identity = identity_problem(cert, out.name, signatory, pinned, organization)
     out.checks.append(Check("signature", "fail", identity) if identity else
                       Check("signature", "pass", f"signed in the name of {out.name}, by its own "
                             f"certificate (SHA-256 {hashlib.sha256(cert.dump()).hexdigest()})"))

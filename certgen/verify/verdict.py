@@ -110,7 +110,7 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     signatory = None if issuer is None else issuer.signatory
     signature = signature_checks(pdf, roots, None if signatory is None else signatory.name,
                                   None if signatory is None else signatory.certificate_sha256,
-                                  at, tsa_roots)
+                                 at, tsa_roots, None if issuer is None else issuer.name)
     checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
     if crl is not None and roots is not None and signature.cert is not None:
@@ -134,7 +134,8 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             Holding(record_sha256=None if record is None
                     else hashlib.sha256(record_bytes).hexdigest(),
                     signed_at=signature.when, at=at, lang=lang,
-                    allow_unsigned=allow_unsigned_list)))
+                    allow_unsigned=allow_unsigned_list,
+                    organization=None if issuer is None else issuer.name)))
     checks.extend(record_checks)
 
     if record is None:
