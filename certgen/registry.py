@@ -271,6 +271,10 @@ class Signature:
     """What the build manifest says of the PDFs' digital signature."""
 
     signer: str
+    certificate_sha256: str | None = None
+    """SHA-256 of the signing certificate (what the registry page prints to compare)."""
+    timestamped: bool = False
+    """Signed with a timestamp authority (PAdES B-LTA): verify then needs --tsa-trust."""
 
 
 def signature_of(manifest: dict[str, JSONValue]) -> Signature | None:
@@ -282,8 +286,11 @@ def signature_of(manifest: dict[str, JSONValue]) -> Signature | None:
     """
     value = manifest.get("signature")
     signer = value.get("signer") if isinstance(value, dict) else None
-    if isinstance(signer, str) and signer:
-        return Signature(signer=signer)
+    if isinstance(signer, str) and signer and isinstance(value, dict):
+        sha = value.get("certificate_sha256")
+        return Signature(signer=signer,
+                         certificate_sha256=sha if isinstance(sha, str) else None,
+                         timestamped=isinstance(value.get("timestamp_authority"), str))
     return None
 
 

@@ -37,7 +37,7 @@ from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.inputs.lab import load_lab
-from certgen.record import load_record
+from certgen.record import dump_record, load_record
 from certgen.render.certificate import render_certificate_html, render_certificate_pdf
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
 from certgen.verify.outcome import Verification
@@ -70,6 +70,23 @@ def unsigned(built: Path) -> bytes:
     """The same certificate as rendered before signing (what a pre-signing change edits)."""
     record_bytes = (built / "record.json").read_bytes()
     record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return render_certificate_pdf(html, record, record_bytes, "en")
+
+
+@pytest.fixture(scope="module")
+def unpinned(built: Path) -> bytes:
+    """The certificate rendered from its record without the signing certificate's SHA-256 (as a
+    lab.yaml that pins none gave records before issue 40): the signer is then bound by its
+    subject (one CN, the lab's O)."""
+    record = load_record((built / "record.json").read_bytes())
+    assert record.issuer is not None
+    signatory = record.issuer.signatory.model_copy(update={"certificate_sha256": None})
+    record = record.model_copy(update={"issuer": record.issuer.model_copy(
+        update={"signatory": signatory})})
+    record_bytes = dump_record(record)
     html = render_certificate_html(record, "en",
                                    record_sha256=hashlib.sha256(record_bytes).hexdigest(),
                                    verify_base=LAB.lab.verification_base, signed=True)
@@ -255,13 +272,20 @@ def test_a_render_signed_by_another_tool_is_not_verified(unsigned: bytes, overla
      "the signing certificate names 2 common names"),
 ])
 def test_a_signer_who_is_not_the_signatory_is_not_verified(
-        unsigned: bytes, who: str, kwargs: dict[str, object], reason: str) -> None:
+        unsigned: bytes, unpinned: bytes, who: str, kwargs: dict[str, object],
+        reason: str) -> None:
     key = signing_key(issue(make_pki(), who, serial=11, **kwargs),  # type: ignore[arg-type]
                       PASSPHRASE, source="x.p12")
-    forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
+    forged = sign_pdf(unpinned, key, name=SIGNATORY, when=SIGNED_AT)
     result = _verify(forged)
     assert "signature" in result.failed()
     assert _detail(result, "signature").startswith(f"fail {reason}")
+    # The lab's own signed records name its certificate: any other key fails on that first.
+    forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
+    result = _verify(forged)
+    assert "signature" in result.failed()
+    pinned = _detail(result, "signature")
+    assert pinned.startswith(f"fail {reason}") or "the record's signatory signs with" in pinned
 
 
 def test_build_sign_refuses_a_key_in_another_name(tmp_path: Path) -> None:

@@ -143,7 +143,7 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
             pages.append((page_path(entry.id), default_language(entry)))
             for at, lang in pages:
                 writer.write(at, render_registry_page(
-                    entry, lang, at=at, as_of=as_of, software=software,
+                    entry, lang, at=at, as_of=as_of, software=software, crl=crl is not None,
                     home=None if home is None else home.format(lang=lang)).encode("utf-8"))
             for lang in entry.languages:
                 writer.write(pdf_path(entry.id, lang),
