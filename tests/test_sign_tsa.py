@@ -123,6 +123,17 @@ def test_a_timestamped_certificate_verifies_now(timestamped: dict[str, object]) 
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
     assert "document timestamp(s) follow" in _detail(result, "intact")
     assert _detail(result, "content").startswith("pass the file is, byte for byte, ")
+    # Every certificate the long-term validation needs has its revocation information inside.
+    import io
+
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    from certgen.verify.signature import missing_revocation_info
+
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    [sig] = PdfFileReader(io.BytesIO(pdf), strict=False).embedded_regular_signatures
+    assert missing_revocation_info(sig) is None
 
 
 def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object]) -> None:

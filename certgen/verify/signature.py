@@ -502,9 +502,72 @@ def _long_term_problem(sig: EmbeddedPdfSignature, roots: list[x509.Certificate],
                 f"signer's certificate ({subject}) was valid, checked at "
                 f"{moment.isoformat(sep=' ')} with the validation data the file carries "
                 f"({indication})"), proven
+    missing = missing_revocation_info(sig)
+    if missing is not None:
+        # pyHanko reports a chain it could not validate; the cause a lab can fix is this.
+        return f"untrusted signer: {missing}", proven
     if status is not None and not status.trusted:
         return f"untrusted signer: {subject} does not chain to the trusted CA", proven
     return f"untrusted signer: {subject}: {result.failure_msg or indication}", proven
+
+
+def _revocation_subjects(sig: EmbeddedPdfSignature) -> list[x509.Certificate]:
+    """The certificates the long-term validation needs revocation information for: the signer's
+    and each timestamp authority's (of the signature timestamp and the document timestamps)."""
+    from asn1crypto import cms
+
+    found = [sig.signer_cert]
+    try:
+        for attr in sig.signer_info["unsigned_attrs"]:
+            if attr["type"].native == "signature_time_stamp_token":
+                for token in attr["values"]:
+                    token = cms.ContentInfo.load(token.dump())
+                    for choice in token["content"]["certificates"]:
+                        found.append(choice.chosen)
+    except Exception:
+        pass
+    try:
+        found.extend(stamp.signer_cert for stamp in sig.reader.embedded_timestamp_signatures)
+    except Exception:
+        pass
+    unique: dict[bytes, x509.Certificate] = {}
+    for cert in found:
+        if cert.subject != cert.issuer and not cert.ca:
+            unique.setdefault(cert.dump(), cert)
+    return list(unique.values())
+
+
+def missing_revocation_info(sig: EmbeddedPdfSignature) -> str | None:
+    """Which certificate the file carries no revocation information for (None: each has a CRL of
+    its issuer or an OCSP answer for it in the document security store), and why it likely has
+    none: a certificate that names no CRL distribution point gives `build --tsa` nothing to
+    fetch."""
+    from asn1crypto import crl as crls
+    from asn1crypto import ocsp
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+
+    issuers: set[bytes] = set()
+    serials: set[int] = set()
+    try:
+        dss = DocumentSecurityStore.read_dss(sig.reader)
+        for ref in dss.crls:
+            listed = crls.CertificateList.load(ref.get_object().data)
+            issuers.add(listed["tbs_cert_list"]["issuer"].dump())
+        for ref in dss.ocsps:
+            answer = ocsp.OCSPResponse.load(ref.get_object().data)
+            for single in answer.basic_ocsp_response["tbs_response_data"]["responses"]:
+                serials.add(int(single["cert_id"]["serial_number"].native))
+    except Exception:  # no DSS at all: nothing is covered
+        pass
+    for cert in _revocation_subjects(sig):
+        if cert.issuer.dump() in issuers or int(cert.serial_number) in serials:
+            continue
+        why = ("it names no CRL distribution point, so nothing could be fetched and embedded "
+               "when it was signed" if not cert.crl_distribution_points else
+               "its CRL was not embedded when it was signed")
+        return (f"the file carries no revocation information for {cert.subject.human_friendly} "
+                f"(issued by {cert.issuer.human_friendly}): {why}")
+    return None
 
 
 def _cms_der(contents: bytes) -> bytes:
