@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from certgen.verify.drawn import drawn_problem
 from certgen.verify.outcome import Check
 from certgen.verify.revisions import lta_revisions_problem
 from certgen.verify.seen import seen_difference, seen_of
@@ -282,7 +283,8 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         digest_ok = bool(status.intact and status.valid)
         if coverage is None and stamps:
             coverage = (_later_revisions_problem(status)
-                        or _lta_additions_problem(pdf, _range_end(sig)))
+                        or _lta_additions_problem(pdf, _range_end(sig))
+                        or drawn_problem(pdf, _range_end(sig)))
     except Exception:
         digest_ok = False
     if coverage is not None:
