@@ -608,3 +608,33 @@ def test_a_key_its_ca_revoked_is_not_verified(signed: bytes) -> None:
     other = _verify(signed, crl=_crl({}, now, label="Another CA"))
     assert _detail(other, "trust") == ("fail the CRL --crl is not signed by the CA that issued "
                                        "the signer's certificate")
+
+
+def test_the_cli_says_a_status_list_is_out_of_date_and_reads_crl(
+        built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As a customer would, with the files the registry publishes: past index.json's next
+    update the verdict is VERIFIED EXCEPT (exit 3) and says why; --crl revoking the lab's key
+    makes it NOT VERIFIED; --allow-unsigned-list is said in the verdict."""
+    from certgen.builders.registry import build_registry
+
+    registry = tmp_path / "verify"
+    crl = _crl({2: dt.datetime(2026, 12, 4, tzinfo=dt.UTC)}, dt.datetime(2026, 12, 5,
+                                                                          tzinfo=dt.UTC))
+    build_registry(built.parent, registry, as_of=dt.date(2026, 12, 2), sign=_key(),
+                   next_update=dt.date(2026, 12, 9), ca=make_pki().ca_pem, crl=crl)
+    pdf = str(built / "certificate.en.pdf")
+    base = ["verify", pdf, "--trust", str(registry / "ca.pem"), "--revocations",
+            str(registry / "index.json")]
+    assert not main([*base, "--at", "2026-12-03T00:00:00Z"])
+    capsys.readouterr()
+    assert main([*base, "--at", "2026-12-20T00:00:00Z"]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"VERIFIED EXCEPT: status list out of date: {pdf} (SAMPLE-GOLD-0002)"
+    assert main([*base, "--at", "2026-12-06T00:00:00Z", "--crl", str(registry / "ca.crl")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].endswith("1 check(s) failed: trust")
+    (registry / "index.json.p7s").unlink()
+    assert main([*base, "--at", "2026-12-03T00:00:00Z"]) == 1
+    capsys.readouterr()
+    assert not main([*base, "--at", "2026-12-03T00:00:00Z", "--allow-unsigned-list"])
+    assert "unsigned: accepted with --allow-unsigned-list" in capsys.readouterr().out
