@@ -350,5 +350,11 @@ def test_the_registry_publishes_the_ca_its_crl_and_a_next_update(records: Path,
     default = tmp_path / "default"
     build_registry(records, default, as_of=DAY)
     assert _index(default)["next_update"] == "2026-12-06"  # a week after --as-of
+    from certgen.registry import PublishedWheel
+
+    wheel = PublishedWheel("certgen-0.2.0-py3-none-any.whl", b"wheel", "ef" * 32)
+    build_registry(records, tmp_path / "soft", as_of=DAY, software=wheel)
+    assert _index(tmp_path / "soft")["software"] == {
+        "wheel": "software/certgen-0.2.0-py3-none-any.whl", "sha256": "ef" * 32}
     with pytest.raises(RegistryError, match="before the registry's date"):
         build_registry(records, tmp_path / "bad", as_of=DAY, next_update=dt.date(2026, 11, 1))

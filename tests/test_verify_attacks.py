@@ -622,6 +622,11 @@ def test_the_cli_says_a_status_list_is_out_of_date_and_reads_crl(
                                                                           tzinfo=dt.UTC))
     build_registry(built.parent, registry, as_of=dt.date(2026, 12, 2), sign=_key(),
                    next_update=dt.date(2026, 12, 9), ca=make_pki().ca_pem, crl=crl)
+    import json
+
+    index = json.loads((registry / "index.json").read_bytes())
+    assert index["signer_certificate_sha256"] == _key().fingerprint  # vouched for by the .p7s
+    assert index["next_update"] == "2026-12-09"
     pdf = str(built / "certificate.en.pdf")
     base = ["verify", pdf, "--trust", str(registry / "ca.pem"), "--revocations",
             str(registry / "index.json")]

@@ -590,6 +590,9 @@ def lta_revisions_problem(pdf: bytes, sig_end: int) -> str | None:
             prev_xref = rev.xref_at
     except Refused as exc:
         return str(exc)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+        # A shape the reader did not foresee is a refusal too, never a traceback.
+        return f"the revisions after the signed one cannot be read ({type(exc).__name__})"
     return None
 
 
