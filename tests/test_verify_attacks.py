@@ -643,3 +643,38 @@ def test_the_cli_says_a_status_list_is_out_of_date_and_reads_crl(
     capsys.readouterr()
     assert not main([*base, "--at", "2026-12-03T00:00:00Z", "--allow-unsigned-list"])
     assert "unsigned: accepted with --allow-unsigned-list" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def other_stack(built: Path) -> bytes:
+    """The certificate rendered (by this certgen) from its record edited to name another
+    software stack (Pango 1.0.0): what verify compares by drawing, not bytes."""
+    record = load_record((built / "record.json").read_bytes())
+    assert record.software is not None
+    record = record.model_copy(update={"software": record.software.model_copy(
+        update={"pango": "1.0.0"})})
+    record_bytes = dump_record(record)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return render_certificate_pdf(html, record, record_bytes, "en")
+
+
+def test_another_stack_is_compared_as_drawn(other_stack: bytes) -> None:
+    """Issue 40: when the record names another software stack, the bytes cannot match and the
+    pages are compared as PDFium and poppler draw them: an identical restatement passes (with the
+    warning), a vector overlay, invisible to a text-and-image comparison, does not."""
+    from forgekit40 import _facts, _unparse
+
+    root = _facts(other_stack).root
+    same = append_revision(other_stack, Revision(objects=[(root, _unparse(other_stack, root))]))
+    result = _verify(sign_pdf(same, _key(), name=SIGNATORY))
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert _detail(result, "content").startswith("pass every page, as PDFium and poppler draw it")
+    assert result.warnings and "compared the pages as drawn" in result.warnings[0]
+    number, body = forged_page_content(other_stack)
+    overlaid = append_revision(other_stack, Revision(objects=[(number, body)]))
+    result = _verify(sign_pdf(overlaid, _key(), name=SIGNATORY))
+    assert result.failed() == ["content"]
+    assert _detail(result, "content") == (
+        "fail PDFium draws page 1 otherwise than this certgen's rendering of the record")

@@ -17,6 +17,7 @@ from certgen.render.certificate import (
 from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import replay_signature
 from certgen.support.software import creator_line, current_software
+from certgen.verify.drawn import drawn_difference
 from certgen.verify.outcome import Check
 from certgen.verify.reading import MAX_RECORD_RUNS
 from certgen.verify.seen import Seen, seen_difference, seen_of
@@ -126,13 +127,18 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
                      "and images are the same)") + signer), None
     stack = f"the record names {theirs or 'no software stack'}" + (
         f" and the signature {producer}" if producer != VENDOR else "")
-    warning = (f"{stack}; this is {ours} with {VENDOR}: the content check compared text and "
-               "images, not bytes")
+    warning = (f"{stack}; this is {ours} with {VENDOR}: the content check compared the pages "
+               "as drawn (and their text, images and actions), not bytes")
     if difference:
         return Check("content", "fail", difference), warning
-    return Check("content", "pass", "every page's text in reading order and every image equal "
-                 "this certgen's rendering of the record, with no action or script (compared as "
-                 "text and images: another software stack made the file)"), warning
+    # Text and images miss a vector overlay (issue 40): the pages as PDFium and poppler draw
+    # them must be this certgen's rendering's, pixel for pixel.
+    drawn = drawn_difference(signed_revision, unsigned)
+    if drawn is not None:
+        return Check("content", "fail", drawn), warning
+    return Check("content", "pass", "every page, as PDFium and poppler draw it, equals this "
+                 "certgen's rendering of the record, with the same text and images and no "
+                 "action or script (another software stack made the file)"), warning
 
 
 def _producer(pdf: bytes) -> str | None:

@@ -199,6 +199,25 @@ def parsers_problem(pdf: bytes) -> str | None:
     return None
 
 
+def drawn_difference(pdf: bytes, expected: bytes) -> str | None:
+    """Where either engine draws `pdf` otherwise than `expected` (None: every page alike)."""
+    for name, draw in ENGINES.items():
+        try:
+            theirs, ours = draw(pdf), draw(expected)
+        except FileNotFoundError:
+            return (f"what readers draw cannot be compared: {name} is not installed (Debian: "
+                    "poppler-utils)")
+        except Exception as exc:
+            return f"{name} cannot draw the file ({type(exc).__name__})"
+        if len(theirs) != len(ours):
+            return f"{name} draws {len(theirs)} pages where this certgen's rendering has {len(ours)}"
+        for number, (a, b) in enumerate(zip(theirs, ours), start=1):
+            if a != b:
+                return (f"{name} draws page {number} otherwise than this certgen's rendering of "
+                        "the record")
+    return None
+
+
 def drawn_problem(pdf: bytes, sig_end: int) -> str | None:
     """Why what readers draw of the file is not the signed revision's, or the parsers disagree
     (None: every engine draws the same pages and every parser reads the same page tree)."""
