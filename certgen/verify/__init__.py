@@ -34,8 +34,14 @@ Nothing here reads the network. pyHanko's own log lines and tracebacks never rea
 terminal: a failure is one reason in plain words (digest mismatch, signed range does not cover
 the file, untrusted signer, expired, not yet valid, revoked, record damaged).
 
+Issue 40 added: the revisions after a timestamped signature read strictly (`revisions`), what
+readers draw of them (`drawn`: PDFium and poppler pixel for pixel, pyHanko, pypdf and qpdf reading
+the same page tree), the signer bound to one CN and the laboratory's O (or the record's
+certificate), the registry's list as the source of issuance and freshness, and the CA's CRL
+(--crl).
+
 The package is cut by what each module checks (issue 43): `signature` (signature, intact, trust:
-the signature and what it covers), `seen` (what a reader sees of a PDF, which both the coverage
+the signature and what it covers; `revisions` and `drawn` what may follow it), `seen` (what a reader sees of a PDF, which both the coverage
 and the content checks compare), `content` (record-sha256's printed address and content: the
 render), `derivation` (derivation, captures, recomputed: the record and the bundle),
 `revocation` (revocation: the list, its signature, the id). `outcome` holds the Check and the
