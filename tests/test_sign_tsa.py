@@ -59,7 +59,7 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         # TSA the customer trusts to a plainly signed certificate, then a forged revision.
         converted = _timestamp(plain, tsa.tsa_url)
     return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped, "plain": plain,
-            "converted": converted,
+            "converted": converted, "ca_key": tsa.ca_key,
             "requests": requests, "refused": str(refused.value), "key": unsigned_key,
             "key_expires": tsa.lab_not_after, "folder": folder}
 
@@ -143,6 +143,11 @@ def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object
     result = _verify(timestamped, at=later)
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
     assert "the timestamps prove the signature existed at " in _detail(result, "trust")
+    # The CA's CRL the build embedded was issued before the signature: the verdict says it shows
+    # the key unrevoked only until then (issue 40), and claims no later time.
+    assert ("the embedded validation data shows the certificate unrevoked only until its CRL of "
+            in _detail(result, "trust"))
+    assert "give the CA's current CRL (--crl)" in _detail(result, "trust")
     # pyHanko's own AdES LTA validation agrees, at the same time, offline.
     import asyncio
     import io
@@ -409,3 +414,42 @@ def test_a_plain_signature_made_to_look_long_term_is_not_verified(
         "fail document timestamps follow a signature that carries no signature timestamp: "
         "certgen adds validation data and document timestamps only to a signature it "
         "timestamped itself (a plain signature was made to look long-term after signing)")
+
+
+def test_a_timestamped_signature_by_a_key_revoked_before_it_is_not_verified(
+        timestamped: dict[str, object]) -> None:
+    """Issue 40: a leaked key the CA revoked, used with --tsa (the build embeds the CA's CRL of
+    before the revocation): the CA's current CRL (--crl) shows the key revoked before the time
+    the timestamps prove; a revocation after that time leaves the signature valid."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    ca = x509.load_pem_x509_certificate(timestamped["ca"])  # type: ignore[arg-type]
+    issued = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+
+    def crl(revoked_at: dt.datetime) -> bytes:
+        entry = x509.RevokedCertificateBuilder().serial_number(2).revocation_date(
+            revoked_at).build()
+        return (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
+                .last_update(issued).next_update(issued + dt.timedelta(days=7))
+                .add_revoked_certificate(entry)
+                .sign(timestamped["ca_key"], hashes.SHA256())  # type: ignore[arg-type]
+                .public_bytes(Encoding.DER))
+
+    expires = timestamped["key_expires"]
+    assert isinstance(expires, dt.datetime)
+    # The key was issued an hour before the build and valid two days: revoked half an hour
+    # before the build signed.
+    revoked = expires - dt.timedelta(days=2, minutes=30)
+    before = verify_pdf(timestamped["pdf"], trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                        crl=crl(revoked))
+    assert before.failed() == ["trust"]
+    assert _detail(before, "trust").startswith(
+        f"fail revoked: the signer's certificate (serial 2) was revoked by its CA on "
+        f"{revoked.replace(microsecond=0).isoformat(sep=' ')}")
+    after = verify_pdf(timestamped["pdf"], trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                       crl=crl(issued - dt.timedelta(minutes=1)))
+    assert after.verdict == "verified", _detail(after, "trust")
+    assert "; revoked by its CA on " in _detail(after, "trust")
+    assert "after the timestamps prove the signature existed" in _detail(after, "trust")

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -42,6 +43,8 @@ class Authority:
     lab_not_after: dt.datetime
     requests: list[str]
     """The paths asked for, in order (the test shows the CRL and the TSA were used)."""
+    ca_key: Any = None
+    """The CA's private key (a test issues a later CRL with it: a revoked lab key)."""
 
 
 def _name(common: str) -> x509.Name:
@@ -182,7 +185,8 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str) -> Iterato
         b"lab", lab_key, lab, [ca], serialization.BestAvailableEncryption(PASSPHRASE))
     try:
         yield Authority(tsa_url=f"{base}/tsa", crl_url=crl_url, ca_pem=ca.public_bytes(pem),
-                        lab_p12=p12, lab_not_after=lab_not_after, requests=requests)
+                        lab_p12=p12, lab_not_after=lab_not_after, requests=requests,
+                        ca_key=ca_key)
     finally:
         server.shutdown()
         server.server_close()

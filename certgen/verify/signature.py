@@ -316,11 +316,22 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
     if stamps:
         problem, proven = _long_term_problem(sig, roots, moment, stamp_roots or roots)
         out.proven = None if problem or not proven else dt.datetime.fromisoformat(proven)
-        out.checks.append(Check("trust", "fail", problem) if problem else
-                          Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
+        if problem:
+            out.checks.append(Check("trust", "fail", problem))
+            return out
+        # Say only what the embedded CRL shows: a CRL issued before the signature shows the key
+        # unrevoked until its own date, not at the time the timestamps prove (issue 40).
+        issued = _embedded_crl_date(sig, cert)
+        assert out.proven is not None
+        shows = ("the embedded validation data shows the certificate valid then"
+                 if issued is not None and issued >= out.proven else
+                 "the embedded validation data shows the certificate unrevoked only until "
+                 + ("no date (no CRL of its CA is embedded)" if issued is None else
+                    f"its CRL of {issued.isoformat(sep=' ')}, before that")
+                 + ": give the CA's current CRL (--crl) to check it was not revoked before")
+        out.checks.append(Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
                                 f"trusted CA; the timestamps prove the signature existed at "
-                                f"{proven} and the embedded validation data shows the "
-                                f"certificate valid then (checked at {shown}, offline)"))
+                                f"{proven}; {shows} (checked at {shown}, offline)"))
         return out
     problems = []
     if out.when is not None:
@@ -537,6 +548,27 @@ def _revocation_subjects(sig: EmbeddedPdfSignature) -> list[x509.Certificate]:
         if cert.subject != cert.issuer and not cert.ca:
             unique.setdefault(cert.dump(), cert)
     return list(unique.values())
+
+
+def _embedded_crl_date(sig: EmbeddedPdfSignature, cert: x509.Certificate) -> dt.datetime | None:
+    """When the newest CRL of `cert`'s issuer in the document security store was issued (None:
+    there is none)."""
+    from asn1crypto import crl as crls
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+
+    newest = None
+    try:
+        dss = DocumentSecurityStore.read_dss(sig.reader)
+        for ref in dss.crls:
+            listed = crls.CertificateList.load(ref.get_object().data)
+            if listed["tbs_cert_list"]["issuer"].dump() != cert.issuer.dump():
+                continue
+            issued = listed["tbs_cert_list"]["this_update"].native
+            if isinstance(issued, dt.datetime) and (newest is None or issued > newest):
+                newest = issued
+    except Exception:
+        return None
+    return newest
 
 
 def missing_revocation_info(sig: EmbeddedPdfSignature) -> str | None:
