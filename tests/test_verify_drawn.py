@@ -43,3 +43,17 @@ def test_a_page_the_parsers_read_differently_is_named(genuine: bytes) -> None:
     assert problem is not None
     assert problem.startswith("the PDF parsers disagree: pyHanko and ")
     assert problem.endswith("read page 1's content differently")
+
+
+def test_the_catalog_view_names_the_outline_s_actions() -> None:
+    """What the parsers are compared on beyond the pages: the catalog's entries, an opening
+    action, and each outline item's title and action (a JavaScript outline item read by one
+    parser only is a disagreement)."""
+    from certgen.verify.drawn import _catalog_view
+
+    second = {"/Title": "Grade", "/A": {"/S": "/JavaScript", "/JS": "app.alert(1)"}}
+    root = {"/Type": "/Catalog", "/OpenAction": [], "/Outlines": {
+        "/First": {"/Title": "Certificate", "/Next": second}}}
+    assert _catalog_view(root, lambda value: value) == (
+        ("/OpenAction", "/Outlines", "/Type"), True,
+        (("Certificate", "", ""), ("Grade", "/JavaScript", "app.alert(1)")))

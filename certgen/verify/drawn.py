@@ -178,6 +178,44 @@ def _pyhanko_pages(pdf: bytes) -> list[Page]:
 PARSERS: dict[str, Callable[[bytes], list[Page]]] = {
     "pyHanko": _pyhanko_pages, "pypdf": _pypdf_pages, "qpdf (pikepdf)": _pikepdf_pages}
 
+MAX_OUTLINE_ITEMS = 1000
+
+
+def _catalog_view(root: object, resolve: Callable[[object], object]) -> tuple[object, ...]:
+    """The catalog's keys, whether it opens with an action, and each top-level outline item's
+    title and action (kind, target), from any of the three parsers (through `resolve`)."""
+    catalog = cast("dict[str, object]", resolve(root))
+    keys = tuple(sorted(str(k) for k in catalog.keys()))
+    items: list[tuple[str, str, str]] = []
+    outlines = catalog.get("/Outlines")
+    node = None if outlines is None else cast("dict[str, object]", resolve(outlines)).get("/First")
+    while node is not None and len(items) < MAX_OUTLINE_ITEMS:
+        item = cast("dict[str, object]", resolve(node))
+        action = item.get("/A")
+        kind = target = ""
+        if action is not None:
+            act = cast("dict[str, object]", resolve(action))
+            kind = str(act.get("/S", ""))
+            target = str(act.get("/URI", act.get("/JS", "")))[:200]
+        items.append((str(item.get("/Title", "")), kind, target))
+        node = item.get("/Next")
+    return keys, "/OpenAction" in catalog, tuple(items)
+
+
+def _catalogs(pdf: bytes) -> dict[str, tuple[object, ...]]:
+    import pikepdf
+    import pypdf
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    def get(value: object) -> object:
+        return value.get_object() if hasattr(value, "get_object") else value
+
+    out = {"pyHanko": _catalog_view(PdfFileReader(io.BytesIO(pdf), strict=False).root, get),
+           "pypdf": _catalog_view(pypdf.PdfReader(io.BytesIO(pdf)).trailer["/Root"], get)}
+    with pikepdf.open(io.BytesIO(pdf)) as document:
+        out["qpdf (pikepdf)"] = _catalog_view(document.Root, lambda value: value)
+    return out
+
 
 def parsers_problem(pdf: bytes) -> str | None:
     """Where pyHanko, pypdf and qpdf read the file's pages differently (None: they agree)."""
@@ -187,6 +225,15 @@ def parsers_problem(pdf: bytes) -> str | None:
             read[name] = parse(pdf)
         except Exception as exc:
             return f"{name} cannot read the file's pages ({type(exc).__name__})"
+    try:
+        catalogs = _catalogs(pdf)
+    except Exception as exc:
+        return f"a parser cannot read the file's catalog ({type(exc).__name__})"
+    (first_parser, catalog), *rest = catalogs.items()
+    for name, theirs_catalog in rest:
+        if theirs_catalog != catalog:
+            return (f"{first_parser} and {name} read the catalog or the outline differently "
+                    "(its entries, an opening action, an outline item's title or action)")
     (first, pages), *others = read.items()
     for name, theirs in others:
         if len(theirs) != len(pages):
