@@ -305,7 +305,9 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
                                 "range is the whole file" if not stamps else
                                 "no byte changed after signing; after the signed revision only "
                                 f"validation data and {len(stamps)} document timestamp(s) follow "
-                                "(pyHanko's difference analysis: nothing a reader sees changed)"))
+                                "(read strictly, revision by revision; PDFium and poppler draw "
+                                "every page as signed; pyHanko, pypdf and qpdf read the same "
+                                "pages)"))
 
     if roots is None:
         out.checks.append(Check("trust", "fail", "not checked: give --trust CA.pem, the "
@@ -351,7 +353,8 @@ def _timestamps_problem(pdf: bytes, sig: EmbeddedPdfSignature,
                         stamps: list[EmbeddedPdfSignature], reader: PdfFileReader,
                         roots: list[x509.Certificate] | None) -> str | None:
     """Why the document timestamps after the lab's signature are not certgen's own (None: they
-    are): each follows the signature, is intact, and the newest covers the whole file."""
+    are): each follows the signature and is intact, by a trusted authority; what follows the
+    newest (pyHanko ends the file with an unsigned DSS revision) is held by the strict reader."""
     from pyhanko.sign.validation import validate_pdf_timestamp
     from pyhanko.sign.validation.status import SignatureCoverageLevel
     from pyhanko_certvalidator import ValidationContext
