@@ -23,7 +23,7 @@ from certgen import __version__
 from certgen.errors import CertgenError
 from certgen.registry import PublishedWheel
 from certgen.support.paths import locales_dir, templates_dir
-from certgen.verify import read_input
+from certgen.verify.reading import read_input
 
 _NAME = re.compile(r"^certgen-(?P<version>[^-]+)-[^-]+-[^-]+-[^-]+\.whl$")
 

@@ -271,6 +271,10 @@ class Signature:
     """What the build manifest says of the PDFs' digital signature."""
 
     signer: str
+    certificate_sha256: str | None = None
+    """SHA-256 of the signing certificate (what the registry page prints to compare)."""
+    timestamped: bool = False
+    """Signed with a timestamp authority (PAdES B-LTA): verify then needs --tsa-trust."""
 
 
 def signature_of(manifest: dict[str, JSONValue]) -> Signature | None:
@@ -282,8 +286,11 @@ def signature_of(manifest: dict[str, JSONValue]) -> Signature | None:
     """
     value = manifest.get("signature")
     signer = value.get("signer") if isinstance(value, dict) else None
-    if isinstance(signer, str) and signer:
-        return Signature(signer=signer)
+    if isinstance(signer, str) and signer and isinstance(value, dict):
+        sha = value.get("certificate_sha256")
+        return Signature(signer=signer,
+                         certificate_sha256=sha if isinstance(sha, str) else None,
+                         timestamped=isinstance(value.get("timestamp_authority"), str))
     return None
 
 
@@ -419,8 +426,19 @@ def _text_json(value: LabText | RecordText) -> dict[str, str | None]:
     return {"en": value.en, "ru": value.ru, "pt": value.pt}
 
 
-def registry_index(entries: list[RegistryEntry], as_of: dt.date) -> bytes:
-    """verify/index.json: every entry, sorted by id, keys sorted, UTF-8, newline-terminated.
+NEXT_UPDATE_DAYS = 7
+"""How long a registry's statuses hold by default (index.json's `next_update`, as a CRL's
+nextUpdate): `certgen verify` says "status list out of date" past it (`registry --next-update`)."""
+
+
+def registry_index(entries: list[RegistryEntry], as_of: dt.date,
+                   next_update: dt.date | None = None, *,
+                   software: PublishedWheel | None = None,
+                   signer_sha256: str | None = None) -> bytes:
+    """verify/index.json: every entry, sorted by id, keys sorted, UTF-8, newline-terminated;
+    `next_update` (default: NEXT_UPDATE_DAYS after `as_of`), and where given the published
+    verifier wheel's name and SHA-256 and the SHA-256 of the certificate the lab signs with (so
+    that the signed index vouches for both).
 
     Paths are relative to the registry root (the folder served at the verification base).
     """
@@ -446,16 +464,26 @@ def registry_index(entries: list[RegistryEntry], as_of: dt.date) -> bytes:
             "page": page_dir(e.id),
             "pdf": {lang: pdf_path(e.id, lang) for lang in e.languages},
         })
-    document = {"format": INDEX_FORMAT, "as_of": as_of.isoformat(), "certificates": rows}
+    due = next_update or as_of + dt.timedelta(days=NEXT_UPDATE_DAYS)
+    if due < as_of:
+        raise RegistryError(f"the next update {due.isoformat()} is before the registry's date "
+                            f"{as_of.isoformat()}", field="--next-update")
+    document: dict[str, object] = {"format": INDEX_FORMAT, "as_of": as_of.isoformat(),
+                                   "next_update": due.isoformat(), "certificates": rows}
+    if software is not None:
+        document["software"] = {"wheel": f"{SOFTWARE_FOLDER}/{software.name}",
+                                "sha256": software.sha256}
+    if signer_sha256 is not None:
+        document["signer_certificate_sha256"] = signer_sha256
     return (json.dumps(document, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
 
 
-def parse_as_of(value: str) -> dt.date:
-    """--as-of DATE: YYYY-MM-DD, a calendar date."""
+def parse_as_of(value: str, option: str = "--as-of") -> dt.date:
+    """--as-of DATE (or another date option): YYYY-MM-DD, a calendar date."""
     try:
         if len(value) != 10:
             raise ValueError
         return dt.date.fromisoformat(value)
     except ValueError:
         raise RegistryError(f"expected a date YYYY-MM-DD, got {_show(value)}",
-                            field="--as-of") from None
+                            field=option) from None

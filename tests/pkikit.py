@@ -36,9 +36,15 @@ class Pki:
     ca_key: Any
 
 
-def _name(common: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "certgen tests"),
-                      x509.NameAttribute(NameOID.COMMON_NAME, common)])
+LAB_NAME = "Sample Frame-Pacing Laboratory (SPECIMEN, not a real laboratory)"
+"""examples/lab.yaml's name: the organization (O) of the lab's signing certificate (issue 40)."""
+
+
+def _name(common: str, organization: str = "certgen tests",
+          extra: tuple[tuple[Any, str], ...] = ()) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization),
+                      x509.NameAttribute(NameOID.COMMON_NAME, common),
+                      *(x509.NameAttribute(oid, value) for oid, value in extra)])
 
 
 def _key() -> rsa.RSAPrivateKey:
@@ -71,12 +77,14 @@ def make_pki(label: str = "Test CA") -> Pki:
 
 def issue(pki: Pki, common_name: str = SIGNATORY, *, not_before: dt.datetime = NOT_BEFORE,
           not_after: dt.datetime = NOT_AFTER, ca: bool = False, can_sign: bool = True,
-          serial: int = 2, purposes: tuple[Any, ...] = (ExtendedKeyUsageOID.EMAIL_PROTECTION,)
-          ) -> bytes:
-    """A key and certificate issued by `pki`'s CA, as a PKCS#12 file (PASSPHRASE)."""
+          serial: int = 2, purposes: tuple[Any, ...] = (ExtendedKeyUsageOID.EMAIL_PROTECTION,),
+          organization: str = LAB_NAME, second_common_name: str | None = None) -> bytes:
+    """A key and certificate issued by `pki`'s CA, as a PKCS#12 file (PASSPHRASE): made out to
+    `common_name` of `organization` (the sample lab), with a second CN if given."""
     lab_key = _key()
+    extra = () if second_common_name is None else ((NameOID.COMMON_NAME, second_common_name),)
     lab = (x509.CertificateBuilder()
-           .subject_name(_name(common_name)).issuer_name(pki.ca_cert.subject)
+           .subject_name(_name(common_name, organization, extra)).issuer_name(pki.ca_cert.subject)
            .public_key(lab_key.public_key()).serial_number(serial)
            .not_valid_before(not_before).not_valid_after(not_after)
            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)

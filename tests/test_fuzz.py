@@ -339,7 +339,7 @@ def test_mutated_revocation_lists_parse_or_refuse_one_line_per_problem(
         data: st.DataObject) -> None:
     """Issue 27: revocations.yaml, as `certgen registry` and `certgen verify` read it."""
     from certgen.registry import parse_revocations
-    from certgen.verify import parse_revocation_list
+    from certgen.verify.revocation import parse_revocation_list
 
     text = _hostile_yaml(data, copy.deepcopy(_REVOCATIONS))
     expect_clean(lambda: parse_revocations(text, source="revocations.yaml"), "revocations.yaml")

@@ -304,7 +304,7 @@ def test_registry_and_verify_hold_one_size_limit_for_revocations_yaml(
     """Issue 27: verify took a 64 MiB revocations.yaml, the registry 16 MiB. One limit now,
     16 MiB as docs/limits.md states it; verify's larger limit is for the registry's index.json
     only (JSON, about 1 kB a certificate)."""
-    from certgen.verify import load_revocations as verify_load
+    from certgen.verify.revocation import load_revocations as verify_load
 
     limit = 16 * 1024 * 1024
     entry = b"- id: A-1\n  date: 2026-01-01\n  reason: x\n"

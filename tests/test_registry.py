@@ -320,4 +320,41 @@ def test_the_page_says_what_it_can_know_and_names_the_lab() -> None:
     assert "<title>Certificate LAB-2026-0007: verification · Frame Lab GmbH</title>" in html
     assert "Published by Frame Lab GmbH." in html and "· certgen</title>" not in html
     assert '<a href="../../index.json">index.json</a>' in html
-    assert "certgen verify certificate.pdf --trust lab-ca.pem --revocations index.json" in html
+    assert "certgen verify certificate.pdf --trust ca.pem --revocations index.json" in html
+
+
+def test_a_timestamped_signed_page_gives_the_whole_command_and_the_signer_s_sha256() -> None:
+    """Issue 40: the command a customer copies is complete for the certificate (--tsa-trust for
+    a timestamped one, --crl where the registry publishes the CA's CRL), and the page prints the
+    signing certificate's SHA-256 to compare."""
+    import dataclasses
+
+    entry = dataclasses.replace(_entry("valid"), signature=Signature(
+        "Dr. Jana Weber", certificate_sha256="cd" * 32, timestamped=True))
+    html = render_registry_page(entry, "ru", at="LAB-2026-0007/ru/index.html", as_of=DAY,
+                                crl=True)
+    assert ("certgen verify certificate.pdf --trust ca.pem --tsa-trust tsa-root.pem "
+            "--revocations index.json --crl ca.crl") in html
+    assert "<dt>SHA-256 сертификата подписи</dt>" in html and "cd" * 32 in html
+
+
+def test_the_registry_publishes_the_ca_its_crl_and_a_next_update(records: Path,
+                                                                  tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    files = build_registry(records, reg, as_of=DAY, ca=b"CA PEM", crl=b"CRL DER",
+                           next_update=dt.date(2026, 12, 31))
+    assert "ca.pem" in files and "ca.crl" in files
+    assert (reg / "ca.pem").read_bytes() == b"CA PEM" and (reg / "ca.crl").read_bytes() == b"CRL DER"
+    assert _index(reg)["next_update"] == "2026-12-31"
+    assert "--crl ca.crl" in (reg / "LAB-2026-0001" / "en" / "index.html").read_text("utf-8")
+    default = tmp_path / "default"
+    build_registry(records, default, as_of=DAY)
+    assert _index(default)["next_update"] == "2026-12-06"  # a week after --as-of
+    from certgen.registry import PublishedWheel
+
+    wheel = PublishedWheel("certgen-0.2.0-py3-none-any.whl", b"wheel", "ef" * 32)
+    build_registry(records, tmp_path / "soft", as_of=DAY, software=wheel)
+    assert _index(tmp_path / "soft")["software"] == {
+        "wheel": "software/certgen-0.2.0-py3-none-any.whl", "sha256": "ef" * 32}
+    with pytest.raises(RegistryError, match="before the registry's date"):
+        build_registry(records, tmp_path / "bad", as_of=DAY, next_update=dt.date(2026, 11, 1))

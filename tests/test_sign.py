@@ -32,7 +32,9 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
-from certgen.verify import RevokedCertificate, Verification, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.revocation import RevokedCertificate
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
@@ -123,7 +125,11 @@ def test_a_record_replaced_and_re_signed_by_a_key_outside_the_trust_root_fails(
     """A forger re-renders the whole certificate from an edited record (so the print and the
     hash agree) and signs it with a key of their own: only the trust check can tell."""
     record = load_record((built / "record.json").read_bytes())
-    forged = record.model_copy(update={"customer": "Someone Else Ltd"})
+    # The signed record names the lab's signing certificate (issue 40): the forger drops it.
+    assert record.issuer is not None
+    signatory = record.issuer.signatory.model_copy(update={"certificate_sha256": None})
+    forged = record.model_copy(update={"customer": "Someone Else Ltd", "issuer":
+                                       record.issuer.model_copy(update={"signatory": signatory})})
     forged_bytes = dump_record(forged)
     sha = hashlib.sha256(forged_bytes).hexdigest()
     html = render_certificate_html(forged, "en", record_sha256=sha,

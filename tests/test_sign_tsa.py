@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from bundlekit import simple_bundle
 from forgekit import add_field, rogue_timestamp, set_title, stamp_text
+from forgekit40 import duplicate_xref, variants
 from tsakit import PASSPHRASE, running_authority
 
 from certgen.builders.certificate import build_bundle
@@ -25,7 +26,8 @@ from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.inputs.lab import load_lab
 from certgen.render.sign import sign_pdf, signing_key
-from certgen.verify import Verification, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
@@ -53,7 +55,11 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         pdf = (folder / "certificate.en.pdf").read_bytes()
         restamped = _timestamp(stamp_text(pdf, "PLATINUM"), tsa.tsa_url)
         plain = _plain(folder, unsigned_key)
+        # The plain-to-LTA conversion (issue 40): anyone appends a document timestamp from a
+        # TSA the customer trusts to a plainly signed certificate, then a forged revision.
+        converted = _timestamp(plain, tsa.tsa_url)
     return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped, "plain": plain,
+            "converted": converted, "ca_key": tsa.ca_key,
             "requests": requests, "refused": str(refused.value), "key": unsigned_key,
             "key_expires": tsa.lab_not_after, "folder": folder}
 
@@ -117,6 +123,17 @@ def test_a_timestamped_certificate_verifies_now(timestamped: dict[str, object]) 
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
     assert "document timestamp(s) follow" in _detail(result, "intact")
     assert _detail(result, "content").startswith("pass the file is, byte for byte, ")
+    # Every certificate the long-term validation needs has its revocation information inside.
+    import io
+
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    from certgen.verify.signature import missing_revocation_info
+
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    [sig] = PdfFileReader(io.BytesIO(pdf), strict=False).embedded_regular_signatures
+    assert missing_revocation_info(sig) is None
 
 
 def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object]) -> None:
@@ -126,6 +143,11 @@ def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object
     result = _verify(timestamped, at=later)
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
     assert "the timestamps prove the signature existed at " in _detail(result, "trust")
+    # The CA's CRL the build embedded was issued before the signature: the verdict says it shows
+    # the key unrevoked only until then (issue 40), and claims no later time.
+    assert ("the embedded validation data shows the certificate unrevoked only until its CRL of "
+            in _detail(result, "trust"))
+    assert "give the CA's current CRL (--crl)" in _detail(result, "trust")
     # pyHanko's own AdES LTA validation agrees, at the same time, offline.
     import asyncio
     import io
@@ -187,9 +209,9 @@ def test_an_overlay_under_a_fresh_document_timestamp_is_not_verified(
     covered, but what lies between the signature and it is more than validation data."""
     result = _verify(timestamped, timestamped["restamped"])  # type: ignore[arg-type]
     assert result.verdict == "not-verified"
-    assert _detail(result, "intact") == (
-        "fail the file was changed after signing: a revision that follows the signature does "
-        "more than add validation data or a timestamp")
+    assert _detail(result, "intact").startswith(
+        "fail revision 3 after the signed one (bytes "), _detail(result, "intact")
+    assert "is neither validation data nor a document timestamp" in _detail(result, "intact")
 
 
 @pytest.mark.parametrize("variant", ["js", "freetext", "title"])
@@ -206,11 +228,12 @@ def test_what_pyhanko_lets_pass_as_an_lta_update_is_not_verified(
     result = _verify(timestamped, forged)
     assert result.verdict == "not-verified"
     detail = _detail(result, "intact")
-    wanted = {"js": "a form field was added after signing that is not a document timestamp's",
-              "freetext": "a form field was added after signing that is not a document "
-                          "timestamp's",
-              "title": "the document information (title, author…) was changed after signing"}
-    assert detail.startswith(f"fail {wanted[variant]}"), detail
+    # The strict reader of the revisions after the signature (issue 40) names them first.
+    wanted = {"js": "(/Type /Annot) is neither validation data nor a document timestamp",
+              "freetext": "(/Type /Annot) is neither validation data nor a document timestamp",
+              "title": "(the document information) changes /Title (readers show it)"}
+    assert detail.startswith("fail revision 3 after the signed one (bytes "), detail
+    assert wanted[variant] in detail, detail
 
 
 def test_a_document_timestamp_from_an_untrusted_authority_is_not_verified(
@@ -221,9 +244,9 @@ def test_a_document_timestamp_from_an_untrusted_authority_is_not_verified(
     assert isinstance(plain, bytes)
     assert _verify(timestamped, plain).verdict == "verified"
     result = _verify(timestamped, rogue_timestamp(plain))
-    assert _detail(result, "intact") == (
-        "fail document timestamp 1 is by a timestamp authority that does not chain to the "
-        "trusted roots (--tsa-trust, else --trust)")
+    # A plain signature followed by timestamps is refused before any timestamp counts (issue 40).
+    assert _detail(result, "intact").startswith(
+        "fail document timestamps follow a signature that carries no signature timestamp")
 
 
 def test_pdfsig_reports_the_signature_valid_and_the_timestamp(
@@ -325,3 +348,108 @@ def test_a_silent_authority_is_given_up_after_the_stated_wait(
     assert str(refused.value) == (f"--tsa {url}: the timestamp authority or a CRL address did "
                                   "not answer within 1 s")
     assert given == [1]
+
+
+# --------------------------------------------------------------------------- issue 40
+
+FORGED_LTA = ["dup-xref-table", "dup-xref-table-origfirst", "dup-xref-hybrid", "dup-xref-stream",
+              "copied-eof-table", "copied-eof-stream", "links-plain", "links-objstm",
+              "links-dup", "links-dup-hybrid", "links-dup-objstm", "links-copied-eof",
+              "links-copied-eof-objstm", "noop-revision", "orphan-objects", "catalog-version"]
+
+
+@pytest.fixture(scope="module")
+def forged(timestamped: dict[str, object]) -> dict[str, bytes]:
+    pdf = timestamped["pdf"]
+    assert isinstance(pdf, bytes)
+    return variants(pdf)
+
+
+def test_the_forgery_kit_builds_every_class(forged: dict[str, bytes]) -> None:
+    assert sorted(forged) == sorted(FORGED_LTA)
+
+
+@pytest.mark.parametrize("name", FORGED_LTA)
+def test_a_revision_after_the_timestamps_that_is_not_certgen_s_is_not_verified(
+        timestamped: dict[str, object], forged: dict[str, bytes], name: str) -> None:
+    """Each variant class of issue 40 appended to a genuine B-LTA certificate (parser
+    differentials: an object listed twice in a classic, hybrid or stream xref, a copied
+    `startxref … %%EOF` before a short xref; restated link annotations and outline items, in
+    an object stream too; a no-op revision, orphan objects, a new /Version): the strict reader
+    of the revisions after the signature names the revision and the object."""
+    result = _verify(timestamped, forged[name])
+    assert result.verdict == "not-verified"
+    if name in ("dup-xref-stream", "links-dup-objstm"):
+        # pyHanko itself cannot read these: the signature check says so first.
+        assert _detail(result, "signature") == ("fail the PDF's structure cannot be read (a "
+                                                "damaged or truncated file)")
+        return
+    assert result.failed()[0] == "intact", result.failed()
+    detail = _detail(result, "intact")
+    assert detail.startswith("fail revision 3 after the signed one ("), detail
+    expected = {"dup-xref-table": "lists object", "dup-xref-table-origfirst": "lists object",
+                "dup-xref-stream": "lists object", "copied-eof-table": "`startxref` at byte",
+                "copied-eof-stream": "`startxref` at byte", "links-plain": "of an earlier "
+                "revision is redefined", "links-objstm": "in an object stream",
+                "links-dup": "is defined twice", "links-dup-objstm": "in an object stream",
+                "links-dup-hybrid": "in an object stream", "dup-xref-hybrid": "not followed by",
+                "links-copied-eof": "`startxref` at byte",
+                "links-copied-eof-objstm": "`startxref` at byte",
+                "noop-revision": "adds neither validation data nor a document timestamp",
+                "orphan-objects": "is neither validation data", "catalog-version": "gains /Version"}
+    assert expected[name] in detail, detail
+
+
+def test_a_plain_signature_made_to_look_long_term_is_not_verified(
+        timestamped: dict[str, object]) -> None:
+    """The plain-to-LTA conversion: a document timestamp from the customer's trusted TSA on a
+    plainly signed certificate, with and without a forged revision after it."""
+    converted = timestamped["converted"]
+    assert isinstance(converted, bytes)
+    for pdf in (converted, duplicate_xref(converted)):
+        result = _verify(timestamped, pdf)
+        assert result.verdict == "not-verified"
+        assert "intact" in result.failed()
+    assert _detail(_verify(timestamped, converted), "intact") == (
+        "fail document timestamps follow a signature that carries no signature timestamp: "
+        "certgen adds validation data and document timestamps only to a signature it "
+        "timestamped itself (a plain signature was made to look long-term after signing)")
+
+
+def test_a_timestamped_signature_by_a_key_revoked_before_it_is_not_verified(
+        timestamped: dict[str, object]) -> None:
+    """Issue 40: a leaked key the CA revoked, used with --tsa (the build embeds the CA's CRL of
+    before the revocation): the CA's current CRL (--crl) shows the key revoked before the time
+    the timestamps prove; a revocation after that time leaves the signature valid."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    ca = x509.load_pem_x509_certificate(timestamped["ca"])  # type: ignore[arg-type]
+    issued = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
+
+    def crl(revoked_at: dt.datetime) -> bytes:
+        entry = x509.RevokedCertificateBuilder().serial_number(2).revocation_date(
+            revoked_at).build()
+        return (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
+                .last_update(issued).next_update(issued + dt.timedelta(days=7))
+                .add_revoked_certificate(entry)
+                .sign(timestamped["ca_key"], hashes.SHA256())  # type: ignore[arg-type]
+                .public_bytes(Encoding.DER))
+
+    expires = timestamped["key_expires"]
+    assert isinstance(expires, dt.datetime)
+    # The key was issued an hour before the build and valid two days: revoked half an hour
+    # before the build signed.
+    revoked = expires - dt.timedelta(days=2, minutes=30)
+    before = verify_pdf(timestamped["pdf"], trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                        crl=crl(revoked))
+    assert before.failed() == ["trust"]
+    assert _detail(before, "trust").startswith(
+        f"fail revoked: the signer's certificate (serial 2) was revoked by its CA on "
+        f"{revoked.replace(microsecond=0).isoformat(sep=' ')}")
+    after = verify_pdf(timestamped["pdf"], trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                       crl=crl(issued - dt.timedelta(minutes=1)))
+    assert after.verdict == "verified", _detail(after, "trust")
+    assert "; revoked by its CA on " in _detail(after, "trust")
+    assert "after the timestamps prove the signature existed" in _detail(after, "trust")

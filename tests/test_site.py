@@ -288,7 +288,7 @@ def test_every_certificate_names_the_status_list_the_registry_publishes(site: Pa
     which `certgen verify --revocations` reads."""
     import json
 
-    from certgen.verify import parse_revocation_list
+    from certgen.verify.revocation import parse_revocation_list
 
     for html in sorted(site.glob("samples/*/certificate.*.html")):
         record = json.loads((html.parent / "record.json").read_bytes())

@@ -30,16 +30,19 @@ from forgekit import (
     stamp_image,
     stamp_text,
 )
+from forgekit40 import Revision, append_revision, forged_page_content
 from pkikit import PASSPHRASE, SIGNATORY, issue, make_pki
 
 from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.errors import CertgenError
 from certgen.inputs.lab import load_lab
-from certgen.record import load_record
+from certgen.record import dump_record, load_record
 from certgen.render.certificate import render_certificate_html, render_certificate_pdf
 from certgen.render.sign import SigningKey, sign_pdf, signing_key
-from certgen.verify import Verification, parse_revocation_list, verify_pdf
+from certgen.verify.outcome import Verification
+from certgen.verify.revocation import parse_revocation_list
+from certgen.verify.verdict import verify_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "examples" / "gold-rx7800xt"
@@ -67,6 +70,23 @@ def unsigned(built: Path) -> bytes:
     """The same certificate as rendered before signing (what a pre-signing change edits)."""
     record_bytes = (built / "record.json").read_bytes()
     record = load_record(record_bytes)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return render_certificate_pdf(html, record, record_bytes, "en")
+
+
+@pytest.fixture(scope="module")
+def unpinned(built: Path) -> bytes:
+    """The certificate rendered from its record without the signing certificate's SHA-256 (as a
+    lab.yaml that pins none gave records before issue 40): the signer is then bound by its
+    subject (one CN, the lab's O)."""
+    record = load_record((built / "record.json").read_bytes())
+    assert record.issuer is not None
+    signatory = record.issuer.signatory.model_copy(update={"certificate_sha256": None})
+    record = record.model_copy(update={"issuer": record.issuer.model_copy(
+        update={"signatory": signatory})})
+    record_bytes = dump_record(record)
     html = render_certificate_html(record, "en",
                                    record_sha256=hashlib.sha256(record_bytes).hexdigest(),
                                    verify_base=LAB.lab.verification_base, signed=True)
@@ -208,21 +228,64 @@ def test_a_change_made_before_the_lab_key_signed_is_not_verified(
         assert detail.startswith("fail page 1 draws 1 image(s) that are not the "), detail
 
 
+def _pyhanko_signed(pdf: bytes) -> bytes:
+    """`pdf` signed by the lab's key with plain pyHanko (its own metadata, /Producer and /ID):
+    what a key holder's own tool makes."""
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign import fields, signers
+
+    signer = signers.SimpleSigner.load_pkcs12_data(make_pki().lab_p12, other_certs=(),
+                                                   passphrase=PASSPHRASE)
+    out = io.BytesIO()
+    signers.PdfSigner(signers.PdfSignatureMetadata(
+        field_name="CertgenSignature", name=SIGNATORY, md_algorithm="sha256",
+        subfilter=fields.SigSeedSubFilter.PADES), signer=signer).sign_pdf(
+        IncrementalPdfFileWriter(io.BytesIO(pdf)), output=out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("overlay", [False, True], ids=["as rendered", "vector overlay"])
+def test_a_render_signed_by_another_tool_is_not_verified(unsigned: bytes, overlay: bool) -> None:
+    """Issue 40: the key holder signs certgen's render with plain pyHanko (only /Producer
+    differs), with or without a vector "PLATINUM" drawn over the badge (no text, no image):
+    the signed revision is not byte for byte certgen's, and no weaker comparison is made."""
+    edited = unsigned
+    if overlay:
+        number, body = forged_page_content(unsigned)
+        edited = append_revision(unsigned, Revision(objects=[(number, body)]))
+    result = _verify(_pyhanko_signed(edited))
+    assert result.failed() == ["content"], "\n".join(c.line() for c in result.checks)
+    assert not result.warnings
+    assert "(the file was not signed by certgen: its producer is '" in _detail(result, "content")
+
+
 @pytest.mark.parametrize(("who", "kwargs", "reason"), [
     ("Mallory", {}, "the signing certificate is made out to 'Mallory'"),
     (SIGNATORY, {"ca": True}, "the signing certificate is a CA certificate (CA:TRUE)"),
     (SIGNATORY, {"can_sign": False}, "the signing certificate's key usage does not allow"),
     (SIGNATORY, {"purposes": (ExtendedKeyUsageOID.TIME_STAMPING,)},
      "the signing certificate is for time_stamping, not for signing documents"),
+    # Issue 40: the lab's CA issued it in the signatory's name, for another organization.
+    (SIGNATORY, {"organization": "Mallory Resale Ltd"},
+     "the signing certificate is made out to the organization 'Mallory Resale Ltd'"),
+    (SIGNATORY, {"second_common_name": "Mallory"},
+     "the signing certificate names 2 common names"),
 ])
 def test_a_signer_who_is_not_the_signatory_is_not_verified(
-        unsigned: bytes, who: str, kwargs: dict[str, object], reason: str) -> None:
+        unsigned: bytes, unpinned: bytes, who: str, kwargs: dict[str, object],
+        reason: str) -> None:
     key = signing_key(issue(make_pki(), who, serial=11, **kwargs),  # type: ignore[arg-type]
                       PASSPHRASE, source="x.p12")
-    forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
+    forged = sign_pdf(unpinned, key, name=SIGNATORY, when=SIGNED_AT)
     result = _verify(forged)
     assert "signature" in result.failed()
     assert _detail(result, "signature").startswith(f"fail {reason}")
+    # The lab's own signed records name its certificate: any other key fails on that first.
+    forged = sign_pdf(unsigned, key, name=SIGNATORY, when=SIGNED_AT)
+    result = _verify(forged)
+    assert "signature" in result.failed()
+    pinned = _detail(result, "signature")
+    assert pinned.startswith(f"fail {reason}") or "the record's signatory signs with" in pinned
 
 
 def test_build_sign_refuses_a_key_in_another_name(tmp_path: Path) -> None:
@@ -230,6 +293,19 @@ def test_build_sign_refuses_a_key_in_another_name(tmp_path: Path) -> None:
     with pytest.raises(CertgenError) as error:
         build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=mallory)
     assert str(error.value).startswith("--sign: the key's certificate is made out to 'Mallory'")
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [
+    ({"organization": "Mallory Resale Ltd"}, "--sign: the key's certificate is made out to the "
+                                             "organization 'Mallory Resale Ltd'"),
+    ({"second_common_name": "Mallory"}, "--sign: the key's certificate states 2 common names"),
+])
+def test_build_sign_refuses_another_organization_or_a_second_name(
+        tmp_path: Path, kwargs: dict[str, object], reason: str) -> None:
+    key = _key(issue(make_pki(), SIGNATORY, serial=13, **kwargs))  # type: ignore[arg-type]
+    with pytest.raises(CertgenError) as error:
+        build_bundle(BUNDLE, tmp_path, languages=["en"], lab=LAB, sign=key)
+    assert str(error.value).startswith(reason), error.value
 
 
 def test_the_signing_time_is_the_time_of_signing_and_is_checked(tmp_path: Path) -> None:
@@ -394,7 +470,7 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
 
     from certgen.builders.registry import build_registry
     from certgen.render.sign import sign_detached
-    from certgen.verify import load_revocations
+    from certgen.verify.revocation import load_revocations
 
     revocations = tmp_path / "revocations.yaml"
     revocations.write_text('- id: "SAMPLE-GOLD-0002"\n  date: 2026-12-01\n  reason: "Withdrawn"\n',
@@ -408,9 +484,15 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
     assert _detail(result, "revocation") == (
         "fail revoked: SAMPLE-GOLD-0002 was revoked on 2026-12-01: Withdrawn (index.json, as of "
         "2026-12-02, signed by A. Sample)")
-    # The forger takes the revocation out of the published list.
+    # The forger takes the revocation out of the published list: half of it is refused as an
+    # entry that contradicts itself (issue 40), the whole of it as not the lab's list.
     data = json.loads(index.read_bytes())
     data["certificates"][0]["revoked"] = None
+    index.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(CertgenError, match=r"certificates\[0\]: status revoked with revoked: "
+                                           "null: the entry contradicts itself"):
+        load_revocations(index)
+    data["certificates"][0]["status"] = "valid"
     index.write_text(json.dumps(data), "utf-8")
     assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
         "fail the revocation list index.json is not the laboratory's: digest mismatch: the list "
@@ -421,11 +503,16 @@ def test_a_signed_registry_index_is_checked_as_the_lab_s(built: Path, signed: by
     assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation").startswith(
         "fail the revocation list index.json is not the laboratory's: the signing certificate is "
         "made out to 'Mallory'")
-    # An unsigned copy says so, and still counts.
+    # An unsigned copy is refused (issue 40), unless accepted on purpose, which the verdict says.
     (registry / "index.json.p7s").unlink()
-    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation") == (
+    assert _detail(_verify(signed, revocations=load_revocations(index)), "revocation").startswith(
+        "fail the registry's list index.json is unsigned: its signature index.json.p7s is not "
+        "beside it")
+    accepted = _verify(signed, revocations=load_revocations(index), allow_unsigned_list=True,
+                       at=dt.datetime(2026, 12, 3, tzinfo=dt.UTC))
+    assert _detail(accepted, "revocation") == (
         "pass SAMPLE-GOLD-0002 is not in the revocation list (index.json, as of 2026-12-02, "
-        "unsigned)")
+        "unsigned: accepted with --allow-unsigned-list)")
 
 
 def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
@@ -436,11 +523,12 @@ def test_certgen_registry_sign_writes_the_signature(built: Path, tmp_path: Path,
     out = tmp_path / "verify"
     assert not main(["registry", str(built.parent), "--out", str(out), "--as-of", "2026-12-02",
                      "--sign", str(p12)])
-    from certgen.verify import load_revocations
+    from certgen.verify.revocation import load_revocations
 
     listed = load_revocations(out / "index.json")
     assert listed.signature is not None and listed.as_of == "2026-12-02"
-    assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed),
+    assert _detail(_verify((built / "certificate.en.pdf").read_bytes(), revocations=listed,
+                           at=dt.datetime(2026, 12, 3, tzinfo=dt.UTC)),
                    "revocation").endswith("(index.json, as of 2026-12-02, signed by A. Sample)")
 
 
@@ -484,3 +572,109 @@ def test_a_hostile_record_in_an_unsigned_pdf_is_a_verdict_not_a_traceback(
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.err == ""
     assert "FAIL derivation: the record's figures cannot be re-derived (ValueError" in captured.out
+
+
+def _crl(revoked: dict[int, dt.datetime], issued: dt.datetime, label: str = "Test CA") -> bytes:
+    """A CRL of pkikit's CA `label` revoking the given serials (DER)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    pki = make_pki() if label == "Test CA" else make_pki(label)  # make_pki() is cached as called
+    builder = (x509.CertificateRevocationListBuilder().issuer_name(pki.ca_cert.subject)
+               .last_update(issued).next_update(issued + dt.timedelta(days=30)))
+    for serial, when in revoked.items():
+        builder = builder.add_revoked_certificate(
+            x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(when).build())
+    return builder.sign(pki.ca_key, hashes.SHA256()).public_bytes(Encoding.DER)
+
+
+def test_a_key_its_ca_revoked_is_not_verified(signed: bytes) -> None:
+    """Issue 40: the leaked key the CA revoked (pkikit's lab certificate is serial 2). Without a
+    timestamp nothing proves the key signed before its revocation, so any revocation fails; a
+    CRL issued before the signature, or by another CA, proves nothing."""
+    now = dt.datetime(2026, 12, 5, tzinfo=dt.UTC)
+    revoked = _verify(signed, crl=_crl({2: dt.datetime(2026, 12, 4, tzinfo=dt.UTC)}, now))
+    assert revoked.failed() == ["trust"]
+    assert _detail(revoked, "trust").startswith(
+        "fail revoked: the signer's certificate (serial 2) was revoked by its CA on 2026-12-04 "
+        "00:00:00+00:00 (CRL of 2026-12-05); without a timestamp nothing proves")
+    clean = _verify(signed, crl=_crl({7: now}, now))
+    assert clean.verdict == "verified"
+    assert _detail(clean, "trust").endswith("; not revoked in its CA's CRL of 2026-12-05")
+    early = _verify(signed, crl=_crl({}, dt.datetime(2026, 11, 1, tzinfo=dt.UTC)))
+    assert _detail(early, "trust").startswith("fail the CRL --crl was issued on 2026-11-01 "
+                                              "00:00:00+00:00, before the signature")
+    other = _verify(signed, crl=_crl({}, now, label="Another CA"))
+    assert _detail(other, "trust") == ("fail the CRL --crl is not signed by the CA that issued "
+                                       "the signer's certificate")
+
+
+def test_the_cli_says_a_status_list_is_out_of_date_and_reads_crl(
+        built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As a customer would, with the files the registry publishes: past index.json's next
+    update the verdict is VERIFIED EXCEPT (exit 3) and says why; --crl revoking the lab's key
+    makes it NOT VERIFIED; --allow-unsigned-list is said in the verdict."""
+    from certgen.builders.registry import build_registry
+
+    registry = tmp_path / "verify"
+    crl = _crl({2: dt.datetime(2026, 12, 4, tzinfo=dt.UTC)}, dt.datetime(2026, 12, 5,
+                                                                          tzinfo=dt.UTC))
+    build_registry(built.parent, registry, as_of=dt.date(2026, 12, 2), sign=_key(),
+                   next_update=dt.date(2026, 12, 9), ca=make_pki().ca_pem, crl=crl)
+    import json
+
+    index = json.loads((registry / "index.json").read_bytes())
+    assert index["signer_certificate_sha256"] == _key().fingerprint  # vouched for by the .p7s
+    assert index["next_update"] == "2026-12-09"
+    pdf = str(built / "certificate.en.pdf")
+    base = ["verify", pdf, "--trust", str(registry / "ca.pem"), "--revocations",
+            str(registry / "index.json")]
+    assert not main([*base, "--at", "2026-12-03T00:00:00Z"])
+    capsys.readouterr()
+    assert main([*base, "--at", "2026-12-20T00:00:00Z"]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == f"VERIFIED EXCEPT: status list out of date: {pdf} (SAMPLE-GOLD-0002)"
+    assert main([*base, "--at", "2026-12-06T00:00:00Z", "--crl", str(registry / "ca.crl")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].endswith("1 check(s) failed: trust")
+    (registry / "index.json.p7s").unlink()
+    assert main([*base, "--at", "2026-12-03T00:00:00Z"]) == 1
+    capsys.readouterr()
+    assert not main([*base, "--at", "2026-12-03T00:00:00Z", "--allow-unsigned-list"])
+    assert "unsigned: accepted with --allow-unsigned-list" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def other_stack(built: Path) -> bytes:
+    """The certificate rendered (by this certgen) from its record edited to name another
+    software stack (Pango 1.0.0): what verify compares by drawing, not bytes."""
+    record = load_record((built / "record.json").read_bytes())
+    assert record.software is not None
+    record = record.model_copy(update={"software": record.software.model_copy(
+        update={"pango": "1.0.0"})})
+    record_bytes = dump_record(record)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    return render_certificate_pdf(html, record, record_bytes, "en")
+
+
+def test_another_stack_is_compared_as_drawn(other_stack: bytes) -> None:
+    """Issue 40: when the record names another software stack, the bytes cannot match and the
+    pages are compared as PDFium and poppler draw them: an identical restatement passes (with the
+    warning), a vector overlay, invisible to a text-and-image comparison, does not."""
+    from forgekit40 import _facts, _unparse
+
+    root = _facts(other_stack).root
+    same = append_revision(other_stack, Revision(objects=[(root, _unparse(other_stack, root))]))
+    result = _verify(sign_pdf(same, _key(), name=SIGNATORY))
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert _detail(result, "content").startswith("pass every page, as PDFium and poppler draw it")
+    assert result.warnings and "compared the pages as drawn" in result.warnings[0]
+    number, body = forged_page_content(other_stack)
+    overlaid = append_revision(other_stack, Revision(objects=[(number, body)]))
+    result = _verify(sign_pdf(overlaid, _key(), name=SIGNATORY))
+    assert result.failed() == ["content"]
+    assert _detail(result, "content") == (
+        "fail PDFium draws page 1 otherwise than this certgen's rendering of the record")

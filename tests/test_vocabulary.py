@@ -104,7 +104,7 @@ def test_verify_reads_back_every_fact_the_pipeline_gave_the_rules(name: str) -> 
     from certgen.inputs.bundle import load_bundle
     from certgen.pipeline import _read_run, record_from_bundle
     from certgen.sop import load_rules
-    from certgen.verify import record_facts
+    from certgen.verify.derivation import record_facts
 
     bundle = load_bundle(PACKAGE.parent / "examples" / name)
     rules = load_rules(bundle.card.certificate.sop)

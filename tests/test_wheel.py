@@ -206,21 +206,21 @@ def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_pa
         changed = tmp_path / str(fix_record) / wheel.name
         changed.parent.mkdir()
         with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(changed, "w") as dst:
-            patched = src.read("certgen/verify.py").replace(b"VERIFIED", b"VERIFIED!", 1)
+            patched = src.read("certgen/verify/verdict.py").replace(b"VERIFIED", b"VERIFIED!", 1)
             digest = base64.urlsafe_b64encode(hashlib.sha256(patched).digest()).rstrip(b"=")
             for item in src.infolist():
                 data = src.read(item)
-                if item.filename == "certgen/verify.py":
+                if item.filename == "certgen/verify/verdict.py":
                     data = patched
                 elif item.filename.endswith(".dist-info/RECORD") and fix_record:
                     data = b"\n".join(
-                        b"certgen/verify.py,sha256=" + digest + b"," + str(len(patched)).encode()
-                        if line.startswith(b"certgen/verify.py,") else line
+                        b"certgen/verify/verdict.py,sha256=" + digest + b"," + str(len(patched)).encode()
+                        if line.startswith(b"certgen/verify/verdict.py,") else line
                         for line in data.split(b"\n"))
                 dst.writestr(item, data)
         with pytest.raises(CertgenError) as refused:
             load_wheel(str(changed))
-        assert str(refused.value) == f"{changed}: the wheel's certgen/verify.py {reason}"
+        assert str(refused.value) == f"{changed}: the wheel's certgen/verify/verdict.py {reason}"
     with pytest.raises(CertgenError) as other:
         check_wheel(wheel.read_bytes(), name="certgen-9.9.9-py3-none-any.whl", source="x.whl")
     assert "a wheel of certgen 9.9.9; this is certgen 0.2.0" in str(other.value)

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -42,6 +43,8 @@ class Authority:
     lab_not_after: dt.datetime
     requests: list[str]
     """The paths asked for, in order (the test shows the CRL and the TSA were used)."""
+    ca_key: Any = None
+    """The CA's private key (a test issues a later CRL with it: a revoked lab key)."""
 
 
 def _name(common: str) -> x509.Name:
@@ -115,7 +118,11 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
           .sign(ca_key, hashes.SHA256()))
     aki = x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key())
     lab_not_after = now + lab_valid_for
-    lab = (x509.CertificateBuilder().subject_name(_name(signatory)).issuer_name(ca.subject)
+    lab_name = x509.Name([  # the sample lab's name as O: verify binds it (issue 40)
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME,
+                           "Sample Frame-Pacing Laboratory (SPECIMEN, not a real laboratory)"),
+        x509.NameAttribute(NameOID.COMMON_NAME, signatory)])
+    lab = (x509.CertificateBuilder().subject_name(lab_name).issuer_name(ca.subject)
            .public_key(lab_key.public_key()).serial_number(2)
            .not_valid_before(now - dt.timedelta(hours=1)).not_valid_after(lab_not_after)
            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
@@ -182,7 +189,8 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
         b"lab", lab_key, lab, [ca], serialization.BestAvailableEncryption(PASSPHRASE))
     try:
         yield Authority(tsa_url=f"{base}/tsa", crl_url=crl_url, ca_pem=ca.public_bytes(pem),
-                        lab_p12=p12, lab_not_after=lab_not_after, requests=requests)
+                        lab_p12=p12, lab_not_after=lab_not_after, requests=requests,
+                        ca_key=ca_key)
     finally:
         server.shutdown()
         server.server_close()

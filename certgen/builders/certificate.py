@@ -247,6 +247,19 @@ def render_documents(
     return record_bytes, documents
 
 
+def with_signing_certificate(record: Record, sign: SigningKey | None) -> Record:
+    """A signed certificate's record names the certificate that signs it
+    (issuer.signatory.certificate_sha256, as lab.yaml's pin does): page 1 prints it beside the
+    signature, and verify then requires that very certificate of the signer (issue 40)."""
+    if sign is None or record.issuer is None or \
+            record.issuer.signatory.certificate_sha256 is not None:
+        return record
+    signatory = record.issuer.signatory.model_copy(
+        update={"certificate_sha256": sign.fingerprint})
+    return record.model_copy(update={"issuer": record.issuer.model_copy(
+        update={"signatory": signatory})})
+
+
 def ready_to_sign(sign: SigningKey | None, lab: LabProfile | None) -> SigningKey | None:
     """`sign` with its signing time set (the clock now, unless one was given) and checked
     against the lab's signatory (certgen.render.sign.check_signing_key); None stays None."""
@@ -257,7 +270,8 @@ def ready_to_sign(sign: SigningKey | None, lab: LabProfile | None) -> SigningKey
         sign = sign.at(dt.datetime.now(dt.UTC), given=False)
     signatory = lab.lab.signatory
     check_signing_key(sign, signatory=signatory.name,
-                      certificate_sha256=signatory.certificate_sha256)
+                      certificate_sha256=signatory.certificate_sha256,
+                      organization=lab.lab.name)
     return sign
 
 
@@ -329,6 +343,7 @@ def build_bundle(
                 return BuildResult(str(bundle), cert_id, tuple(languages),
                                    str(folder), False, str(manifest.get("record_sha256", "")))
         record = record_from_bundle(loaded, fleet=store, draft=draft, lab=lab)
+    record = with_signing_certificate(record, sign)
     cert_id = record.certificate.id
     _check_folder_name(cert_id)
     langs = choose_languages(record, languages)

@@ -50,6 +50,10 @@ SIGNATURE_SUFFIX = ".p7s"
 """index.json's detached CMS signature is index.json.p7s, beside it."""
 
 RECORD_NAME = "record.json"
+CA_NAME = "ca.pem"
+"""The lab's CA certificate in the registry (what customers give `certgen verify --trust`)."""
+CRL_NAME = "ca.crl"
+"""The CA's current CRL in the registry (`certgen verify --crl`)."""
 
 
 def read_certificates(records: Path) -> list[IssuedCertificate]:
@@ -112,7 +116,8 @@ def registry_statuses(records: Path, *, as_of: dt.date,
 def build_registry(records: Path, out: Path, *, as_of: dt.date,
                    revocations: Path | None = None, folder: str = "",
                    home: str | None = None, software: PublishedWheel | None = None,
-                   sign: SigningKey | None = None) -> list[str]:
+                   sign: SigningKey | None = None, next_update: dt.date | None = None,
+                   ca: bytes | None = None, crl: bytes | None = None) -> list[str]:
     """Write the registry of the certificates under `records` into out/folder; return the
     registry-relative paths written, sorted.
 
@@ -121,7 +126,10 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
     `software`: the checked certgen wheel (certgen.distribution) published under software/,
     which every page tells customers to install. `sign`: the lab's key; index.json then gets a
     detached signature, index.json.p7s (certgen.render.sign.sign_detached), which `certgen
-    verify --revocations index.json` checks against --trust.
+    verify --revocations index.json` checks against --trust, and index.json names the signing
+    certificate's SHA-256. `next_update`: when the statuses are due again (index.json's
+    next_update; default a week after `as_of`). `ca`, `crl`: the lab's CA certificate and its
+    current CRL, published as ca.pem and ca.crl for `certgen verify --trust` and `--crl`.
     """
 
     certificates = read_certificates(records)
@@ -135,7 +143,7 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
             pages.append((page_path(entry.id), default_language(entry)))
             for at, lang in pages:
                 writer.write(at, render_registry_page(
-                    entry, lang, at=at, as_of=as_of, software=software,
+                    entry, lang, at=at, as_of=as_of, software=software, crl=crl is not None,
                     home=None if home is None else home.format(lang=lang)).encode("utf-8"))
             for lang in entry.languages:
                 writer.write(pdf_path(entry.id, lang),
@@ -143,7 +151,12 @@ def build_registry(records: Path, out: Path, *, as_of: dt.date,
         if software is not None:
             writer.write(f"{SOFTWARE_FOLDER}/{software.name}", software.data)
             writer.write(f"{SOFTWARE_FOLDER}/SHA256SUMS", software.sums())
-        index = registry_index(entries, as_of)
+        if ca is not None:
+            writer.write(CA_NAME, ca)
+        if crl is not None:
+            writer.write(CRL_NAME, crl)
+        index = registry_index(entries, as_of, next_update, software=software,
+                               signer_sha256=None if sign is None else sign.fingerprint)
         writer.write("index.json", index)
         if sign is not None:
             writer.write(f"index.json{SIGNATURE_SUFFIX}", sign_detached(index, sign))

@@ -22,7 +22,7 @@ from certgen.fleet import lock_timeout as timeout_of
 from certgen.fleet.model import Withdrawn
 from certgen.pipeline import make_record
 from certgen.record import dump_record, load_record
-from certgen.verify import load_revocations
+from certgen.verify.revocation import load_revocations
 
 if TYPE_CHECKING:
     from certgen.fleet import FleetStore

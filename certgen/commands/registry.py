@@ -20,6 +20,7 @@ from certgen.distribution import load_wheel
 from certgen.errors import RegistryError
 from certgen.registry import parse_as_of
 from certgen.support.builddate import source_date_epoch
+from certgen.verify.reading import MAX_TRUST_BYTES, read_input
 
 NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOURCE_DATE_EPOCH "
                    "(the registry never reads the clock)")
@@ -49,9 +50,17 @@ NO_DATE_MESSAGE = ("no date for the statuses: give --as-of YYYY-MM-DD or set SOU
               help="Also publish the explainers (how to read a certificate, the figures, the "
                    "diagnostics) under guide/, in the languages of the certificates; the "
                    "registry pages link them. Needs a source checkout (the GOLD sample).")
+@click.option("--next-update", "next_update", default=None, metavar="YYYY-MM-DD",
+              help="When the statuses are due again (index.json's next_update; default: a week "
+                   "after --as-of). verify says 'status list out of date' past it.")
+@click.option("--ca", "ca_file", default=None, type=click.Path(), metavar="CA.pem",
+              help="Publish the lab's CA certificate as ca.pem (verify --trust).")
+@click.option("--crl", "crl_file", default=None, type=click.Path(), metavar="FILE",
+              help="Publish the CA's current CRL as ca.crl (verify --crl).")
 def command(records: str, out: str, revocations: str | None, as_of: str | None,
             wheel: str | None, sign_file: str | None, sign_passphrase_file: str | None,
-            explainers: bool = False) -> None:
+            explainers: bool, next_update: str | None, ca_file: str | None,
+            crl_file: str | None) -> None:
     """Publish the verification registry of the certificates built into RECORDS."""
 
     if as_of is not None:
@@ -68,6 +77,11 @@ def command(records: str, out: str, revocations: str | None, as_of: str | None,
     software = None
     if wheel is not None:
         software = load_wheel(wheel)
+    due = None if next_update is None else parse_as_of(next_update, "--next-update")
+    ca = None if ca_file is None else read_input(ca_file, limit=MAX_TRUST_BYTES,
+                                                   what="a CA certificate")
+    crl = None if crl_file is None else read_input(crl_file, limit=MAX_TRUST_BYTES,
+                                                     what="a CRL")
     home = None
     if explainers:
         # The guide first: the registry pages link it, so it must exist when they do.
@@ -79,7 +93,8 @@ def command(records: str, out: str, revocations: str | None, as_of: str | None,
                    f"{Path(out) / GUIDE_FOLDER}")
     files = build_registry(Path(records), Path(out), as_of=day,
                            revocations=None if revocations is None else Path(revocations),
-                           software=software, sign=sign, home=home)
+                           software=software, sign=sign, home=home, next_update=due, ca=ca,
+                           crl=crl)
     pages = sum(1 for f in files if f.endswith("/index.html") and f.count("/") == 1)
     click.echo(f"{pages} certificates, {len(files)} files written to {out} "
                f"(statuses as of {day.isoformat()})")

@@ -1,4 +1,5 @@
-"""`certgen verify CERT.pdf [--bundle DIR] [--trust CA.pem] [--revocations FILE] [--json]`.
+"""`certgen verify CERT.pdf [--bundle DIR] [--trust CA.pem] [--tsa-trust CA.pem]
+[--revocations FILE [--allow-unsigned-list]] [--crl FILE] [--json]`.
 
 Offline checks of one certificate PDF (certgen.verify, docs/verify.md): one verdict line per
 check (PASS, FAIL, SKIP), warnings, and a last line: VERIFIED (exit 0) when every check ran and
@@ -15,17 +16,9 @@ import logging
 import click
 
 from certgen.commands.build import time_option
-from certgen.errors import CertgenError
-from certgen.support import jsonload
-from certgen.verify import (
-    MAX_PDF_BYTES,
-    MAX_REGISTRY_INDEX_BYTES,
-    MAX_TRUST_BYTES,
-    RevocationList,
-    load_revocations,
-    read_input,
-    verify_pdf,
-)
+from certgen.verify.reading import MAX_PDF_BYTES, MAX_TRUST_BYTES, read_input
+from certgen.verify.revocation import load_revocations
+from certgen.verify.verdict import verify_pdf
 
 
 @click.command("verify")
@@ -41,6 +34,12 @@ from certgen.verify import (
 @click.option("--revocations", type=click.Path(dir_okay=False), default=None,
               metavar="FILE", help="The lab's revocations.yaml, or its registry's "
                                    "verify/index.json (a saved copy of the published one).")
+@click.option("--allow-unsigned-list", is_flag=True,
+              help="Accept a registry index.json without its signature (index.json.p7s); the "
+                   "verdict says it was accepted unsigned.")
+@click.option("--crl", "crl", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="The CA's current certificate revocation list (the registry's ca.crl): the "
+                   "signer's certificate must not be revoked in it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as one JSON object.")
 @click.option("--at", "at_time", default=None, metavar="TIME",
               help="Check the signer's certificate at this time (ISO 8601 with its zone) "
@@ -49,7 +48,8 @@ from certgen.verify import (
 @click.option("--debug", is_flag=True, help="Let pyHanko's and pypdf's log lines through to "
                                             "stderr (for a bug report).")
 def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | None,
-            revocations: str | None, as_json: bool, at_time: str | None, debug: bool) -> None:
+            revocations: str | None, allow_unsigned_list: bool, crl: str | None,
+            as_json: bool, at_time: str | None, debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
 
     at = None if at_time is None else time_option(at_time, "--at")
@@ -63,8 +63,9 @@ def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | No
                                                           what="a CA certificate")
     result = verify_pdf(
         data, source=pdf, trust=roots, trust_source=trust or "", tsa_trust=tsa_roots,
-        revocations=None if revocations is None else _revocations(revocations),
-        bundle=bundle, debug=debug, at=at,
+        revocations=None if revocations is None else load_revocations(revocations),
+        bundle=bundle, debug=debug, at=at, allow_unsigned_list=allow_unsigned_list,
+        crl=None if crl is None else read_input(crl, limit=MAX_TRUST_BYTES, what="a CRL"),
     )
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
@@ -76,20 +77,3 @@ def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | No
         click.echo(result.summary())
     if result.exit_code:
         raise click.exceptions.Exit(result.exit_code)
-
-
-def _revocations(path: str) -> RevocationList:
-    """load_revocations, its JSON held to certgen's nesting limit: certgen.verify parses
-    index.json with the standard parser, which overflows Python's stack on deep nesting (a
-    2,000-deep file: RecursionError); jsonload.loads refuses it first. (Drop this once
-    certgen.verify parses with certgen.support.jsonload.)"""
-    try:
-        return load_revocations(path)
-    except RecursionError as overflow:
-        data = read_input(path, limit=MAX_REGISTRY_INDEX_BYTES, what="a revocation list")
-        try:
-            jsonload.loads(data.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise CertgenError(f"expected the registry's index.json, which is JSON ({exc})",
-                               file=path) from None
-        raise overflow  # not the JSON's depth: a certgen bug (exit 70)

@@ -477,6 +477,8 @@ def certificate_context(
         "scope": record.certificate.scope,
         "record_sha256": record_sha256,
         "signatory": record.issuer.signatory.name if signed and record.issuer else None,
+        "signer_sha256": record.issuer.signatory.certificate_sha256
+        if signed and record.issuer else None,
         "verify_url": url,
         "status_url": status_list_url(verify_base),
         "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),

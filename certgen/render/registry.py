@@ -52,9 +52,22 @@ def registry_css() -> str:
                    for name in ("site.css", "nav.css", "registry.css"))
 
 
+def verify_command(entry: RegistryEntry, *, crl: bool = False) -> str:
+    """The complete `certgen verify` command for a certificate of this registry: the lab's CA
+    (ca.pem), the timestamp authority's root for a timestamped one, the registry's signed list
+    and, where the registry publishes it, the CA's CRL (issue 40)."""
+    parts = ["certgen verify certificate.pdf --trust ca.pem"]
+    if entry.signature is not None and entry.signature.timestamped:
+        parts.append("--tsa-trust tsa-root.pem")
+    parts.append("--revocations index.json")
+    if crl:
+        parts.append("--crl ca.crl")
+    return " ".join(parts)
+
+
 def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.date,
-                         home: str | None = None, software: PublishedWheel | None = None
-                         ) -> str:
+                         home: str | None = None, software: PublishedWheel | None = None,
+                         crl: bool = False) -> str:
     """The page of one certificate in `lang`, to be written at registry path `at`.
 
     `home` is the site's index relative to the registry root (None: the registry is
@@ -72,6 +85,8 @@ def render_registry_page(entry: RegistryEntry, lang: str, *, at: str, as_of: dt.
         "x_default": rel(at, page_path(entry.id)),
         "css_href": rel(at, CSS_PATH),
         "index_href": rel(at, "index.json"),
+        "ca_href": rel(at, "ca.pem"),
+        "command": verify_command(entry, crl=crl),
         # The certgen wheel published beside the registry (certgen.distribution), if any.
         "software": None if software is None else {
             "name": software.name, "sha256": software.sha256,

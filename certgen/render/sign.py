@@ -84,6 +84,10 @@ class SigningKey:
     """The signing certificate's subject, as text (for messages)."""
     common_name: str | None = None
     """The subject's common name: the signatory's name (None when it has none)."""
+    common_names: int = 1
+    """How many common names the subject states (a signatory's certificate states one)."""
+    organizations: tuple[str, ...] = ()
+    """The subject's organization (O) values: the laboratory's name, once."""
     issuer: str = ""
     """The issuer's name, as text."""
     not_before: dt.datetime = _EARLIEST
@@ -157,6 +161,9 @@ def signing_key(p12: bytes, passphrase: bytes, *, source: str) -> SigningKey:
     return SigningKey(p12=p12, passphrase=passphrase, fingerprint=fingerprint,
                       subject=cert.subject.rfc4514_string(),
                       common_name=str(names[0].value) if names else None,
+                      common_names=len(names),
+                      organizations=tuple(str(o.value) for o in cert.subject.get_attributes_for_oid(
+                          NameOID.ORGANIZATION_NAME)),
                       issuer=cert.issuer.rfc4514_string(),
                       not_before=cert.not_valid_before_utc, not_after=cert.not_valid_after_utc,
                       is_ca=is_ca, can_sign=can_sign,
@@ -184,16 +191,27 @@ def _names_revocation_address(cert: Any) -> bool:
 
 
 def check_signing_key(key: SigningKey, *, signatory: str,
-                      certificate_sha256: str | None = None) -> None:
+                      certificate_sha256: str | None = None,
+                      organization: str | None = None) -> None:
     """Refuse (a CertgenError, one line) a key that cannot sign for `signatory` at its signing
-    time: another name, another certificate than lab.yaml pins, a CA's key, a certificate whose
-    key usage forbids signing, or one not valid at the signing time."""
+    time: another name or more than one, another organization than the laboratory's (unless
+    lab.yaml pins the certificate), another certificate than lab.yaml pins, a CA's key, a
+    certificate whose key usage forbids signing, or one not valid at the signing time."""
+    if key.common_names != 1:
+        raise CertgenError(f"--sign: the key's certificate states {key.common_names} common "
+                           f"names ({key.subject}); a signatory's states exactly one")
     if key.common_name != signatory:
         raise CertgenError(f"--sign: the key's certificate is made out to {key.common_name!r} "
                            f"({key.subject}); the laboratory's signatory is {signatory!r}")
     if certificate_sha256 is not None and key.fingerprint != certificate_sha256.lower():
         raise CertgenError(f"--sign: the key's certificate has SHA-256 {key.fingerprint}; "
                            f"lab.yaml's signatory.certificate_sha256 is {certificate_sha256}")
+    if organization is not None and certificate_sha256 is None \
+            and key.organizations != (organization,):
+        raise CertgenError(f"--sign: the key's certificate is made out to the organization "
+                           f"{', '.join(repr(o) for o in key.organizations) or 'none'} "
+                           f"({key.subject}); the laboratory is {organization!r} (its O must be "
+                           "the laboratory's name, or pin the certificate in lab.yaml)")
     if key.is_ca:
         raise CertgenError("--sign: the key's certificate is a CA certificate (CA:TRUE); sign "
                            "with the signatory's own end-entity certificate")

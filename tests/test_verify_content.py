@@ -1,4 +1,4 @@
-"""verify's content check renders a record once per process (certgen.verify._rendered): the
+"""verify's content check renders a record once per process (certgen.verify.content._rendered): the
 same HTML, record bytes, language and software stack give the PDF rendered before; any one of
 them changed renders afresh, and only the last few renders are kept (issue 22). What a reader
 sees of a render (the expected side of a text-and-images comparison) is read once too."""
@@ -9,7 +9,7 @@ import pypdf
 import pytest
 
 import certgen.support.software
-from certgen import verify
+from certgen.verify import content as verify
 
 
 def test_the_same_inputs_render_once_and_any_changed_input_renders_again(
@@ -60,9 +60,18 @@ def test_what_a_reader_sees_of_a_render_is_read_once_per_render(
         read.append(b"")
         return object()
 
-    monkeypatch.setattr(verify, "_seen", seen)
+    monkeypatch.setattr(verify, "seen_of", seen)
     monkeypatch.setattr(verify, "_EXPECTED", {})
     monkeypatch.setattr(pypdf, "PdfReader", lambda stream: stream)
     first = verify._expected_seen(b"%PDF-1 a")
     assert verify._expected_seen(b"%PDF-1 a") is first and len(read) == 1
     assert verify._expected_seen(b"%PDF-1 b") is not first and len(read) == 2
+
+
+def test_the_printed_verification_base_is_read_before_the_address_s_tail() -> None:
+    from certgen.verify.content import printed_base
+
+    sha = "ab" * 32
+    text = f"Verify at https://lab.example/c/\nID-1/?sha256={sha[:30]}\n{sha[30:]} more"
+    assert printed_base(text, "ID-1", sha) == "https://lab.example/c"
+    assert printed_base(text, "ID-2", sha) is None

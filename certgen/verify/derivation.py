@@ -1,0 +1,150 @@
+"""Derivation from the record and the bundle: every score, tier mean and the grade follow from the
+record's figures under the rules file it names (derivation), and with a bundle folder, every
+capture the certificate cites has the record's SHA-256 (captures) and every figure recomputed
+from the captures equals the record's (recomputed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from certgen.errors import CertgenError
+from certgen.inputs.bundle import load_bundle
+from certgen.metrics.figures import ratios_from_fps, weights_of
+from certgen.model import RunMetrics, WhyIncomplete
+from certgen.pipeline import record_from_bundle
+from certgen.rules.verdict import decide, run_facts
+from certgen.sop import load_rules
+from certgen.verify.outcome import Check
+
+if TYPE_CHECKING:
+
+    from certgen.record import Record
+    from certgen.rules.verdict import RunFacts
+
+def record_facts(record: Record) -> list[RunFacts]:
+    """What the rules need of each run, read back from a record (certgen.rules.verdict.run_facts, the
+    derivation the pipeline uses on the bundle)."""
+
+    facts = []
+    for run in record.runs:
+        first = run.first_capture
+        # The first capture's own incompleteness is in the record as its re-run reason
+        # (incomplete outranks stutter there, as in rules.rerun_reason).
+        own = None if first is None else first.rerun_reason
+        facts.append(run_facts(
+            index=run.index, title=run.title, resolution=run.resolution,
+            capture=run.capture if run.status == "recorded" else None, metrics=run.metrics,
+            justification=None if run.soft_limit is None else run.soft_limit.justification,
+            vrm_reexamination=None if run.soft_limit is None
+            else run.soft_limit.vrm_reexamination,
+            first_file=None if first is None else first.file,
+            first_declared=None if first is None else first.sha256_declared,
+            first_actual=None if first is None else first.sha256_actual,
+            first_metrics=None if first is None else first.metrics,
+            first_incomplete=isinstance(own, WhyIncomplete),
+            first_incomplete_reason=own.reason if isinstance(own, WhyIncomplete) else None,
+        ))
+    return facts
+
+
+def derivation_problems(record: Record) -> list[str]:
+    """What does not follow from the record's figures under its rules file (empty: all does)."""
+
+    problems: list[str] = []
+    rules = load_rules(record.rules.sop)
+    if record.rules.sha256 is not None and rules.sha256 != record.rules.sha256:
+        problems.append(f"the rules file {rules.file} here has SHA-256 {rules.sha256}; the record "
+                        f"was graded by {record.rules.sha256}")
+    weights = weights_of(rules)
+    for run in record.runs:
+        m = run.metrics
+        label = f"run {run.index + 1} ({run.title} {run.resolution})"
+        if m is not None:
+            ratios = ratios_from_fps(m.avg_fps, m.low_1pct_fps, m.low_0_1pct_fps, weights)
+            for key in ("consistency_gap", "stutter", "fluidity_score"):
+                if getattr(ratios, key) != getattr(m, key):
+                    problems.append(f"{label}: {key} {getattr(m, key)} does not follow from its "
+                                    f"FPS figures ({getattr(ratios, key)})")
+    facts = record_facts(record)
+    cap = record.grade.cap
+    verdict = decide(facts, cap, rules)
+    by_res = {t.resolution: t for t in verdict.tiers}
+    for tier in record.tiers:
+        derived = by_res.get(tier.resolution)
+        if derived is None or derived.mean_fluidity != tier.mean_fluidity:
+            problems.append(f"tier {tier.resolution}: mean {tier.mean_fluidity} does not follow "
+                            f"from its runs' scores "
+                            f"({None if derived is None else derived.mean_fluidity})")
+    if [t.resolution for t in verdict.tiers] != [t.resolution for t in record.tiers]:
+        problems.append("the record's tiers are not its runs' resolutions")
+    if verdict.grade.value != record.grade.value:
+        problems.append(f"grade {record.grade.value} does not follow from the tiers "
+                        f"(the rules give {verdict.grade.value})")
+    return problems
+
+
+
+def bundle_checks(record: Record, bundle: str) -> list[Check]:
+    """captures and recomputed: the bundle read as `certgen check` reads it (only the files its
+    card.yaml names, inside the bundle, regular files within their limits), its record made
+    again, and every capture the certificate cites compared with it, first captures included."""
+
+    try:
+        again = record_from_bundle(load_bundle(Path(bundle)), refuse=False)
+    except CertgenError as exc:
+        reason = f"the bundle cannot be read: {exc}"
+        return [Check("captures", "fail", reason), Check("recomputed", "fail", reason)]
+
+    def label(index: int) -> str:
+        run = record.runs[index] if index < len(record.runs) else None
+        return f"run {index + 1}" + ("" if run is None else f" ({run.title} {run.resolution})")
+
+    wrong: list[str] = []
+    # The recorded captures, then the archived first captures, each against the bundle's.
+    for cited, found, what in ((record.audit.captures, again.audit.captures, ""),
+                               (record.audit.first_captures, again.audit.first_captures,
+                                "the archived first capture ")):
+        fresh = {c.run: c for c in found}
+        for item in cited:
+            other = fresh.get(item.run)
+            if other is None:
+                wrong.append(f"{label(item.run)}: the bundle has no {what or 'capture '}for it")
+            elif other.file != item.file:
+                wrong.append(f"{label(item.run)}: the record cites {what}{item.file}; the "
+                             f"bundle's card.yaml names {other.file}")
+            elif other.sha256 != item.sha256:
+                wrong.append(f"{label(item.run)}: {what}{item.file} has SHA-256 "
+                             f"{other.sha256}, the record's is {item.sha256}")
+    extra = (len(again.audit.captures) - len(record.audit.captures),
+             len(again.audit.first_captures) - len(record.audit.first_captures))
+    if extra[0] > 0 or extra[1] > 0:
+        wrong.append("the bundle has captures the record does not cite")
+    count = len(record.audit.captures) + len(record.audit.first_captures)
+    checks = [Check("captures", "fail", "; ".join(wrong)) if wrong else
+              Check("captures", "pass", f"all {count} captures the certificate cites "
+                    f"({len(record.audit.first_captures)} archived first captures among them) "
+                    "have the record's SHA-256")]
+
+    def differs(a: RunMetrics | None, b: RunMetrics | None) -> str:
+        keys = [k for k in RunMetrics.model_fields if getattr(a, k, None) != getattr(b, k, None)]
+        return ", ".join(keys) or "metrics"
+
+    differ = []
+    for run, fresh_run in zip(record.runs, again.runs):
+        if run.metrics != fresh_run.metrics:
+            differ.append(f"{label(run.index)}: {differs(run.metrics, fresh_run.metrics)} "
+                          "recomputed differently")
+        mine, theirs = run.first_capture, fresh_run.first_capture
+        if (mine is None) != (theirs is None):
+            differ.append(f"{label(run.index)}: the first capture is "
+                          f"{'missing from the bundle' if theirs is None else 'not in the record'}")
+        elif mine is not None and theirs is not None and mine.metrics != theirs.metrics:
+            differ.append(f"{label(run.index)}: the archived first capture {mine.file}: "
+                          f"{differs(mine.metrics, theirs.metrics)} recomputed differently")
+    if len(record.runs) != len(again.runs):
+        differ.append(f"the bundle has {len(again.runs)} runs, the record {len(record.runs)}")
+    checks.append(Check("recomputed", "fail", "; ".join(differ)) if differ else
+                  Check("recomputed", "pass", "every run's and first capture's figures, "
+                        "recomputed from the captures, equal the record's"))
+    return checks

@@ -1,0 +1,287 @@
+"""What readers draw (issue 40): the bytes after the signed revision must change nothing any
+reader shows, whichever way it reads them.
+
+- Two independent engines, PDFium (pypdfium2) and poppler (`pdftoppm`), render every page of the
+  final file and of the signed revision: each engine's pages must be equal, pixel for pixel.
+- Three parsers, pyHanko's, pypdf's and qpdf's (pikepdf), read the final file's page tree: the
+  number of pages, each page's decoded content and its annotations (subtype, rectangle, link)
+  must be the same for all three.
+
+A disagreement names the engine or parser and the page. Only a file with bytes after its signed
+revision (a timestamped one) is compared: a plainly signed file is one revision, byte for byte
+certgen's render (the content check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+RENDER_DPI = 36
+"""The resolution pages are compared at: a drawn glyph or stroke changes pixels at it; a
+certificate's six pages render in about a second per engine."""
+RENDER_TIMEOUT_S = 60
+"""How long pdftoppm may take for one file (docs/limits.md)."""
+MAX_PAGES = 100
+
+
+def _pdfium_pages(pdf: bytes) -> list[bytes]:
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        if len(document) > MAX_PAGES:
+            raise ValueError("too many pages")
+        out = []
+        for index in range(len(document)):
+            page = document[index]
+            bitmap = page.render(scale=RENDER_DPI / 72, may_draw_forms=True)
+            out.append(bytes(bitmap.buffer))
+        return out
+    finally:
+        document.close()
+
+
+def _poppler_pages(pdf: bytes) -> list[bytes]:
+    """Every page as pdftoppm draws it (binary PPMs, one after the other, on stdout)."""
+    tool = shutil.which("pdftoppm")
+    if tool is None:
+        raise FileNotFoundError("pdftoppm")
+    run = subprocess.run([tool, "-r", str(RENDER_DPI), "-l", str(MAX_PAGES), "-"], input=pdf,
+                         capture_output=True, timeout=RENDER_TIMEOUT_S, check=False)
+    if run.returncode != 0:
+        raise ValueError(f"pdftoppm exit {run.returncode}")
+    data, pages, pos = run.stdout, [], 0
+    while pos < len(data):
+        header = data[pos:pos + 64].split(b"\n", 3)
+        if len(header) < 4 or header[0] != b"P6":
+            raise ValueError("not a PPM stream")
+        width, height = (int(x) for x in header[1].split())
+        start = pos + len(header[0]) + len(header[1]) + len(header[2]) + 3
+        end = start + width * height * 3
+        pages.append(data[pos:end])
+        pos = end
+    return pages
+
+
+ENGINES: dict[str, Callable[[bytes], list[bytes]]] = {
+    "PDFium": _pdfium_pages, "poppler (pdftoppm)": _poppler_pages}
+
+
+def _differs(name: str, final: list[bytes], signed: list[bytes]) -> str | None:
+    if len(final) != len(signed):
+        return (f"{name} draws {len(final)} pages of the file and {len(signed)} of the signed "
+                "revision")
+    for number, (a, b) in enumerate(zip(final, signed), start=1):
+        if a != b:
+            return f"{name} draws page {number} of the file otherwise than the signed revision's"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The page tree as three parsers read it
+# --------------------------------------------------------------------------------------------
+
+Page = tuple[str, tuple[tuple[str, str, str], ...]]
+"""(SHA-256 of the decoded content, ((subtype, rectangle, link) per annotation))."""
+
+
+def _number_text(values: object) -> str:
+    try:
+        return " ".join(f"{float(v):g}" for v in cast("list[object]", values))  # type: ignore[arg-type]
+    except Exception:
+        return "?"
+
+
+def _pypdf_pages(pdf: bytes) -> list[Page]:
+    import pypdf
+
+    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    out = []
+    for page in reader.pages:
+        contents = page.get_contents()
+        data = b"" if contents is None else contents.get_data()
+        annots = []
+        for ref in page.get("/Annots") or []:
+            annot = ref.get_object()
+            action = annot.get("/A")
+            uri = "" if action is None else str(action.get_object().get("/URI", ""))
+            annots.append((str(annot.get("/Subtype")), _number_text(annot.get("/Rect", [])), uri))
+        out.append((hashlib.sha256(data).hexdigest(), tuple(annots)))
+    return out
+
+
+def _pikepdf_pages(pdf: bytes) -> list[Page]:
+    import pikepdf
+
+    out = []
+    with pikepdf.open(io.BytesIO(pdf)) as document:
+        for page in document.pages:
+            contents = page.obj.get("/Contents")
+            if contents is None:
+                data = b""
+            elif isinstance(contents, pikepdf.Array):
+                data = b"\n".join(bytes(c.read_bytes()) for c in contents)
+            else:
+                data = bytes(contents.read_bytes())
+            annots = []
+            for annot in page.obj.get("/Annots", []):
+                action = annot.get("/A")
+                uri = "" if action is None else str(action.get("/URI", ""))
+                annots.append((str(annot.get("/Subtype")), _number_text(annot.get("/Rect", [])),
+                               uri))
+            out.append((hashlib.sha256(data).hexdigest(), tuple(annots)))
+    return out
+
+
+def _pyhanko_pages(pdf: bytes) -> list[Page]:
+    from pyhanko.pdf_utils import generic
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+    out = []
+
+    def leaves(node: generic.DictionaryObject) -> list[generic.DictionaryObject]:
+        if node.get("/Type") == "/Page":
+            return [node]
+        found = []
+        for kid in node.get("/Kids", []):
+            found.extend(leaves(kid.get_object()))
+        return found
+
+    root = reader.root["/Pages"].get_object()
+    for page in leaves(root)[:MAX_PAGES + 1]:
+        contents = page.get("/Contents")
+        contents = None if contents is None else contents.get_object()
+        if contents is None:
+            data = b""
+        elif isinstance(contents, generic.ArrayObject):
+            data = b"\n".join(c.get_object().data for c in contents)
+        else:
+            data = contents.data
+        annots = []
+        for ref in page.get("/Annots", []):
+            annot = ref.get_object()
+            action = annot.get("/A")
+            uri = "" if action is None else str(action.get_object().get("/URI", ""))
+            annots.append((str(annot.get("/Subtype")), _number_text(annot.get("/Rect", [])), uri))
+        out.append((hashlib.sha256(data).hexdigest(), tuple(annots)))
+    return out
+
+
+PARSERS: dict[str, Callable[[bytes], list[Page]]] = {
+    "pyHanko": _pyhanko_pages, "pypdf": _pypdf_pages, "qpdf (pikepdf)": _pikepdf_pages}
+
+MAX_OUTLINE_ITEMS = 1000
+
+
+def _catalog_view(root: object, resolve: Callable[[object], object]) -> tuple[object, ...]:
+    """The catalog's keys, whether it opens with an action, and each top-level outline item's
+    title and action (kind, target), from any of the three parsers (through `resolve`)."""
+    catalog = cast("dict[str, object]", resolve(root))
+    keys = tuple(sorted(str(k) for k in catalog.keys()))
+    items: list[tuple[str, str, str]] = []
+    outlines = catalog.get("/Outlines")
+    node = None if outlines is None else cast("dict[str, object]", resolve(outlines)).get("/First")
+    while node is not None and len(items) < MAX_OUTLINE_ITEMS:
+        item = cast("dict[str, object]", resolve(node))
+        action = item.get("/A")
+        kind = target = ""
+        if action is not None:
+            act = cast("dict[str, object]", resolve(action))
+            kind = str(act.get("/S", ""))
+            target = str(act.get("/URI", act.get("/JS", "")))[:200]
+        items.append((str(item.get("/Title", "")), kind, target))
+        node = item.get("/Next")
+    return keys, "/OpenAction" in catalog, tuple(items)
+
+
+def _catalogs(pdf: bytes) -> dict[str, tuple[object, ...]]:
+    import pikepdf
+    import pypdf
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    def get(value: object) -> object:
+        return value.get_object() if hasattr(value, "get_object") else value
+
+    out = {"pyHanko": _catalog_view(PdfFileReader(io.BytesIO(pdf), strict=False).root, get),
+           "pypdf": _catalog_view(pypdf.PdfReader(io.BytesIO(pdf)).trailer["/Root"], get)}
+    with pikepdf.open(io.BytesIO(pdf)) as document:
+        out["qpdf (pikepdf)"] = _catalog_view(document.Root, lambda value: value)
+    return out
+
+
+def parsers_problem(pdf: bytes) -> str | None:
+    """Where pyHanko, pypdf and qpdf read the file's pages differently (None: they agree)."""
+    read: dict[str, list[Page]] = {}
+    for name, parse in PARSERS.items():
+        try:
+            read[name] = parse(pdf)
+        except Exception as exc:
+            return f"{name} cannot read the file's pages ({type(exc).__name__})"
+    try:
+        catalogs = _catalogs(pdf)
+    except Exception as exc:
+        return f"a parser cannot read the file's catalog ({type(exc).__name__})"
+    (first_parser, catalog), *rest = catalogs.items()
+    for name, theirs_catalog in rest:
+        if theirs_catalog != catalog:
+            return (f"{first_parser} and {name} read the catalog or the outline differently "
+                    "(its entries, an opening action, an outline item's title or action)")
+    (first, pages), *others = read.items()
+    for name, theirs in others:
+        if len(theirs) != len(pages):
+            return f"{first} reads {len(pages)} pages, {name} {len(theirs)}"
+        for number, (a, b) in enumerate(zip(pages, theirs), start=1):
+            if a[0] != b[0]:
+                return f"{first} and {name} read page {number}'s content differently"
+            if a[1] != b[1]:
+                return f"{first} and {name} read page {number}'s annotations differently"
+    return None
+
+
+def drawn_difference(pdf: bytes, expected: bytes) -> str | None:
+    """Where either engine draws `pdf` otherwise than `expected` (None: every page alike)."""
+    for name, draw in ENGINES.items():
+        try:
+            theirs, ours = draw(pdf), draw(expected)
+        except FileNotFoundError:
+            return (f"what readers draw cannot be compared: {name} is not installed (Debian: "
+                    "poppler-utils)")
+        except Exception as exc:
+            return f"{name} cannot draw the file ({type(exc).__name__})"
+        if len(theirs) != len(ours):
+            return f"{name} draws {len(theirs)} pages where this certgen's rendering has {len(ours)}"
+        for number, (a, b) in enumerate(zip(theirs, ours), start=1):
+            if a != b:
+                return (f"{name} draws page {number} otherwise than this certgen's rendering of "
+                        "the record")
+    return None
+
+
+def drawn_problem(pdf: bytes, sig_end: int) -> str | None:
+    """Why what readers draw of the file is not the signed revision's, or the parsers disagree
+    (None: every engine draws the same pages and every parser reads the same page tree)."""
+    if sig_end >= len(pdf):
+        return None
+    problem = parsers_problem(pdf)
+    if problem is not None:
+        return f"the PDF parsers disagree: {problem}"
+    signed = pdf[:sig_end]
+    for name, draw in ENGINES.items():
+        try:
+            problem = _differs(name, draw(pdf), draw(signed))
+        except FileNotFoundError:
+            return (f"what readers draw cannot be compared: {name} is not installed (Debian: "
+                    "poppler-utils)")
+        except Exception as exc:
+            return f"{name} cannot draw the file ({type(exc).__name__})"
+        if problem is not None:
+            return problem
+    return None

@@ -1,0 +1,346 @@
+"""The revocation check: --revocations read (the lab's revocations.yaml or the registry's
+verify/index.json, with its detached signature beside it), the certificate id looked up, and what
+vouches for the list (its signature, by the signatory, chaining to --trust)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from certgen.errors import CertgenError, RevocationsError
+from certgen.registry import INDEX_FORMAT, parse_revocations
+from certgen.support import jsonload
+from certgen.verify.outcome import Check
+from certgen.verify.reading import MAX_REGISTRY_INDEX_BYTES, MAX_TRUST_BYTES, read_input
+from certgen.verify.signature import identity_problem
+
+if TYPE_CHECKING:
+    from asn1crypto import x509
+
+
+@dataclass(frozen=True)
+class RevokedCertificate:
+    """One revoked certificate as verify sees it: the id, the date and the reason (English), and
+    the reason in each language the list gives it in."""
+
+    id: str
+    date: str
+    reason: str
+    reasons: tuple[tuple[str, str], ...] = ()
+    """(language, reason) for every language the list states one in (English included)."""
+
+    def reason_in(self, lang: str) -> str:
+        """The reason in `lang` where the list gives one, else in English."""
+        return dict(self.reasons).get(lang) or self.reason
+
+
+@dataclass(frozen=True)
+class IssuedEntry:
+    """One certificate the registry's index.json lists: what verify holds the PDF against."""
+
+    id: str
+    record_sha256: str
+    status: str
+
+
+@dataclass(frozen=True)
+class RevocationList:
+    """--revocations as read: the revocations, where from, the date the registry gave its
+    statuses for (index.json's as_of) and the date it promises the next list by (next_update),
+    every certificate it lists (index.json only: None for revocations.yaml), and the detached
+    signature beside it, if any (index.json.p7s, written by `certgen registry --sign`)."""
+
+    items: tuple[RevokedCertificate, ...]
+    source: str
+    data: bytes = field(default=b"", repr=False)
+    as_of: str | None = None
+    signature: bytes | None = field(default=None, repr=False)
+    issued: tuple[IssuedEntry, ...] | None = None
+    next_update: str | None = None
+
+    def __iter__(self) -> Iterator[RevokedCertificate]:
+        return iter(self.items)
+
+
+SIGNATURE_SUFFIX = ".p7s"
+"""The detached signature of a revocation list is the list's file name plus this."""
+
+_STATUSES = ("valid", "expired", "revoked")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_revocation_list(data: bytes, *, source: str) -> tuple[RevokedCertificate, ...]:
+    """--revocations: the lab's revocations.yaml (certgen.registry's format), or the registry's
+    verify/index.json (a saved copy of the published one); anything else is refused, naming the
+    file and the entry."""
+    return _parse_revocations(data, source=source).items
+
+
+def _date_text(value: object, source: str, name: str) -> str | None:
+    """index.json's `as_of` or `next_update`: a date YYYY-MM-DD, or absent."""
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) == 10:
+        try:
+            return dt.date.fromisoformat(value).isoformat()
+        except ValueError:
+            pass
+    raise CertgenError("expected a date YYYY-MM-DD", file=source, field=name)
+
+
+def _parse_revocations(data: bytes, *, source: str) -> RevocationList:
+    """The list (without its signature): revocations, and for index.json every certificate it
+    lists, its `as_of` and `next_update`. An entry that contradicts itself (status revoked
+    without a revocation, a revocation with another status, an id twice, a record SHA-256 that is
+    not one) is refused, naming it."""
+
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"{"):
+        try:
+            # certgen's loader: nesting held to its depth limit (a 2,000-deep file overflowed
+            # the standard parser's stack).
+            index = jsonload.loads(data.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise CertgenError(f"expected the registry's index.json, which is JSON "
+                               f"({str(exc)[:200]})", file=source) from None
+        if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+            raise CertgenError(f"expected the registry's index.json (format {INDEX_FORMAT!r})",
+                               file=source)
+        rows = index.get("certificates")
+        if not isinstance(rows, list):
+            raise CertgenError("expected a list of certificates", file=source,
+                               field="certificates")
+        out = []
+        issued = []
+        seen: set[str] = set()
+        for i, row in enumerate(rows):
+            where = f"certificates[{i}]"
+            ident = row.get("id") if isinstance(row, dict) else None
+            if not isinstance(row, dict) or not isinstance(ident, str):
+                raise CertgenError("expected an entry with an id", file=source, field=where)
+            if ident in seen:
+                raise CertgenError(f"{ident} is listed twice", file=source, field=where)
+            seen.add(ident)
+            sha, status = row.get("record_sha256"), row.get("status")
+            if not isinstance(sha, str) or _SHA256.fullmatch(sha) is None:
+                raise CertgenError("expected the record's SHA-256 (64 hex digits)", file=source,
+                                   field=f"{where}.record_sha256")
+            if status not in _STATUSES:
+                raise CertgenError(f"expected a status ({', '.join(_STATUSES)})", file=source,
+                                   field=f"{where}.status")
+            issued.append(IssuedEntry(ident, sha, status))
+            revoked = row.get("revoked")
+            if (revoked is None) != (status != "revoked"):
+                raise CertgenError(f"status {status} with revoked: "
+                                   f"{'null' if revoked is None else 'a revocation'}: the entry "
+                                   "contradicts itself", file=source, field=where)
+            if revoked is None:
+                continue
+            reason = revoked.get("reason") if isinstance(revoked, dict) else None
+            english = reason.get("en") if isinstance(reason, dict) else None
+            day = revoked.get("date") if isinstance(revoked, dict) else None
+            if not isinstance(revoked, dict) or not isinstance(day, str) \
+                    or not isinstance(english, str):
+                raise CertgenError("expected revoked: {date, reason: {en, …}} or null",
+                                   file=source, field=f"{where}.revoked")
+            assert isinstance(reason, dict)
+            reasons = tuple((lang, text) for lang, text in sorted(reason.items())
+                            if isinstance(text, str))
+            out.append(RevokedCertificate(ident, day, english, reasons))
+        return RevocationList(tuple(out), source, data,
+                              _date_text(index.get("as_of"), source, "as_of"),
+                              issued=tuple(issued),
+                              next_update=_date_text(index.get("next_update"), source,
+                                                     "next_update"))
+    try:
+        listed = parse_revocations(data, source=source)
+    except RevocationsError as exc:
+        raise CertgenError("; ".join(exc.errors)) from None
+    items = []
+    for r in listed.items:
+        if isinstance(r.reason, str):
+            items.append(RevokedCertificate(r.id, r.date.isoformat(), r.reason))
+        else:
+            reasons = tuple((lang, text) for lang, text in
+                            (("en", r.reason.en), ("pt", r.reason.pt), ("ru", r.reason.ru))
+                            if text)
+            items.append(RevokedCertificate(r.id, r.date.isoformat(), r.reason.en, reasons))
+    return RevocationList(tuple(items), source, data)
+
+
+def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
+    """Read --revocations (a regular file within MAX_REGISTRY_INDEX_BYTES; a revocations.yaml
+    within MAX_REVOCATIONS_BYTES), parse it, and take
+    its detached signature `<file>.p7s` from beside it when there is one."""
+    source = os.fspath(path)
+    data = read_input(path, limit=MAX_REGISTRY_INDEX_BYTES, what="a revocation list")
+    listed = _parse_revocations(data, source=source)
+    signature = None
+    beside = Path(source + SIGNATURE_SUFFIX)
+    if beside.exists():
+        signature = read_input(beside, limit=MAX_TRUST_BYTES, what="a CMS signature")
+    return dataclasses.replace(listed, signature=signature)
+
+
+def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certificate],
+                            signatory: str | None, pinned: str | None,
+                            organization: str | None = None) -> str | None:
+    """Why the list's detached signature does not show it is the laboratory's (None: it does):
+    intact, by the signatory's own certificate, chaining to --trust."""
+    from asn1crypto import cms
+    from pyhanko.sign.validation.generic_cms import async_validate_detached_cms
+    from pyhanko_certvalidator import ValidationContext
+
+    assert revocations.signature is not None
+    try:
+        content = cms.ContentInfo.load(revocations.signature)
+        signed = content["content"]
+        status = asyncio.run(async_validate_detached_cms(
+            revocations.data, signed, signer_validation_context=ValidationContext(
+                trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")))
+    except Exception as exc:
+        return f"its signature cannot be read ({type(exc).__name__})"
+    if not (status.intact and status.valid):
+        return "digest mismatch: the list was changed after it was signed"
+    identity = identity_problem(status.signing_cert, signatory, signatory, pinned, organization)
+    if identity is not None:
+        return identity
+    if not status.trusted:
+        return (f"untrusted signer: {status.signing_cert.subject.human_friendly} does not chain "
+                "to the trusted CA")
+    return None
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What the revocation check holds the list against: this certificate's record SHA-256, when
+    it was signed, the time verify checks at, the PDF's language, and whether an unsigned
+    index.json was accepted on purpose (--allow-unsigned-list)."""
+
+    record_sha256: str | None = None
+    signed_at: dt.datetime | None = None
+    at: dt.datetime | None = None
+    lang: str = "en"
+    allow_unsigned: bool = False
+    organization: str | None = None
+    """The issuing laboratory's name: the list's signer's organization (O)."""
+
+
+def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | RevocationList,
+                     roots: list[x509.Certificate] | None,
+                     signatory: str | None, pinned: str | None,
+                     holding: Holding | None = None) -> Check:
+    """The revocation check: what vouches for the list (its signature), that the registry issued
+    this very certificate (index.json lists its id with this record's SHA-256), that the list is
+    not older than the signature and not past its next update, and the id's revocation."""
+    holding = holding or Holding()
+    listed = revocations if isinstance(revocations, RevocationList) else None
+    where = ""
+    stale = None
+    if listed is not None:
+        name = Path(listed.source).name
+        where = f" ({name}" + ("" if listed.as_of is None else f", as of {listed.as_of}")
+        if listed.signature is None:
+            if listed.issued is not None and not holding.allow_unsigned:
+                return Check("revocation", "fail", f"the registry's list {name} is unsigned: "
+                             f"its signature {name}{SIGNATURE_SUFFIX} is not beside it, so "
+                             "nothing shows it is the laboratory's (save both files from the "
+                             "registry; --allow-unsigned-list accepts an unsigned list, and the "
+                             "verdict says so)")
+            where += (", unsigned: accepted with --allow-unsigned-list)"
+                      if listed.issued is not None else ", unsigned)")
+        elif roots is None:
+            where += ", its signature not checked without --trust)"
+        else:
+            problem = _list_signature_problem(listed, roots, signatory, pinned,
+                                              holding.organization)
+            if problem is not None:
+                return Check("revocation", "fail", f"the revocation list {name} is not the "
+                             f"laboratory's: {problem}")
+            where += f", signed by {signatory})"
+        if listed.issued is not None:
+            entry = next((e for e in listed.issued if e.id == cert_id), None)
+            if entry is None:
+                return Check("revocation", "fail", f"not issued: the registry's list does not "
+                             f"list {cert_id}{where}")
+            if holding.record_sha256 is not None and entry.record_sha256 != holding.record_sha256:
+                return Check("revocation", "fail", f"not issued: the registry lists {cert_id} "
+                             f"with the record SHA-256 {entry.record_sha256}, not this "
+                             f"certificate's {holding.record_sha256}{where}")
+            signed_day = None if holding.signed_at is None else holding.signed_at.date()
+            if listed.as_of is not None and signed_day is not None \
+                    and dt.date.fromisoformat(listed.as_of) < signed_day:
+                return Check("revocation", "fail", f"the list is as of {listed.as_of}, before "
+                             f"the certificate was signed ({signed_day.isoformat()}): an older "
+                             f"list cannot show it was not revoked since{where}")
+            today = (holding.at or dt.datetime.now(dt.UTC)).date()
+            if listed.next_update is None:
+                stale = "the list states no next update"
+            elif dt.date.fromisoformat(listed.next_update) < today:
+                stale = (f"its next update was due on {listed.next_update} (checked on "
+                         f"{today.isoformat()}): save the registry's current list")
+    hits = [r for r in revocations if r.id == cert_id]
+    if hits:
+        return Check("revocation", "fail", f"revoked: {cert_id} was revoked on {hits[0].date}: "
+                     f"{hits[0].reason_in(holding.lang)}{where}")
+    if stale is not None:
+        return Check("revocation", "skip", f"status list out of date: {stale}; {cert_id} is "
+                     f"not in it{where}", short="status list out of date")
+    return Check("revocation", "pass", f"{cert_id} is not in the revocation list{where}")
+
+
+def crl_problem(data: bytes, cert: x509.Certificate, roots: list[x509.Certificate], *,
+                signed_at: dt.datetime | None, proven: dt.datetime | None,
+                source: str = "--crl") -> tuple[str | None, str]:
+    """The signer's certificate held against its CA's CRL (--crl, as the registry publishes it:
+    ca.crl): (why it fails or None, what was checked). The CRL must be signed by a CA of
+    --trust that issued the certificate and be issued after the time it must cover (the time
+    the timestamps prove, else the signing time the signature states). A certificate revoked
+    at or before that time fails; without a timestamp any revocation fails, since nothing
+    proves when the key signed."""
+    from asn1crypto import pem
+    from cryptography import x509 as cx509
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        der = pem.unarmor(data)[2] if pem.detect(data) else data
+        crl = cx509.load_der_x509_crl(der)
+    except Exception:
+        raise CertgenError("expected the CA's certificate revocation list (CRL, PEM or DER)",
+                           file=source) from None
+    issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
+    if issuer is None:
+        return f"the CRL {source} cannot be checked: no CA of --trust issued the signer's " \
+               "certificate", ""
+    try:
+        ca = cx509.load_der_x509_certificate(issuer.dump())
+        signed = crl.issuer == ca.subject and crl.is_signature_valid(
+            ca.public_key())  # type: ignore[arg-type]
+    except (InvalidSignature, ValueError, TypeError):
+        signed = False
+    if not signed:
+        return f"the CRL {source} is not signed by the CA that issued the signer's certificate", ""
+    issued = crl.last_update_utc
+    covers = proven or signed_at
+    if covers is not None and issued < covers:
+        return (f"the CRL {source} was issued on {issued.isoformat(sep=' ')}, before the "
+                f"signature ({covers.isoformat(sep=' ')}): it cannot show the key was not "
+                "revoked when it signed; give the CA's current CRL"), ""
+    entry = crl.get_revoked_certificate_by_serial_number(int(cert.serial_number))
+    if entry is None:
+        return None, f"not revoked in its CA's CRL of {issued.date().isoformat()}"
+    when = entry.revocation_date_utc
+    if proven is not None and when > proven:
+        return None, (f"revoked by its CA on {when.isoformat(sep=' ')}, after the timestamps "
+                      f"prove the signature existed ({proven.isoformat(sep=' ')})")
+    return (f"revoked: the signer's certificate (serial {cert.serial_number}) was revoked by "
+            f"its CA on {when.isoformat(sep=' ')} (CRL of {issued.date().isoformat()})"
+            + ("" if proven is not None else "; without a timestamp nothing proves the key "
+               "signed before that")), ""
