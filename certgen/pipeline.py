@@ -60,6 +60,7 @@ from certgen.model import (
     lab_text,
 )
 from certgen.model.measured import DisplayTiming
+from certgen.model.uncertainty import RepeatCapture
 from certgen.record import (
     Record,
     RunConfig,
@@ -204,6 +205,19 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_recorded = first.recorded
         held.append(HeldCapture(run=index, field="first_capture", file=first_file,
                                 recorded=first.recorded))
+    repeats = []
+    for j, repeat in enumerate(run.repeats or ()):
+        # A repeat is read, measured and held against the card like the recorded capture
+        # (the same reader, the same figures, the same provenance rules); never graded.
+        [again] = _single_capture(bundle, repeat.capture, run, index, f"repeats[{j}].capture")
+        held.append(HeldCapture(run=index, field=f"repeats[{j}]", file=repeat.capture,
+                                recorded=again.recorded))
+        repeats.append(RepeatCapture(
+            file=repeat.capture, sha256=bundle.file(repeat.capture).sha256,
+            tested_on=None if repeat.tested_on is None else repeat.tested_on.isoformat(),
+            technician=repeat.technician,
+            metrics=compute_metrics(again.frame_times_ms, weights_of(rules),
+                                    source=repeat.capture)))
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
@@ -235,6 +249,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_file=first_file, first_declared=first_declared, first_actual=first_actual,
         first_metrics=first_metrics, first_incomplete=first_incomplete,
         first_incomplete_reason=first_incomplete_reason,
+        repeats=tuple((r.file, r.sha256) for r in repeats),
     )
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=metrics,
@@ -243,6 +258,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_capture_recorded=first_recorded,
         provenance_note=lab_text(_written(run.provenance_note)),
         measured=measured_by(capture, timing),
+        repeats=tuple(repeats),
     )
     return run_input, facts, tuple(held)
 

@@ -7,6 +7,7 @@ With --json the record (a draft record when refused) goes to stdout instead of t
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -98,6 +99,16 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     return lines
 
 
+def check_json(record: Record) -> bytes:
+    """`check --json`: the record, then `gate_margins` (issue 41, pinned): each gate on each
+    measured tier, its margin and, with repeats, its interval and verdict (the record's
+    `uncertainty.gates`)."""
+    data = json.loads(dump_record(record))
+    data["gate_margins"] = [] if record.uncertainty is None else [
+        gate.model_dump(mode="json") for gate in record.uncertainty.gates]
+    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+
+
 @click.command("check")
 @click.argument("bundle", type=click.Path(exists=True, path_type=str))
 @click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
@@ -117,7 +128,7 @@ def command(bundle: str, fleet_db: str | None, as_json: bool) -> None:
     record = checked.record
     refusals = record.status.refusals
     if as_json:
-        sys.stdout.buffer.write(dump_record(record))
+        sys.stdout.buffer.write(check_json(record))
         sys.stdout.flush()
     else:
         click.echo("\n".join(report_lines(record, checked.notes)))
