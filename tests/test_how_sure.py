@@ -34,9 +34,12 @@ from certgen.rules.uncertainty import (
     captures_needed,
     figure_spread,
     gate_verdict,
+    recorded_runs,
+    repeat_differences,
     run_variance,
     tier_interval,
     uncertainty_of,
+    uncertainty_problems,
 )
 from certgen.sop import load_rules, parse_rules
 
@@ -352,3 +355,59 @@ def test_uncertainty_of_is_the_pipelines_and_reads_back_from_the_record(tmp_path
         {u.run: u.repeats for u in record.uncertainty.runs if u.repeats},
         load_rules(record.rules.sop))
     assert again == record.uncertainty
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def test_verify_derives_every_figure_of_the_uncertainty_again_and_finds_a_changed_one(
+        tmp_path: Path) -> None:
+    record = check_bundle(repeats_bundle(tmp_path)).record
+    assert record.uncertainty is not None
+    runs = recorded_runs([(r.index, r.resolution, r.status, r.metrics) for r in record.runs])
+    rules = load_rules(record.rules.sop)
+    assert uncertainty_problems(record.uncertainty, record.tiers, runs, rules) == []
+    gates = list(record.uncertainty.gates)
+    gates[0] = gates[0].model_copy(update={"verdict": "fail" if gates[0].verdict != "fail"
+                                           else "pass"})
+    changed = record.uncertainty.model_copy(update={"gates": tuple(gates)})
+    assert uncertainty_problems(changed, record.tiers, runs, rules) == [
+        "uncertainty.gates[0]: verdict do not follow from the record's figures"]
+    # A repeat's figure changed in the record: its run's spread and the tier no longer follow.
+    first = record.uncertainty.runs[0]
+    metrics = first.repeats[0].metrics.model_copy(update={"fluidity_score": 50.0})
+    repeats = (first.repeats[0].model_copy(update={"metrics": metrics}), *first.repeats[1:])
+    changed = record.uncertainty.model_copy(update={"runs": (
+        first.model_copy(update={"repeats": repeats}), *record.uncertainty.runs[1:])})
+    problems = uncertainty_problems(changed, record.tiers, runs, rules)
+    assert problems[0] == "uncertainty.runs[0]: figures do not follow from the record's figures"
+    assert any(p.startswith("uncertainty.tiers[0]") for p in problems)
+    # Against the bundle read again: the changed figure is recomputed differently.
+    assert repeat_differences(record.uncertainty, record.uncertainty) == []
+    assert repeat_differences(changed, record.uncertainty) == [
+        "run 1: repeat 1 (captures/A-1.csv): fluidity_score recomputed differently"]
+    assert uncertainty_problems(None, record.tiers, runs, rules) == []
+
+
+def test_verify_with_the_bundle_recomputes_every_repeat_of_the_signed_gold_sample(
+        signed_gold: Path, tmp_path: Path) -> None:
+    from pkikit import make_pki
+
+    from certgen.verify import verify_pdf
+
+    pdf = (signed_gold / "certificate.en.pdf").read_bytes()
+    bundle = tmp_path / "bundle"
+    shutil.copytree(ROOT / "examples" / "gold-rx7800xt", bundle)
+    result = verify_pdf(pdf, trust=make_pki().ca_pem, revocations=(), bundle=str(bundle))
+    checks = {c.name: c for c in result.checks}
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert checks["derivation"].verdict == "pass" and checks["recomputed"].verdict == "pass"
+    repeat = bundle / "repeats" / "doom-1080p-2.csv"
+    lines = repeat.read_text("utf-8").splitlines(keepends=True)
+    lines[-1] = lines[-1].replace("1", "2", 1)
+    repeat.write_text("".join(lines), "utf-8")
+    result = verify_pdf(pdf, trust=make_pki().ca_pem, revocations=(), bundle=str(bundle))
+    checks = {c.name: c for c in result.checks}
+    assert result.verdict == "not-verified"
+    assert checks["recomputed"].verdict == "fail"
+    assert "run 2: repeat repeats/doom-1080p-2.csv has SHA-256 " in checks["recomputed"].detail

@@ -140,6 +140,10 @@ class RunRepeats(Frozen):
     repeats: tuple[RepeatCapture, ...] = Field(description="The repeats, in card.yaml order.")
     figures: tuple[FigureSpread, ...] = Field(description="Each SOP figure, in FIGURES order; "
                                                           "empty with one capture.")
+    within_se: float | None = Field(
+        description="The recorded capture's within-capture standard error of its Fluidity "
+                    "Score (studentized block bootstrap, from 20,000 frames), 4 dp; null below "
+                    "that or without repeats.")
 
 
 class SecondStage(Frozen):

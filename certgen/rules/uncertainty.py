@@ -124,12 +124,14 @@ def figure_spread(figure: str, values: Sequence[float | None]) -> FigureSpread:
                         interval=interval, not_estimated=why)
 
 
-def run_repeats(run: int, recorded: RunMetrics, repeats: Sequence[RepeatCapture]) -> RunRepeats:
+def run_repeats(run: int, recorded: RunMetrics, repeats: Sequence[RepeatCapture],
+                within_se: float | None = None) -> RunRepeats:
     """A recorded run's captures (its recorded one first) and each SOP figure's spread."""
     every = [recorded, *(r.metrics for r in repeats)]
     figures = () if not repeats else tuple(
         figure_spread(name, [getattr(m, name) for m in every]) for name in FIGURES)
-    return RunRepeats(run=run, captures=len(every), repeats=tuple(repeats), figures=figures)
+    return RunRepeats(run=run, captures=len(every), repeats=tuple(repeats), figures=figures,
+                      within_se=within_se if repeats else None)
 
 
 # --------------------------------------------------------------------------- per tier
@@ -232,8 +234,8 @@ def uncertainty_of(tiers: Sequence[Tier], recorded: Sequence[tuple[int, str, Run
     """The record's `uncertainty`: from the tiers the rules graded, each recorded run's
     (index, resolution, figures), each run's repeats, and where estimated the within-capture
     standard error of a run's recorded score. The pipeline and verify both call it."""
-    within_se = within_se or {}
-    runs = tuple(run_repeats(i, m, repeats.get(i, ())) for i, _, m in recorded)
+    within_se = {i: se for i, se in (within_se or {}).items() if repeats.get(i)}
+    runs = tuple(run_repeats(i, m, repeats.get(i, ()), within_se.get(i)) for i, _, m in recorded)
     tier_rows: list[TierInterval] = []
     gates: dict[Gate, list[GateMargin]] = {"gold": [], "platinum": []}
     lines: dict[Gate, float] = {"gold": rules.gold_line, "platinum": rules.platinum_line}
@@ -268,3 +270,75 @@ def uncertainty_of(tiers: Sequence[Tier], recorded: Sequence[tuple[int, str, Run
         tier_rows.append(row.model_copy(update={"second_stage": tuple(stages)}))
     return Uncertainty(decision_rule=cast(DecisionRule, rules.decision_rule), level=LEVEL, runs=runs, tiers=tuple(tier_rows),
                        gates=(*gates["gold"], *gates["platinum"]))
+
+
+# --------------------------------------------------------------------------- re-derivation
+
+
+def recorded_runs(runs: Sequence[tuple[int, str, str, RunMetrics | None]]
+                  ) -> list[tuple[int, str, RunMetrics]]:
+    """(index, resolution, figures) of the recorded runs, from (index, resolution, status,
+    metrics) of every run: what uncertainty_of takes, as the pipeline and verify both read it."""
+    return [(i, resolution, m) for i, resolution, status, m in runs
+            if status == "recorded" and m is not None]
+
+
+def uncertainty_problems(stated: Uncertainty | None, tiers: Sequence[Tier],
+                         runs: Sequence[tuple[int, str, RunMetrics]], rules: Rules) -> list[str]:
+    """What of a record's `uncertainty` does not follow from its own figures under its rules
+    (`certgen verify`): every number is derived again from the tiers, the recorded runs'
+    figures and the repeats' figures the record holds. Empty: all of it follows. A record of an
+    older certgen has no `uncertainty`: nothing to check."""
+    if stated is None:
+        return []
+    within = {r.run: r.within_se for r in stated.runs if r.within_se is not None}
+    derived = uncertainty_of(tiers, runs, {r.run: r.repeats for r in stated.runs if r.repeats},
+                             rules, within)
+    problems: list[str] = []
+    if stated.decision_rule != derived.decision_rule or stated.level != derived.level:
+        problems.append(f"uncertainty: decision rule {stated.decision_rule!r} at {stated.level} "
+                        f"does not follow from the rules ({derived.decision_rule!r} at "
+                        f"{derived.level})")
+    for label, mine, theirs in (("runs", stated.runs, derived.runs),
+                                ("tiers", stated.tiers, derived.tiers),
+                                ("gates", stated.gates, derived.gates)):
+        if len(mine) != len(theirs):
+            problems.append(f"uncertainty.{label}: {len(mine)} entries, the figures give "
+                            f"{len(theirs)}")
+            continue
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if a != b:
+                keys = [k for k in type(a).model_fields if getattr(a, k) != getattr(b, k)]
+                problems.append(f"uncertainty.{label}[{i}]: {', '.join(keys)} do not follow "
+                                "from the record's figures")
+    return problems
+
+
+def repeat_differences(stated: Uncertainty | None, again: Uncertainty | None) -> list[str]:
+    """What differs between the repeats a record cites and the bundle's, read again
+    (`certgen verify --bundle`): each repeat's file, SHA-256 and figures recomputed from its
+    capture, and each run's within-capture standard error."""
+    mine = {r.run: r for r in (stated.runs if stated else ())}
+    theirs = {r.run: r for r in (again.runs if again else ())}
+    problems: list[str] = []
+    for run in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(run), theirs.get(run)
+        cited = () if a is None else a.repeats
+        found = () if b is None else b.repeats
+        if len(cited) != len(found):
+            problems.append(f"run {run + 1}: the record cites {len(cited)} repeats, the bundle "
+                            f"has {len(found)}")
+            continue
+        for j, (x, y) in enumerate(zip(cited, found, strict=True)):
+            if (x.file, x.sha256) != (y.file, y.sha256):
+                problems.append(f"run {run + 1}: repeat {x.file} has SHA-256 {y.sha256} in the "
+                                f"bundle ({y.file}), the record's is {x.sha256}")
+            elif x.metrics != y.metrics:
+                keys = [k for k in RunMetrics.model_fields
+                        if getattr(x.metrics, k) != getattr(y.metrics, k)]
+                problems.append(f"run {run + 1}: repeat {j + 1} ({x.file}): {', '.join(keys)} "
+                                "recomputed differently")
+        if a is not None and b is not None and a.within_se != b.within_se:
+            problems.append(f"run {run + 1}: within-capture standard error {a.within_se} "
+                            f"recomputed as {b.within_se}")
+    return problems
