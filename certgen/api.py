@@ -45,6 +45,7 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.i18n import check_language
+from certgen.rules.uncertainty import recorded_runs, uncertainty_of
 from certgen.sop import load_rules
 
 if TYPE_CHECKING:
@@ -52,7 +53,12 @@ if TYPE_CHECKING:
     from certgen.inputs.bundle import LoadedBundle
     from certgen.inputs.lab import LabProfile
     from certgen.model import RunMetrics
-    from certgen.model.uncertainty import FigureIntervals, SustainedStability
+    from certgen.model.uncertainty import (
+        FigureIntervals,
+        GateMargin,
+        SustainedStability,
+        Uncertainty,
+    )
     from certgen.pipeline import Fleet
     from certgen.record import Record
     from certgen.sop import Rules
@@ -68,6 +74,8 @@ __all__ = [
     "compute_figures",
     "compute_intervals",
     "compute_stability",
+    "gate_margins",
+    "how_sure",
     "load_bundle",
     "make_record",
     "read_capture",
@@ -184,6 +192,30 @@ def record_json(record: Record) -> bytes:
     """record.json's exact bytes (the same record always gives the same bytes)."""
 
     return dump_record(record)
+
+
+def how_sure(record: Record) -> Uncertainty:
+    """How sure the record's grade is (docs/spec/uncertainty.md), derived from the record's own
+    figures under its rules file, as `certgen verify` derives it: the decision rule, each gate's
+    margin on each measured tier and, where the runs have repeat captures, the intervals and the
+    non-binary verdicts. Equal to `record.uncertainty` for a record this certgen made; a record
+    of an older certgen (no `uncertainty`) gets its margins, every verdict "not estimated"."""
+
+    stated = record.uncertainty
+    return uncertainty_of(
+        record.tiers,
+        recorded_runs([(r.index, r.resolution, r.status, r.metrics) for r in record.runs]),
+        {} if stated is None else {r.run: r.repeats for r in stated.runs if r.repeats},
+        load_rules(record.rules.sop),
+        None if stated is None else {r.run: r.within_se for r in stated.runs
+                                     if r.within_se is not None})
+
+
+def gate_margins(record: Record) -> tuple[GateMargin, ...]:
+    """`certgen check --json`'s `gate_margins`: each gate on each measured tier, its signed
+    margin and, with repeats, its interval and verdict (`how_sure(record).gates`)."""
+
+    return how_sure(record).gates
 
 
 # --------------------------------------------------------------------------- documents

@@ -44,6 +44,21 @@ def _gate_line(gate: GateReason) -> str:
             + (f" [{compared}]" if compared else ""))
 
 
+def _margin_lines(record: Record) -> list[str]:
+    """The decision rule and each gate's margin on each measured tier (issue 41)."""
+    u = record.uncertainty
+    if u is None:
+        return []
+    lines = [f"decision rule: {u.decision_rule} (ILAC-G8:09/2019 4.2.1); margins:"]
+    for g in u.gates:
+        sure = ("" if g.interval is None
+                else f", tier mean {g.interval[0]:.2f} to {g.interval[1]:.2f} over repeats: "
+                     f"{g.verdict}")
+        lines.append(f"  {g.gate} {g.tier}: mean {g.mean:.2f}, line {g.line:.2f}, margin "
+                     f"{g.margin:+.2f}" + (sure or f" (interval not estimated: {g.reason})"))
+    return lines
+
+
 def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs;
     then `notes` (what the captures record that could not be compared with card.yaml)."""
@@ -66,6 +81,7 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
         )
     lines.append("gates:")
     lines.extend(_gate_line(gate) for gate in grade.reasons)
+    lines.extend(_margin_lines(record))
     lines.append("runs:")
     for run in record.runs:
         name = f"  [{run.index}] {run.title} {run.resolution} {run.preset}"
