@@ -173,7 +173,7 @@ def repeat_cells(gen: Generator, tiers: int, truth: dict[str, float], sd: float,
         for k in ks:
             scored = [RunScores(i, tuple(c["fluidity_score"] for c in run[:k]))
                       for i, run in enumerate(captures)]
-            row, centre, half = tier_interval(tier, scored)
+            row, _, half = tier_interval(tier, scored)
             assert row.interval is not None and half is not None
             tier_cov[k] += row.interval[0] <= line <= row.interval[1]
             widths[k] += half / (1.96 * sd / np.sqrt(TIER_RUNS * k))

@@ -20,11 +20,11 @@ from certgen.metrics.uncertainty import (
     block_starts,
     bootstrap_pairs,
     figure_intervals,
-    percentile_intervals,
-    studentized_pairs,
     interval_seed,
+    percentile_intervals,
     politis_white_circular,
     resample_totals,
+    studentized_pairs,
     sustained_stability,
 )
 from certgen.model.thresholds import Weights
