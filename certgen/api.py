@@ -37,7 +37,7 @@ from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import weights_of
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
-from certgen.pipeline import record_from_bundle
+from certgen.pipeline import record_from_bundle, uncertainty_from_record
 from certgen.record import dump_record
 from certgen.render.certificate import (
     DEFAULT_VERIFY_BASE,
@@ -45,7 +45,6 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.i18n import check_language
-from certgen.rules.uncertainty import recorded_runs, uncertainty_of
 from certgen.sop import load_rules
 
 if TYPE_CHECKING:
@@ -201,14 +200,7 @@ def how_sure(record: Record) -> Uncertainty:
     non-binary verdicts. Equal to `record.uncertainty` for a record this certgen made; a record
     of an older certgen (no `uncertainty`) gets its margins, every verdict "not estimated"."""
 
-    stated = record.uncertainty
-    return uncertainty_of(
-        record.tiers,
-        recorded_runs([(r.index, r.resolution, r.status, r.metrics) for r in record.runs]),
-        {} if stated is None else {r.run: r.repeats for r in stated.runs if r.repeats},
-        load_rules(record.rules.sop),
-        None if stated is None else {r.run: r.within_se for r in stated.runs
-                                     if r.within_se is not None})
+    return uncertainty_from_record(record)
 
 
 def gate_margins(record: Record) -> tuple[GateMargin, ...]:

@@ -37,6 +37,7 @@ from certgen.metrics.figures import round_half_away, weights_of
 from certgen.metrics.framegen import compute_frame_diagnostics
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
+from certgen.metrics.uncertainty import interval_seed, within_intervals
 from certgen.metrics.validity import declared_warnings
 from certgen.model import (
     RANKED_METRICS,
@@ -60,7 +61,7 @@ from certgen.model import (
     lab_text,
 )
 from certgen.model.measured import DisplayTiming
-from certgen.model.uncertainty import RepeatCapture
+from certgen.model.uncertainty import RepeatCapture, Uncertainty
 from certgen.record import (
     Record,
     RunConfig,
@@ -70,12 +71,13 @@ from certgen.record import (
 )
 from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
 from certgen.rules.provenance import HeldCapture, hold_captures
+from certgen.rules.uncertainty import recorded_runs, uncertainty_of
 from certgen.rules.verdict import RunFacts, decide, run_facts
 from certgen.rules.verdict import Written as RulesText
 from certgen.sop import Rules, load_rules
 
 __all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
-           "make_record", "provisional_ranks", "record_from_bundle"]
+           "make_record", "provisional_ranks", "record_from_bundle", "uncertainty_from_record"]
 
 
 @runtime_checkable
@@ -218,6 +220,10 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
             technician=repeat.technician,
             metrics=compute_metrics(again.frame_times_ms, weights_of(rules),
                                     source=repeat.capture)))
+    # One capture's within-capture intervals (from 20,000 frames; at once below): a note.
+    within = within_intervals(capture.frame_times_ms, weights_of(rules),
+                              seed=interval_seed(capture_file.sha256, None if capture.group is None
+                                                 else capture.group.label()))
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
@@ -259,6 +265,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         provenance_note=lab_text(_written(run.provenance_note)),
         measured=measured_by(capture, timing),
         repeats=tuple(repeats),
+        within=within,
     )
     return run_input, facts, tuple(held)
 
@@ -432,3 +439,16 @@ def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = N
     """check_record's record, with the notes on what could not be compared (`certgen check`
     prints them)."""
     return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=None)
+
+
+def uncertainty_from_record(record: Record) -> Uncertainty:
+    """A record's `uncertainty` derived from its own figures under its rules file (as verify
+    derives it, certgen.rules.uncertainty): each recorded capture's within-capture intervals,
+    which need its frames, are taken as the record states them."""
+    stated = record.uncertainty
+    return uncertainty_of(
+        record.tiers,
+        recorded_runs([(r.index, r.resolution, r.status, r.metrics) for r in record.runs]),
+        {} if stated is None else {r.run: r.repeats for r in stated.runs if r.repeats},
+        load_rules(record.rules.sop),
+        None if stated is None else {r.run: (r.within, r.within_se) for r in stated.runs})

@@ -54,7 +54,7 @@ from certgen.model.issuer import Issuer
 from certgen.model.measured import MeasuredByCapture
 from certgen.model.software import Software
 from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
-from certgen.model.uncertainty import RepeatCapture, Uncertainty
+from certgen.model.uncertainty import FigureIntervals, RepeatCapture, Uncertainty
 from certgen.model.verdict import (
     Grade,
     SoftLimit,
@@ -406,6 +406,8 @@ class RunInput:
     """Latency and animation error the capture measured (None for a not_run run)."""
     repeats: tuple[RepeatCapture, ...] = ()
     """Further captures of the run's configuration (card.yaml `runs[].repeats`), measured."""
+    within: tuple[FigureIntervals, float | None] | None = None
+    """The capture's within-capture intervals and score standard error (None: not run)."""
 
 
 def rules_block(rules: Rules) -> RulesBlock:
@@ -590,7 +592,8 @@ def build_record(
             verdict.tiers,
             [(r.index, r.config.resolution, r.metrics) for r in runs
              if r.capture is not None and r.metrics is not None],
-            {r.index: r.repeats for r in runs if r.repeats}, rules),
+            {r.index: r.repeats for r in runs if r.repeats}, rules,
+            {r.index: r.within for r in runs if r.within is not None}),
     )
 
 

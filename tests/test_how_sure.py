@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
 import json
 import math
 import shutil
@@ -27,7 +28,7 @@ from realdata import REAL
 from certgen.errors import RulesError
 from certgen.inputs.bundle import load_bundle
 from certgen.model.verdict import Tier
-from certgen.pipeline import check_bundle, record_from_bundle
+from certgen.pipeline import check_bundle, record_from_bundle, uncertainty_from_record
 from certgen.record import dump_record
 from certgen.rules.uncertainty import (
     RunScores,
@@ -353,8 +354,9 @@ def test_uncertainty_of_is_the_pipelines_and_reads_back_from_the_record(tmp_path
         record.tiers,
         [(r.index, r.resolution, r.metrics) for r in record.runs if r.metrics is not None],
         {u.run: u.repeats for u in record.uncertainty.runs if u.repeats},
-        load_rules(record.rules.sop))
-    assert again == record.uncertainty
+        load_rules(record.rules.sop), {u.run: (u.within, u.within_se)
+                                       for u in record.uncertainty.runs})
+    assert again == record.uncertainty == uncertainty_from_record(record)
 
 
 # --------------------------------------------------------------------------- verify
@@ -411,3 +413,30 @@ def test_verify_with_the_bundle_recomputes_every_repeat_of_the_signed_gold_sampl
     assert result.verdict == "not-verified"
     assert checks["recomputed"].verdict == "fail"
     assert "run 2: repeat repeats/doom-1080p-2.csv has SHA-256 " in checks["recomputed"].detail
+
+
+def test_a_long_capture_carries_its_within_capture_interval_into_the_record(
+        tmp_path: Path) -> None:
+    from certgen import api
+
+    bundle = tmp_path / "b"
+    rel = "captures/L-0.csv"
+    write_presentmon(bundle / rel, frames_for(100.0, 90.0, 80.0, n=24_000))
+    write_presentmon(bundle / "captures/L-1.csv", frames_for(101.0, 91.0, 82.0, n=24_000))
+    write_card(bundle, card([run_entry("L", capture=rel,
+                                       repeats=[{"capture": "captures/L-1.csv"}])]))
+    record = check_bundle(bundle).record
+    assert record.uncertainty is not None
+    [run] = record.uncertainty.runs
+    assert run.within.fluidity_score is not None and run.within_se is not None
+    assert set(run.within.not_estimated) == {"avg_fps"}
+    # The same interval `certgen metrics --interval` prints for the capture.
+    [capture] = api.read_capture(bundle / rel)
+    sha = hashlib.sha256((bundle / rel).read_bytes()).hexdigest()
+    assert api.compute_intervals(capture, capture_sha256=sha) == run.within
+    # A short capture's within interval is not estimated, with the reason.
+    short = check_bundle(repeats_bundle(tmp_path / "s")).record
+    assert short.uncertainty is not None
+    for r in short.uncertainty.runs:
+        assert r.within.fluidity_score is None and r.within_se is None
+        assert "20,000 frames" in r.within.not_estimated["fluidity_score"]

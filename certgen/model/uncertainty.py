@@ -140,10 +140,13 @@ class RunRepeats(Frozen):
     repeats: tuple[RepeatCapture, ...] = Field(description="The repeats, in card.yaml order.")
     figures: tuple[FigureSpread, ...] = Field(description="Each SOP figure, in FIGURES order; "
                                                           "empty with one capture.")
+    within: FigureIntervals = Field(
+        description="The recorded capture's within-capture 95 % intervals (studentized block "
+                    "bootstrap: from 20,000 frames, never the average; `metrics --interval`'s "
+                    "`interval`); they hold no capture-to-capture variation.")
     within_se: float | None = Field(
         description="The recorded capture's within-capture standard error of its Fluidity "
-                    "Score (studentized block bootstrap, from 20,000 frames), 4 dp; null below "
-                    "that or without repeats.")
+                    "Score, 4 dp; null below 20,000 frames.")
 
 
 class SecondStage(Frozen):

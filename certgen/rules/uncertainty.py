@@ -40,10 +40,12 @@ from decimal import Decimal
 from typing import Final, Literal, cast
 
 from certgen.metrics.figures import round_half_away
+from certgen.metrics.uncertainty import STUDENTIZED_METHOD
 from certgen.model.figures import RunMetrics
 from certgen.model.uncertainty import (
     FIGURES,
     DecisionRule,
+    FigureIntervals,
     FigureSpread,
     GateMargin,
     GateVerdict,
@@ -58,6 +60,11 @@ from certgen.model.verdict import Tier
 from certgen.sop import Rules
 
 LEVEL: Final = 0.95
+_NOT_MEASURED: Final = FigureIntervals(
+    level=0.95, method=STUDENTIZED_METHOD, resamples=0, block_frames=None,
+    not_estimated=dict.fromkeys(FIGURES, "no frame times: not measured"))
+"""A run whose within-capture intervals were not computed (a record read back is never
+recomputed without its captures)."""
 DIGITS: Final[dict[str, int]] = {"avg_fps": 2, "low_1pct_fps": 2, "low_0_1pct_fps": 2,
                                  "consistency_gap": 4, "stutter": 4, "fluidity_score": 2}
 """Decimals a figure's mean, sd and interval are given to (one more than the SOP prints FPS
@@ -125,13 +132,14 @@ def figure_spread(figure: str, values: Sequence[float | None]) -> FigureSpread:
 
 
 def run_repeats(run: int, recorded: RunMetrics, repeats: Sequence[RepeatCapture],
-                within_se: float | None = None) -> RunRepeats:
-    """A recorded run's captures (its recorded one first) and each SOP figure's spread."""
+                within: FigureIntervals, within_se: float | None) -> RunRepeats:
+    """A recorded run's captures (its recorded one first), each SOP figure's spread, and the
+    recorded capture's within-capture intervals."""
     every = [recorded, *(r.metrics for r in repeats)]
     figures = () if not repeats else tuple(
         figure_spread(name, [getattr(m, name) for m in every]) for name in FIGURES)
     return RunRepeats(run=run, captures=len(every), repeats=tuple(repeats), figures=figures,
-                      within_se=within_se if repeats else None)
+                      within=within, within_se=within_se)
 
 
 # --------------------------------------------------------------------------- per tier
@@ -230,12 +238,16 @@ def gate_verdict(interval: Pair, line: float) -> GateVerdict:
 
 def uncertainty_of(tiers: Sequence[Tier], recorded: Sequence[tuple[int, str, RunMetrics]],
                    repeats: dict[int, Sequence[RepeatCapture]], rules: Rules,
-                   within_se: dict[int, float] | None = None) -> Uncertainty:
+                   within: dict[int, tuple[FigureIntervals, float | None]] | None = None,
+                   ) -> Uncertainty:
     """The record's `uncertainty`: from the tiers the rules graded, each recorded run's
-    (index, resolution, figures), each run's repeats, and where estimated the within-capture
-    standard error of a run's recorded score. The pipeline and verify both call it."""
-    within_se = {i: se for i, se in (within_se or {}).items() if repeats.get(i)}
-    runs = tuple(run_repeats(i, m, repeats.get(i, ()), within_se.get(i)) for i, _, m in recorded)
+    (index, resolution, figures), each run's repeats, and each recorded capture's
+    within-capture intervals and score standard error (metrics.uncertainty.within_intervals;
+    absent: not estimated). The pipeline and verify both call it."""
+    within = within or {}
+    within_se = {i: se for i, (_, se) in within.items() if se is not None}
+    runs = tuple(run_repeats(i, m, repeats.get(i, ()),
+                             *within.get(i, (_NOT_MEASURED, None))) for i, _, m in recorded)
     tier_rows: list[TierInterval] = []
     gates: dict[Gate, list[GateMargin]] = {"gold": [], "platinum": []}
     lines: dict[Gate, float] = {"gold": rules.gold_line, "platinum": rules.platinum_line}
@@ -291,7 +303,9 @@ def uncertainty_problems(stated: Uncertainty | None, tiers: Sequence[Tier],
     older certgen has no `uncertainty`: nothing to check."""
     if stated is None:
         return []
-    within = {r.run: r.within_se for r in stated.runs if r.within_se is not None}
+    # One capture's within-capture intervals need its frames: taken as stated here, computed
+    # again from the capture with --bundle (repeat_differences).
+    within = {r.run: (r.within, r.within_se) for r in stated.runs}
     derived = uncertainty_of(tiers, runs, {r.run: r.repeats for r in stated.runs if r.repeats},
                              rules, within)
     problems: list[str] = []
@@ -338,7 +352,8 @@ def repeat_differences(stated: Uncertainty | None, again: Uncertainty | None) ->
                         if getattr(x.metrics, k) != getattr(y.metrics, k)]
                 problems.append(f"run {run + 1}: repeat {j + 1} ({x.file}): {', '.join(keys)} "
                                 "recomputed differently")
-        if a is not None and b is not None and a.within_se != b.within_se:
-            problems.append(f"run {run + 1}: within-capture standard error {a.within_se} "
-                            f"recomputed as {b.within_se}")
+        if a is not None and b is not None and (a.within, a.within_se) != (b.within,
+                                                                            b.within_se):
+            problems.append(f"run {run + 1}: the within-capture intervals recomputed "
+                            "differently")
     return problems
