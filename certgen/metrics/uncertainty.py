@@ -700,3 +700,18 @@ def within_intervals(
     return (FigureIntervals(level=LEVEL, method=STUDENTIZED_METHOD, resamples=resamples,
                             block_frames=block, not_estimated=missing, **kept),
             round_half_away(se["fluidity_score"], 4))
+
+
+# --------------------------------------------------------------------------- repeats
+
+PHORONIX_CV: Final = 0.03
+"""Phoronix Test Suite adds runs until the spread is under 3 %: printed as a reference, never a
+rule (certgen.rules.uncertainty gives each figure's CV over a run's captures)."""
+
+
+def t_quantile(df: float) -> float:
+    """The two-sided 95 % Student-t quantile (0.975 one-sided) at `df` degrees of freedom: the
+    t-intervals over repeat captures (certgen.rules.uncertainty)."""
+    import scipy.stats  # lazy: only a bundle with repeats needs it
+
+    return float(scipy.stats.t.ppf((1 + LEVEL) / 2, df))

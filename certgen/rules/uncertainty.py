@@ -40,7 +40,7 @@ from decimal import Decimal
 from typing import Final, Literal, cast
 
 from certgen.metrics.figures import round_half_away
-from certgen.metrics.uncertainty import STUDENTIZED_METHOD
+from certgen.metrics.uncertainty import STUDENTIZED_METHOD, t_quantile
 from certgen.model.figures import RunMetrics
 from certgen.model.uncertainty import (
     FIGURES,
@@ -69,20 +69,10 @@ DIGITS: Final[dict[str, int]] = {"avg_fps": 2, "low_1pct_fps": 2, "low_0_1pct_fp
                                  "consistency_gap": 4, "stutter": 4, "fluidity_score": 2}
 """Decimals a figure's mean, sd and interval are given to (one more than the SOP prints FPS
 with: a mean of repeats is finer than one capture)."""
-PHORONIX_CV: Final = 0.03
-"""Phoronix Test Suite adds runs until the spread is under 3 %: printed as a reference, never a
-rule."""
 MOST_CAPTURES: Final = 20
 """The largest captures-per-run count the second stage considers."""
 
 Gate = Literal["gold", "platinum"]
-
-
-def t_quantile(df: float) -> float:
-    """The two-sided 95 % Student-t quantile (0.975 one-sided) at `df` degrees of freedom."""
-    import scipy.stats  # lazy: only a bundle with repeats needs it
-
-    return float(scipy.stats.t.ppf((1 + LEVEL) / 2, df))
 
 
 def _mean(values: Sequence[float]) -> float:
