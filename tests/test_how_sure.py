@@ -440,3 +440,34 @@ def test_a_long_capture_carries_its_within_capture_interval_into_the_record(
     for r in short.uncertainty.runs:
         assert r.within.fluidity_score is None and r.within_se is None
         assert "20,000 frames" in r.within.not_estimated["fluidity_score"]
+
+
+# --------------------------------------------------------------------------- page 1 of the samples
+
+RULE_WORDS = {"en": "Decision rule: simple acceptance",
+              "ru": "Правило принятия решения: простое принятие",
+              "pt": "Regra de decisão: aceitação simples"}
+
+
+def _margin_text(margin: float, lang: str) -> str:
+    from certgen.render.i18n import fmt_score
+
+    return ("+" if margin > 0 else "") + fmt_score(margin, lang)
+
+
+def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
+        sample_site: Path) -> None:
+    import re
+
+    import pypdf
+
+    pdfs = sorted(sample_site.glob("samples/*/certificate.*.pdf"))
+    assert len(pdfs) == 9, pdfs  # three samples in en, ru and pt
+    for pdf in pdfs:
+        lang = pdf.name.split(".")[1]
+        record = json.loads((pdf.parent / "record.json").read_text("utf-8"))
+        first = re.sub(r"\s+", " ", pypdf.PdfReader(pdf).pages[0].extract_text())
+        assert RULE_WORDS[lang] in first, (pdf, first[-1500:])
+        assert "ILAC-G8" in first, pdf
+        for gate in record["uncertainty"]["gates"]:
+            assert _margin_text(gate["margin"], lang) in first, (pdf, gate)
