@@ -471,3 +471,38 @@ def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
         assert "ILAC-G8" in first, pdf
         for gate in record["uncertainty"]["gates"]:
             assert _margin_text(gate["margin"], lang) in first, (pdf, gate)
+
+
+def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on_dask(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    distributed = pytest.importorskip("distributed", reason="the dask extra is part of the "
+                                                            "test extra")
+    monkeypatch.setenv("CERTGEN_LAB", str(ROOT / "examples" / "lab.yaml"))
+    first = repeats_bundle(tmp_path / "in" / "a")
+    second = repeats_bundle(tmp_path / "in" / "b", captures=2, runs=RUNS[:1])
+    data = _card(second)
+    data["certificate"]["id"] = "TEST-0002"
+    write_card(second, data)
+    bundles = [str(first), str(second)]
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {p.relative_to(folder).as_posix(): p.read_bytes()
+                for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    builds = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as cluster:
+        for name, extra in [("once", ["--jobs", "1"]), ("again", ["--jobs", "1"]),
+                            ("two jobs", ["--jobs", "2"]),
+                            ("dask", ["--scheduler", str(cluster.scheduler_address)])]:
+            out = tmp_path / name
+            code, _, stderr = run_cli(["build", *bundles, "--out", str(out), "--lang", "en",
+                                       *extra], capsys)
+            assert (code, stderr) == (0, ""), name
+            builds[name] = files(out)
+    assert len(builds["once"]) == 2 * 4  # record, HTML, PDF, manifest each
+    for name in ("again", "two jobs", "dask"):
+        assert builds[name] == builds["once"], name
+    record = json.loads(builds["once"]["TEST-0001/record.json"])
+    assert all(g["verdict"] != "not estimated" for g in record["uncertainty"]["gates"])
