@@ -506,3 +506,22 @@ def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on
         assert builds[name] == builds["once"], name
     record = json.loads(builds["once"]["TEST-0001/record.json"])
     assert all(g["verdict"] != "not estimated" for g in record["uncertainty"]["gates"])
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "pt"])
+def test_the_box_renders_without_repeats_with_them_and_without_a_measured_tier(
+        tmp_path: Path, lang: str) -> None:
+    from certgen.render.certificate import render_certificate_html
+
+    def html(bundle: Path) -> str:
+        return render_certificate_html(check_bundle(bundle).record, lang, record_sha256="0" * 64)
+
+    plain = html(simple_bundle(tmp_path / "plain", [(100.0, 99.0, 98.0), (100.0, 90.0, 85.0)]))
+    assert plain.count('class="gate-margin"') == 2 and 'class="note not-estimated"' in plain
+    assert plain.count('class="num captures"') == 2
+    repeated = html(repeats_bundle(tmp_path / "rep"))
+    assert repeated.count('class="gate-margin"') == 4 and "not-estimated" not in repeated
+    assert 'class="sub"' in repeated  # each run's score interval in the Captures column
+    write_card(tmp_path / "none", card([run_entry("G", not_run="no hardware ray tracing")]))
+    none = html(tmp_path / "none")
+    assert 'class="how-sure"' in none and 'class="gate-margin"' not in none
