@@ -525,3 +525,17 @@ def test_the_box_renders_without_repeats_with_them_and_without_a_measured_tier(
     write_card(tmp_path / "none", card([run_entry("G", not_run="no hardware ray tracing")]))
     none = html(tmp_path / "none")
     assert 'class="how-sure"' in none and 'class="gate-margin"' not in none
+
+
+def test_a_draft_words_a_repeated_capture_refusal_in_each_language(tmp_path: Path) -> None:
+    from certgen.render.certificate import render_certificate_html
+
+    bundle = repeats_bundle(tmp_path, captures=2)
+    shutil.copyfile(bundle / "captures" / "A-0.csv", bundle / "captures" / "A-1.csv")
+    record = check_bundle(bundle).record
+    words = {"en": "a repeat must be a capture of its own",
+             "ru": "повтор должен быть отдельной записью",
+             "pt": "uma repetição precisa ser uma captura própria"}
+    for lang, said in words.items():
+        html = render_certificate_html(record, lang, record_sha256="0" * 64)
+        assert said in html.replace("\u00a0", " "), lang
