@@ -539,3 +539,16 @@ def test_a_draft_words_a_repeated_capture_refusal_in_each_language(tmp_path: Pat
     for lang, said in words.items():
         html = render_certificate_html(record, lang, record_sha256="0" * 64)
         assert said in html.replace("\u00a0", " "), lang
+
+
+def test_too_many_repeats_or_repeats_of_a_run_not_run_are_refused_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_presentmon(tmp_path / "captures/a.csv", frames_for(100.0, 90.0, 80.0))
+    write_card(tmp_path, card([
+        run_entry("A", capture="captures/a.csv", repeats=[{"capture": "captures/a.csv"}] * 10),
+        run_entry("B", not_run="no ray tracing", repeats=[{"capture": "captures/a.csv"}])]))
+    code, out, err = run_cli(["check", str(tmp_path)], capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        "certgen: card.yaml: runs[0].repeats: expected at most 9 repeats, got 10",
+        "card.yaml: runs[1]: expected no repeats for a run declared not_run"]

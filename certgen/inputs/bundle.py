@@ -485,9 +485,18 @@ class CardRun(_CardModel):
                                   "board, date); Markdown, per language or a string, the rules "
                                   "of a justification (docs/spec/provenance.md).")
     repeats: list[CardRepeat] | None = Field(
-        default=None, max_length=MAX_REPEATS,
+        default=None, json_schema_extra={"maxItems": MAX_REPEATS},
         description="Further captures of this configuration (never graded): how sure the grade "
                     "is (docs/spec/uncertainty.md).")
+
+    @field_validator("repeats", mode="before")
+    @classmethod
+    def _few_repeats(cls, value: object) -> object:
+        if isinstance(value, list) and len(value) > MAX_REPEATS:
+            raise PydanticCustomError(
+                "too_many_repeats", "expected at most {most} repeats, got {count}",
+                {"most": MAX_REPEATS, "count": len(value)})
+        return value
 
     @field_validator("resolution", mode="before")
     @classmethod
@@ -730,7 +739,8 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
             text = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{shown_value(err['input'])}: {err['msg']}"
-        elif kind in ("capture_or_not_run", "text_too_long"):
+        elif kind in ("capture_or_not_run", "text_too_long", "too_many_repeats",
+                      "repeats_not_run"):
             text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {shown_value(err['input'])}"
