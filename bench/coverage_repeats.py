@@ -209,7 +209,8 @@ def tables(cells: list[Cell]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--captures", type=int, default=500, help="trials per cell")
+    parser.add_argument("--captures", type=int, default=500,
+                        help="trials per cell (0: the single-capture cells only)")
     parser.add_argument("--resamples", type=int, default=2_000,
                         help="resamples of each single-capture interval")
     parser.add_argument("--expected", type=int, default=EXPECTED_CAPTURES)
@@ -225,7 +226,8 @@ def main() -> None:
         print(f"{gen.name}: expected at {RUN_LENGTH:,} frames " +
               ", ".join(f"{k} {v:.4g}" for k, v in truth.items()) + f"; sd of S_F {sd:.2f}",
               file=sys.stderr)
-        cells += repeat_cells(gen, args.captures, truth, sd, seed=200 + i)
+        if args.captures:
+            cells += repeat_cells(gen, args.captures, truth, sd, seed=200 + i)
         single = args.single if args.single is not None else args.captures
         if single:
             long_truth, _ = expected(gen, SINGLE_LENGTH, max(200, args.expected // 4),
