@@ -17,8 +17,9 @@ length. A tier is TIER_RUNS runs of the same generator (each its own configurati
 expected score), its expected mean the expected score.
 
 Cells (each over `--captures` simulated captures, or tiers):
-- one capture, `within_intervals`' studentized interval (from 20,000 frames: the lows, gap,
-  stutter and score; never the average);
+- one capture, the studentized interval (`studentized_pairs`) of the lows, gap, stutter and
+  score at 20,000 frames (certgen prints it for the lows, the gap and the score: WITHIN_FIGURES;
+  never the average);
 - one run of K = 3 and 5 captures: the 95 % t-interval of each figure (`figure_spread`);
 - one tier of K = 2, 3 and 5 captures per run: its pooled interval (`tier_interval`), the width
   against the honest one (1.96 σ / √(runs × K), σ the sd of one capture's score), and with the
@@ -41,7 +42,12 @@ import numpy as np
 from scipy.signal import lfilter
 
 from certgen.metrics.figures import fps_figures, ratios_from_fps
-from certgen.metrics.uncertainty import WITHIN_FIGURES, interval_seed, within_intervals
+from certgen.metrics.uncertainty import (
+    STUDIED_FIGURES,
+    WITHIN_FIGURES,
+    interval_seed,
+    studentized_pairs,
+)
 from certgen.model.thresholds import Weights
 from certgen.model.verdict import Tier
 from certgen.rules.uncertainty import RunScores, figure_spread, gate_verdict, tier_interval
@@ -130,17 +136,17 @@ class Cell:
 def single_cells(gen: Generator, captures: int, resamples: int, truth: dict[str, float],
                  seed: int, length: int = SINGLE_LENGTH) -> list[Cell]:
     rng = np.random.default_rng(seed)
-    covered = dict.fromkeys(WITHIN_FIGURES, 0)
+    covered = dict.fromkeys(STUDIED_FIGURES, 0)
     for i in range(captures):
-        result, _ = within_intervals(frames(gen, rng, length), WEIGHTS,
-                                     seed=interval_seed(f"{i:064x}", gen.name),
-                                     resamples=resamples)
-        for figure in WITHIN_FIGURES:
-            pair = getattr(result, figure)
-            assert pair is not None, "from 20,000 frames every within figure is printed"
-            covered[figure] += pair[0] <= truth[figure] <= pair[1]
-    return [Cell(gen.name, f"one capture, {length:,} frames", 1, f, captures, covered[f])
-            for f in WITHIN_FIGURES]
+        _, pairs, _ = studentized_pairs(frames(gen, rng, length), WEIGHTS,
+                                        seed=interval_seed(f"{i:064x}", gen.name),
+                                        resamples=resamples)
+        for figure in STUDIED_FIGURES:
+            covered[figure] += pairs[figure][0] <= truth[figure] <= pairs[figure][1]
+    printed = "" if length >= 20_000 else " (not printed)"
+    return [Cell(gen.name, f"one capture, {length:,} frames"
+                 + (printed or ("" if f in WITHIN_FIGURES else " (withheld)")), 1, f, captures,
+                 covered[f]) for f in STUDIED_FIGURES]
 
 
 def repeat_cells(gen: Generator, tiers: int, truth: dict[str, float], sd: float,

@@ -49,12 +49,12 @@ def test_the_interval_key_has_the_pinned_shape_and_the_rest_is_unchanged(
     assert isinstance(interval, dict)
     assert list(interval) == PINNED
     assert interval["level"] == 0.95 and interval["resamples"] == 10_000
-    # 30,000 frames: every figure but the average has a within-capture interval (issue 41's
-    # study covers them from 20,000), and the average says why it never has one.
+    # 30,000 frames: every figure but the average and the stutter has a within-capture interval
+    # (issue 41's study covers them from 20,000), and those two say why they have none.
     assert interval["method"] == "circular block bootstrap, studentized (within-capture)"
     low, high = interval["low_1pct_fps"]
     assert low <= plain["low_1pct_fps"] <= high
-    assert set(interval["not_estimated"]) == {"avg_fps"}
+    assert set(interval["not_estimated"]) == {"avg_fps", "stutter"}
     for figure in FIGURES:
         assert (interval[figure] is None) == (figure in interval["not_estimated"])
 

@@ -191,14 +191,15 @@ def test_a_figure_is_null_exactly_when_it_is_not_estimated() -> None:
 
 
 def test_every_interval_printed_is_one_the_rule_allows() -> None:
-    """figure_intervals gives exactly the studentized engine's pairs for every figure but the
-    average from 20,000 frames (issue 41), and names the average; issue 24's percentile rule
+    """figure_intervals gives exactly the studentized engine's pairs from 20,000 frames for every
+    figure but the average and the stutter (issue 41's study), and names those two; issue 24's percentile rule
     (kept for its study) gives the percentile engine's pairs where it allowed them."""
     frames = _hitchy(5, 25_000)
     result = figure_intervals(frames, WEIGHTS, seed=2, resamples=500)
     assert result.method == "circular block bootstrap, studentized (within-capture)"
     _, pairs, _ = studentized_pairs(frames, WEIGHTS, seed=2, resamples=500)
-    assert set(result.not_estimated) == {"avg_fps"}
+    assert set(result.not_estimated) == {"avg_fps", "stutter"}
+    assert "86–89 %" in result.not_estimated["stutter"]
     for figure in FIGURES:
         if figure in result.not_estimated:
             assert getattr(result, figure) is None
