@@ -95,9 +95,12 @@ poppler:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
 
 # The measurement interval's coverage study (docs/spec/uncertainty.md): 500 simulated captures
-# per length, 10,000 resamples each, about a minute on 2 cores; the suite runs a smaller one.
+# per length, 10,000 resamples each, about a minute on 2 cores; then issue 41's study of one
+# capture's studentized interval, repeats and tiers on three generators (500 a cell; the
+# single-capture cells take the most: about 15 minutes on 2 cores). The suite runs smaller ones.
 coverage: $(STAMP)
 	$(BIN)/python bench/coverage.py
+	$(BIN)/python bench/coverage_repeats.py
 
 # Other interval methods on the same simulated captures (docs/spec/uncertainty.md, "Other
 # methods tried"): about 5 minutes at 7,000 frames, 4 at 20,000 (100 captures, 500 resamples).

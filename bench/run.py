@@ -21,6 +21,8 @@ c) the diagnostics (compute_diagnostics) and the stutter-event rule on their own
    capture and on a noisy gamma(20, 0.8) capture (many candidate frames): reported, no peer.
 e) the measurement intervals (certgen.metrics.uncertainty.bootstrap_pairs, 10,000 resamples) of the
    bench capture's first 100k frames, beside the SOP figures of the same frames; target 150 ms.
+   A second row times issue 41's studentized intervals (studentized_pairs, what `metrics
+   --interval` prints) against the percentile engine: the cost of the per-block standard errors.
 f) what the capture measured (certgen.metrics.measured: latency, animation error, refresh cadence,
    hitch causes): `certgen metrics --json` on the PresentMon 2.x shape (a2, whose latency,
    animation-error and CPU / GPU busy columns carry values) against the same process on the
@@ -458,6 +460,7 @@ def in_process(frames: np.ndarray, label: str, repeats: int) -> list[Row]:
     slow_repeats = max(1, min(repeats, 5))
     if label == "bench" and frames.size >= INTERVAL_FRAMES:
         rows.append(interval_row(frames[:INTERVAL_FRAMES], weights, slow_repeats))
+        rows.append(studentized_row(frames[:INTERVAL_FRAMES], weights, slow_repeats))
     diag = median_call(lambda: compute_diagnostics(frames), slow_repeats, 0.0)
     events = median_call(lambda: stutter_events(frames), slow_repeats, 0.0)
     rows.append(Row(f"c) compute_diagnostics, {n} frames, {label}", diag))
@@ -481,6 +484,17 @@ def interval_row(frames: np.ndarray, weights: object, repeats: int) -> Row:
     return Row("e) measurement intervals, 100k frames, 10,000 resamples", ours,
                "compute_sop_metrics", sop, None,
                note=f"{verdict} (target {INTERVAL_TARGET_S * 1e3:.0f} ms)")
+
+
+def studentized_row(frames: np.ndarray, weights: object, repeats: int) -> Row:
+    """e) issue 41's studentized intervals of the same 100k frames (what `metrics --interval`
+    now prints), against row e's percentile engine: the cost of the per-block standard errors."""
+    from certgen.metrics.uncertainty import bootstrap_pairs, studentized_pairs
+
+    percentile = median_call(lambda: bootstrap_pairs(frames, weights, seed=1), repeats, 0.0)  # type: ignore[arg-type]
+    ours = median_call(lambda: studentized_pairs(frames, weights, seed=1), repeats, 0.0)  # type: ignore[arg-type]
+    return Row("e) studentized intervals, 100k frames, 10,000 resamples", ours,
+               "percentile (row e)", percentile, None)
 
 
 def profile(capture: Path) -> None:

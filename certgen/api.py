@@ -37,7 +37,7 @@ from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import weights_of
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
-from certgen.pipeline import record_from_bundle
+from certgen.pipeline import record_from_bundle, uncertainty_from_record
 from certgen.record import dump_record
 from certgen.render.certificate import (
     DEFAULT_VERIFY_BASE,
@@ -52,7 +52,12 @@ if TYPE_CHECKING:
     from certgen.inputs.bundle import LoadedBundle
     from certgen.inputs.lab import LabProfile
     from certgen.model import RunMetrics
-    from certgen.model.uncertainty import FigureIntervals, SustainedStability
+    from certgen.model.uncertainty import (
+        FigureIntervals,
+        GateMargin,
+        SustainedStability,
+        Uncertainty,
+    )
     from certgen.pipeline import Fleet
     from certgen.record import Record
     from certgen.sop import Rules
@@ -68,6 +73,8 @@ __all__ = [
     "compute_figures",
     "compute_intervals",
     "compute_stability",
+    "gate_margins",
+    "how_sure",
     "load_bundle",
     "make_record",
     "read_capture",
@@ -189,6 +196,23 @@ def record_json(record: Record) -> bytes:
     """record.json's exact bytes (the same record always gives the same bytes)."""
 
     return dump_record(record)
+
+
+def how_sure(record: Record) -> Uncertainty:
+    """How sure the record's grade is (docs/spec/uncertainty.md), derived from the record's own
+    figures under its rules file, as `certgen verify` derives it: the decision rule, each gate's
+    margin on each measured tier and, where the runs have repeat captures, the intervals and the
+    non-binary verdicts. Equal to `record.uncertainty` for a record this certgen made; a record
+    of an older certgen (no `uncertainty`) gets its margins, every verdict "not estimated"."""
+
+    return uncertainty_from_record(record)
+
+
+def gate_margins(record: Record) -> tuple[GateMargin, ...]:
+    """`certgen check --json`'s `gate_margins`: each gate on each measured tier, its signed
+    margin and, with repeats, its interval and verdict (`how_sure(record).gates`)."""
+
+    return how_sure(record).gates
 
 
 # --------------------------------------------------------------------------- documents

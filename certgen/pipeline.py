@@ -37,6 +37,7 @@ from certgen.metrics.figures import round_half_away, weights_of
 from certgen.metrics.framegen import compute_frame_diagnostics
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
+from certgen.metrics.uncertainty import interval_seed, within_intervals
 from certgen.metrics.validity import declared_warnings
 from certgen.model import (
     RANKED_METRICS,
@@ -60,6 +61,7 @@ from certgen.model import (
     lab_text,
 )
 from certgen.model.measured import DisplayTiming
+from certgen.model.uncertainty import RepeatCapture, Uncertainty
 from certgen.record import (
     Record,
     RunConfig,
@@ -70,13 +72,14 @@ from certgen.record import (
 from certgen.rules.completeness import below_minimum, extent_of, shortfall, too_old, too_short
 from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
 from certgen.rules.provenance import HeldCapture, hold_captures
+from certgen.rules.uncertainty import recorded_runs, uncertainty_of
 from certgen.rules.verdict import Refusal, RunFacts, decide, run_facts
 from certgen.rules.verdict import Written as RulesText
 from certgen.sop import Rules, load_rules
 from certgen.sop.capture_limits import DEFAULT_LIMITS, CaptureLimits
 
 __all__ = ["RANKED_METRICS", "Checked", "Fleet", "bundle_cohorts", "check_bundle", "check_record",
-           "make_record", "provisional_ranks", "record_from_bundle"]
+           "make_record", "provisional_ranks", "record_from_bundle", "uncertainty_from_record"]
 
 
 @runtime_checkable
@@ -212,6 +215,23 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_recorded = first.recorded
         held.append(HeldCapture(run=index, field="first_capture", file=first_file,
                                 recorded=first.recorded))
+    repeats = []
+    for j, repeat in enumerate(run.repeats or ()):
+        # A repeat is read, measured and held against the card like the recorded capture
+        # (the same reader, the same figures, the same provenance rules); never graded.
+        [again] = _single_capture(bundle, repeat.capture, run, index, f"repeats[{j}].capture")
+        held.append(HeldCapture(run=index, field=f"repeats[{j}]", file=repeat.capture,
+                                recorded=again.recorded))
+        repeats.append(RepeatCapture(
+            file=repeat.capture, sha256=bundle.file(repeat.capture).sha256,
+            tested_on=None if repeat.tested_on is None else repeat.tested_on.isoformat(),
+            technician=repeat.technician,
+            metrics=compute_metrics(again.frame_times_ms, weights_of(rules),
+                                    source=repeat.capture)))
+    # One capture's within-capture intervals (from 20,000 frames; at once below): a note.
+    within = within_intervals(capture.frame_times_ms, weights_of(rules),
+                              seed=interval_seed(capture_file.sha256, None if capture.group is None
+                                                 else capture.group.label()))
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
     diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
@@ -246,6 +266,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_file=first_file, first_declared=first_declared, first_actual=first_actual,
         first_metrics=first_metrics, first_incomplete=first_incomplete,
         first_incomplete_reason=first_incomplete_reason,
+        repeats=tuple((r.file, r.sha256) for r in repeats),
     )
     run_input = RunInput(
         index=index, config=_config(run), capture=capture_info, metrics=metrics,
@@ -254,6 +275,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_capture_recorded=first_recorded,
         provenance_note=lab_text(_written(run.provenance_note)),
         measured=measured_by(capture, timing),
+        repeats=tuple(repeats),
+        within=within,
     )
     short = too_short(index, run.label, run.capture, extent_of(capture.frame_times_ms), limits,
                       rerun=first_file is not None)
@@ -437,3 +460,16 @@ def check_bundle(bundle_path: str | os.PathLike[str], *, fleet: Fleet | None = N
     prints them). With `lab`, checked as a build issued by that laboratory would be (its
     capture minimum and maximum capture age, its specimen flag, its issuer block)."""
     return _checked(load_bundle(bundle_path), fleet=fleet, draft=False, refuse=False, lab=lab)
+
+
+def uncertainty_from_record(record: Record) -> Uncertainty:
+    """A record's `uncertainty` derived from its own figures under its rules file (as verify
+    derives it, certgen.rules.uncertainty): each recorded capture's within-capture intervals,
+    which need its frames, are taken as the record states them."""
+    stated = record.uncertainty
+    return uncertainty_of(
+        record.tiers,
+        recorded_runs([(r.index, r.resolution, r.status, r.metrics) for r in record.runs]),
+        {} if stated is None else {r.run: r.repeats for r in stated.runs if r.repeats},
+        load_rules(record.rules.sop),
+        None if stated is None else {r.run: (r.within, r.within_se) for r in stated.runs})

@@ -54,6 +54,7 @@ from certgen.model.issuer import Issuer
 from certgen.model.measured import MeasuredByCapture
 from certgen.model.software import Software
 from certgen.model.thresholds import Calibration, CalibrationStatement, RulesBlock, Weights
+from certgen.model.uncertainty import FigureIntervals, RepeatCapture, Uncertainty
 from certgen.model.verdict import (
     Grade,
     SoftLimit,
@@ -61,6 +62,7 @@ from certgen.model.verdict import (
     Tier,
     WhyDetail,
 )
+from certgen.rules.uncertainty import uncertainty_of
 from certgen.rules.verdict import (
     FirstCaptureCheck,
     SoftLimitCheck,
@@ -268,6 +270,10 @@ class Record(Frozen):
     audit: Audit = Field(description="The audit trail.")
     fleet: FleetSection = Field(description="The fleet comparison.")
     calibration: Calibration = Field(description="The calibration status.")
+    uncertainty: Uncertainty | None = Field(
+        default=None, description="The decision rule, each gate's margin and how sure the grade "
+                                  "is from repeated captures (docs/spec/uncertainty.md; absent "
+                                  "in records of an older certgen).")
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,6 +404,10 @@ class RunInput:
     """card.yaml's explanation of a recorded/declared difference, or None."""
     measured: MeasuredByCapture | None = None
     """Latency and animation error the capture measured (None for a not_run run)."""
+    repeats: tuple[RepeatCapture, ...] = ()
+    """Further captures of the run's configuration (card.yaml `runs[].repeats`), measured."""
+    within: tuple[FigureIntervals, float | None] | None = None
+    """The capture's within-capture intervals and score standard error (None: not run)."""
 
 
 def rules_block(rules: Rules) -> RulesBlock:
@@ -578,6 +588,12 @@ def build_record(
                 en=statement.get("en", ""), pt=statement.get("pt", ""), ru=statement.get("ru", "")
             ),
         ),
+        uncertainty=uncertainty_of(
+            verdict.tiers,
+            [(r.index, r.config.resolution, r.metrics) for r in runs
+             if r.capture is not None and r.metrics is not None],
+            {r.index: r.repeats for r in runs if r.repeats}, rules,
+            {r.index: r.within for r in runs if r.within is not None}),
     )
 
 
@@ -613,6 +629,8 @@ def record_json(record: Record) -> dict[str, JsonValue]:
         del data["issuer"]
     if "test_system" not in record.model_fields_set:
         del data["test_system"]
+    if "uncertainty" not in record.model_fields_set:
+        del data["uncertainty"]
     rules = data["rules"]
     assert isinstance(rules, dict)
     for key in ("file", "sha256"):

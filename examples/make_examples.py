@@ -408,6 +408,27 @@ def make_platinum(root: Path) -> None:
     write_card(b, card)
 
 
+GOLD_CAPTURES = 3
+"""Captures of every GOLD run (the recorded one and two repeats): the published sample shows
+how sure its grade is (docs/spec/uncertainty.md)."""
+
+
+def gold_repeats(b: Path, name: str, shape: Shape, gpu: str, day: str) -> list[dict[str, object]]:
+    """Further captures of a GOLD run's configuration (card.yaml `repeats`): the same target
+    moved a little, as a second pass over the same benchmark path moves (a seeded draw)."""
+    rng = np.random.default_rng(shape.seed + 5000)
+    out: list[dict[str, object]] = []
+    for j in range(1, GOLD_CAPTURES):
+        again = Shape(fps=shape.fps * (1.0 + float(rng.uniform(-0.02, 0.02))),
+                      gap=shape.gap * (1.0 + float(rng.uniform(-0.3, 0.3))),
+                      stutter=shape.stutter * (1.0 + float(rng.uniform(-0.3, 0.3))),
+                      seconds=shape.seconds, seed=shape.seed + 100 * j)
+        repeat = f"repeats/{Path(name).stem}-{j + 1}.csv"
+        write_mangohud(b / repeat, frame_times(again), gpu, 1200 + again.seed)
+        out.append({"capture": repeat, "tested_on": day, "technician": TECHNICIAN})
+    return out
+
+
 def make_gold(root: Path) -> None:
     """A GOLD card whose 1440p tier mean (above 88) hides one run past the Soft Limit.
 
@@ -415,35 +436,40 @@ def make_gold(root: Path) -> None:
     b = root / "gold-rx7800xt"
     (b / "captures").mkdir(parents=True, exist_ok=True)
     (b / "archive").mkdir(parents=True, exist_ok=True)
+    (b / "repeats").mkdir(parents=True, exist_ok=True)
     gpu = "AMD Radeon RX 7800 XT"
     runs = []
     # 1920x1080: comfortably GOLD, not PLATINUM (tier mean between 88 and 95).
-    t = frame_times(Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=40, seed=201))
-    write_mangohud(b / "captures/cp2077-1080p.csv", t, gpu, 1201)
+    shape = Shape(fps=141.0, gap=0.090, stutter=0.150, seconds=40, seed=201)
+    write_mangohud(b / "captures/cp2077-1080p.csv", frame_times(shape), gpu, 1201)
     runs.append(run_entry("Cyberpunk 2077", "1920x1080", "Ultra",
                           capture="captures/cp2077-1080p.csv",
-                          **conditions("2026-11-18", "Cyberpunk 2077")))
-    t = frame_times(Shape(fps=155.0, gap=0.085, stutter=0.140, seconds=60, seed=202))
-    write_mangohud(b / "captures/doom-1080p.csv", t, gpu, 1202)
+                          **conditions("2026-11-18", "Cyberpunk 2077"),
+                          repeats=gold_repeats(b, "cp2077-1080p.csv", shape, gpu, "2026-11-18")))
+    shape = Shape(fps=155.0, gap=0.085, stutter=0.140, seconds=60, seed=202)
+    write_mangohud(b / "captures/doom-1080p.csv", frame_times(shape), gpu, 1202)
     runs.append(run_entry("DOOM Eternal", "1920x1080", "Ultra Nightmare",
                           capture="captures/doom-1080p.csv",
-                          **conditions("2026-11-19", "DOOM Eternal")))
+                          **conditions("2026-11-19", "DOOM Eternal"),
+                          repeats=gold_repeats(b, "doom-1080p.csv", shape, gpu, "2026-11-19")))
     # 2560x1440: three very even runs and one with isolated spikes (stutter above 0.60).
     for i, (title, preset, fps, seed) in enumerate((
         ("Cyberpunk 2077", "Ultra", 102.0, 203),
         ("DOOM Eternal", "Ultra Nightmare", 118.0, 204),
         ("Red Dead Redemption 2", "Ultra", 96.0, 205),
     )):
-        t = frame_times(Shape(fps=fps, gap=0.008, stutter=0.012, seconds=40, seed=seed))
+        shape = Shape(fps=fps, gap=0.008, stutter=0.012, seconds=40, seed=seed)
         name = f"captures/run{i + 1}-1440p.csv"
-        write_mangohud(b / name, t, gpu, 1200 + seed)
+        write_mangohud(b / name, frame_times(shape), gpu, 1200 + seed)
+        day = f"2026-11-{20 + i:02d}"
         runs.append(run_entry(title, "2560x1440", preset, capture=name,
-                              **conditions(f"2026-11-{20 + i:02d}", title)))
+                              **conditions(day, title),
+                              repeats=gold_repeats(b, name, shape, gpu, day)))
     # The Soft Limit run: F 100 / F1% 82 / F0.1% 31.9 (g 0.18, s about 0.61), re-run once.
     first = frame_times(Shape(fps=99.0, gap=0.185, stutter=0.640, seconds=40, seed=206))
     write_mangohud(b / "archive/hzd-1440p-first.csv", first, gpu, 1206)
-    rerun = frame_times(Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=40, seed=207))
-    write_mangohud(b / "captures/hzd-1440p.csv", rerun, gpu, 1207)
+    rerun_shape = Shape(fps=100.0, gap=0.180, stutter=0.611, seconds=40, seed=207)
+    write_mangohud(b / "captures/hzd-1440p.csv", frame_times(rerun_shape), gpu, 1207)
     runs.append(run_entry(
         "Horizon Zero Dawn", "2560x1440", "Ultimate Quality",
         capture="captures/hzd-1440p.csv",
@@ -473,6 +499,7 @@ def make_gold(root: Path) -> None:
             },
         },
         **conditions("2026-11-23", "Horizon Zero Dawn"),
+        repeats=gold_repeats(b, "hzd-1440p.csv", rerun_shape, gpu, "2026-11-23"),
     ))
     card = {
         "certificate": {"id": "SAMPLE-GOLD-0002", "issued": "2026-11-29",

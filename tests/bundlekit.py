@@ -162,6 +162,10 @@ def with_conditions(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(first, dict):
             first.setdefault("tested_on", TESTED_ON)
             first.setdefault("technician", TECHNICIAN)
+        for repeat in run.get("repeats") or []:
+            if isinstance(repeat, dict):
+                repeat.setdefault("tested_on", TESTED_ON)
+                repeat.setdefault("technician", TECHNICIAN)
     return data
 
 

@@ -33,7 +33,8 @@ def _named_files(bundle: Path) -> list[str]:
     card = yaml.safe_load((bundle / "card.yaml").read_text(encoding="utf-8"))
     names = []
     for run in card["runs"]:
-        for name in (run.get("capture"), (run.get("first_capture") or {}).get("file")):
+        for name in (run.get("capture"), (run.get("first_capture") or {}).get("file"),
+                     *(r.get("capture") for r in run.get("repeats") or [])):
             if name and name not in names:
                 names.append(name)
     return names

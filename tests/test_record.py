@@ -265,7 +265,7 @@ def test_grade_cap_travels_into_the_record(tmp_path: Path) -> None:
 RECORD_KEYS = [
     "schema_version", "certificate", "issuer", "rules_version", "certgen_version", "software",
     "rules", "status", "customer", "card", "phase1", "test_system", "grade", "tiers", "runs", "audit", "fleet",
-    "calibration",
+    "calibration", "uncertainty",
 ]
 
 

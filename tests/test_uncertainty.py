@@ -21,8 +21,10 @@ from certgen.metrics.uncertainty import (
     bootstrap_pairs,
     figure_intervals,
     interval_seed,
+    percentile_intervals,
     politis_white_circular,
     resample_totals,
+    studentized_pairs,
     sustained_stability,
 )
 from certgen.model.thresholds import Weights
@@ -170,8 +172,13 @@ def test_a_short_capture_gets_no_interval_and_says_why() -> None:
     result = figure_intervals(np.full(500, 10.0), WEIGHTS, seed=1)
     assert result.block_frames is None
     assert set(result.not_estimated) == set(FIGURES)
-    assert "500 frames" in result.not_estimated["avg_fps"]
+    assert "500 frames" in result.not_estimated["fluidity_score"]
+    assert "20,000 frames" in result.not_estimated["low_1pct_fps"]
+    assert "scene drift" in result.not_estimated["avg_fps"]  # never from one capture
     assert all(getattr(result, figure) is None for figure in FIGURES)
+    # issue 24's percentile rule, kept for its study, withheld it below 900 frames
+    assert "500 frames" in percentile_intervals(np.full(500, 10.0), WEIGHTS,
+                                                seed=1).not_estimated["avg_fps"]
 
 
 def test_a_figure_is_null_exactly_when_it_is_not_estimated() -> None:
@@ -184,16 +191,24 @@ def test_a_figure_is_null_exactly_when_it_is_not_estimated() -> None:
 
 
 def test_every_interval_printed_is_one_the_rule_allows() -> None:
-    """figure_intervals gives exactly the pairs of the engine for the figures the minimums
-    allow at this length, and names the others."""
+    """figure_intervals gives exactly the studentized engine's pairs from 20,000 frames for every
+    figure but the average and the stutter (issue 41's study), and names those two; issue 24's percentile rule
+    (kept for its study) gives the percentile engine's pairs where it allowed them."""
     frames = _hitchy(5, 25_000)
     result = figure_intervals(frames, WEIGHTS, seed=2, resamples=500)
-    _, pairs = bootstrap_pairs(frames, WEIGHTS, seed=2, resamples=500)
+    assert result.method == "circular block bootstrap, studentized (within-capture)"
+    _, pairs, _ = studentized_pairs(frames, WEIGHTS, seed=2, resamples=500)
+    assert set(result.not_estimated) == {"avg_fps", "stutter"}
+    assert "86–89 %" in result.not_estimated["stutter"]
     for figure in FIGURES:
         if figure in result.not_estimated:
             assert getattr(result, figure) is None
         else:
             assert getattr(result, figure) == pairs[figure]
+    old = percentile_intervals(frames, WEIGHTS, seed=2, resamples=500)
+    _, pairs = bootstrap_pairs(frames, WEIGHTS, seed=2, resamples=500)
+    assert set(old.not_estimated) == set(FIGURES) - {"low_1pct_fps", "consistency_gap"}
+    assert old.low_1pct_fps == pairs["low_1pct_fps"]
 
 
 def test_resamples_drawn_in_groups_give_the_same_interval(

@@ -49,6 +49,7 @@ from certgen.metrics.measured import (
     latency_spread,
     refresh_cadence_figures,
 )
+from certgen.metrics.uncertainty import PHORONIX_CV, WITHIN_FROM, t_quantile
 from certgen.model import Weights
 from certgen.model.measured import DisplayTiming
 from certgen.render.explainers import (
@@ -646,6 +647,64 @@ def _sample_issue_figures(record: Record) -> dict[str, Value]:
     return f
 
 
+SURE_VERDICTS: tuple[tuple[str, str], ...] = (("gold", "pass"), ("gold", "conditional pass"))
+"""What "How sure is a grade" says in words of the GOLD sample's two tiers (1080p, 1440p): the
+verdicts of the GOLD gate. sure_figures checks them: if the sample changes, the page must."""
+
+
+def sure_figures(record: Record) -> dict[str, Value]:
+    """What "How sure is a grade" quotes from the GOLD sample's `uncertainty` (keys `sure.`):
+    its tiers' margins, intervals and verdicts, the Soft Limit run's three scores and the
+    second stage. Raises ExplainerError when the sample no longer says what the page says in
+    words (SURE_VERDICTS, three captures a run, a second stage on the second tier)."""
+    u = record.uncertainty
+    if u is None or len(u.tiers) != 2:
+        raise _broken()
+    f: dict[str, Value] = {}
+    for i, tier in enumerate(u.tiers, start=1):
+        gates = {g.gate: g for g in u.gates if g.tier == tier.tier}
+        gold, platinum = gates["gold"], gates["platinum"]
+        if (gold.gate, gold.verdict) != SURE_VERDICTS[i - 1] or tier.interval is None:
+            raise _broken()
+        f[f"sure.tier{i}.res"] = Text(tier.tier)
+        f[f"sure.tier{i}.mean"] = _fig(gold.mean, 2)
+        f[f"sure.tier{i}.margin"] = _fig(gold.margin, 2)
+        f[f"sure.tier{i}.pmargin"] = _fig(platinum.margin, 2)
+        f[f"sure.tier{i}.lo"] = _fig(tier.interval[0], 2)
+        f[f"sure.tier{i}.hi"] = _fig(tier.interval[1], 2)
+        f[f"sure.tier{i}.centre"] = _fig(tier.centre, 2)
+        f[f"sure.tier{i}.half"] = _fig(tier.half_width, 2)
+        f[f"sure.tier{i}.df"] = _fig(tier.df, 2)
+    stage = [s for s in u.tiers[1].second_stage if s.gate == "gold"]
+    if len(stage) != 1 or stage[0].captures is None:
+        raise _broken()
+    f["sure.stage.captures"] = _int(stage[0].captures)
+    f["sure.stage.runs"] = _int(len(stage[0].runs))
+    sl = next(r for r in record.runs if r.soft_limit is not None and r.soft_limit.raised)
+    run = next(r for r in u.runs if r.run == sl.index)
+    score = next(x for x in run.figures if x.figure == "fluidity_score")
+    if run.captures != 3 or score.interval is None or score.sd is None or score.cv is None:
+        raise _broken()
+    f["sure.k"] = _int(run.captures)
+    f["sure.sl.n"] = _int(sl.index + 1)
+    f["sure.sl.title"] = Text(sl.title)
+    for j, value in enumerate(score.values, start=1):
+        f[f"sure.sl.s{j}"] = _fig(value, 2)
+    f["sure.sl.mean"] = _fig(score.mean, 2)
+    f["sure.sl.sd"] = _fig(score.sd, 2)
+    f["sure.sl.cv"] = Percent(score.cv, 1)
+    f["sure.sl.lo"] = _fig(score.interval[0], 2)
+    f["sure.sl.hi"] = _fig(score.interval[1], 2)
+    f["sure.t3"] = _fig(t_quantile(run.captures - 1), 2)
+    f["sure.t3k"] = _fig(t_quantile(run.captures - 1) / run.captures ** 0.5, 2)
+    f["sure.level"] = Percent(u.level, 0)
+    f["sure.risk"] = Percent((1 - u.level) / 2, 1)
+    f["sure.most"] = _int(stage[0].most)
+    f["sure.within_from"] = _int(WITHIN_FROM)
+    f["sure.phoronix"] = Percent(PHORONIX_CV, 0)
+    return f
+
+
 def build_page(slug: str, lang: str, rules: Rules | None = None, *,
                sample: Record | None = None) -> ExplainerPage:
     """Compute one page's figures and render it (certgen.render.explainers.render_page).
@@ -660,6 +719,8 @@ def build_page(slug: str, lang: str, rules: Rules | None = None, *,
             raise ExplainerError(
                 f"the explainer {slug!r} quotes the GOLD sample: give its record (sample=)")
         figures.update(sample_figures(sample))
+        if slug == "how-sure-is-a-grade":
+            figures.update(sure_figures(sample))
     if slug in CALIBRATION_PAGES:
         figures.update(calibration_figures(rules))
     return render_page(slug, lang, figures)

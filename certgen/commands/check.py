@@ -7,6 +7,7 @@ With --json the record (a draft record when refused) goes to stdout instead of t
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -44,6 +45,21 @@ def _gate_line(gate: GateReason) -> str:
             + (f" [{compared}]" if compared else ""))
 
 
+def _margin_lines(record: Record) -> list[str]:
+    """The decision rule and each gate's margin on each measured tier (issue 41)."""
+    u = record.uncertainty
+    if u is None:
+        return []
+    lines = [f"decision rule: {u.decision_rule} (ILAC-G8:09/2019 4.2.1); margins:"]
+    for g in u.gates:
+        sure = ("" if g.interval is None
+                else f", tier mean {g.interval[0]:.2f} to {g.interval[1]:.2f} over repeats: "
+                     f"{g.verdict}")
+        lines.append(f"  {g.gate} {g.tier}: mean {g.mean:.2f}, line {g.line:.2f}, margin "
+                     f"{g.margin:+.2f}" + (sure or f" (interval not estimated: {g.reason})"))
+    return lines
+
+
 def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     """The readable grade report of a record: grade, tiers, each gate with its numbers, runs;
     then `notes` (what the captures record that could not be compared with card.yaml)."""
@@ -66,6 +82,7 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
         )
     lines.append("gates:")
     lines.extend(_gate_line(gate) for gate in grade.reasons)
+    lines.extend(_margin_lines(record))
     lines.append("runs:")
     short = {d.run for d in record.status.refusal_details if isinstance(d, CaptureTooShort)}
     for run in record.runs:
@@ -102,6 +119,16 @@ def report_lines(record: Record, notes: Sequence[str] = ()) -> list[str]:
     return lines
 
 
+def check_json(record: Record) -> bytes:
+    """`check --json`: the record, then `gate_margins` (issue 41, pinned): each gate on each
+    measured tier, its margin and, with repeats, its interval and verdict (the record's
+    `uncertainty.gates`)."""
+    data = json.loads(dump_record(record))
+    data["gate_margins"] = [] if record.uncertainty is None else [
+        gate.model_dump(mode="json") for gate in record.uncertainty.gates]
+    return (json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode()
+
+
 @click.command("check")
 @click.argument("bundle", type=click.Path(exists=True, path_type=str))
 @click.option("--fleet", "fleet_db", type=click.Path(dir_okay=False, path_type=str),
@@ -126,7 +153,7 @@ def command(bundle: str, fleet_db: str | None, as_json: bool, lab_file: str | No
     record = checked.record
     refusals = record.status.refusals
     if as_json:
-        sys.stdout.buffer.write(dump_record(record))
+        sys.stdout.buffer.write(check_json(record))
         sys.stdout.flush()
     else:
         click.echo("\n".join(report_lines(record, checked.notes)))

@@ -393,7 +393,8 @@ def interval_notes(interval: dict[str, Any]) -> list[str]:
              f"{column[f][1].format(interval[f][1])}"
              for f in FIGURES if interval[f] is not None]
     level = f"{interval['level']:.0%}"
-    out = [f"measurement interval ({level}, not graded): " + ("; ".join(shown) or "none")]
+    out = [f"measurement interval ({level}, within-capture, not graded): "
+           + ("; ".join(shown) or "none")]
     reasons: dict[str, list[str]] = {}
     for figure, why in interval["not_estimated"].items():
         reasons.setdefault(why, []).append(column[figure][0])

@@ -352,6 +352,30 @@ class CardFirstCapture(_CardModel):
         return value
 
 
+MAX_REPEATS = 9
+"""Most repeats a run may list: ten captures of a configuration (US DOE plans use four units;
+the repeats' t-interval gains little past ten, and each is a capture to read and hash)."""
+
+
+class CardRepeat(_CardModel):
+    """`runs[].repeats[]`: a further capture of the run's configuration (issue 41). Hashed,
+    archived, provenance-checked and confined like the recorded capture; never graded: the
+    recorded capture stays the graded one, the repeats say how far a second capture moves it."""
+
+    capture: str = Field(description="Capture file inside the bundle.")
+    tested_on: date | None = Field(
+        default=None, description="The day it was captured (required for issue).")
+    technician: Text | None = Field(default=None, description="Who made it (required for issue).")
+    provenance_note: Justification | None = Field(
+        default=None, description="Explains a difference between what this capture records and "
+                                  "what card.yaml declares (as the run's provenance_note).")
+
+    @field_validator("capture")
+    @classmethod
+    def _capture(cls, value: str, info: ValidationInfo) -> str:
+        return _confined(value, info)
+
+
 class CardSoftLimit(_CardModel):
     """What a raised Stutter Soft Limit requires: a justification and a VRM re-examination."""
 
@@ -460,6 +484,19 @@ class CardRun(_CardModel):
                                   "record and what this file declares (driver, OS, CPU, RAM, "
                                   "board, date); Markdown, per language or a string, the rules "
                                   "of a justification (docs/spec/provenance.md).")
+    repeats: list[CardRepeat] | None = Field(
+        default=None, json_schema_extra={"maxItems": MAX_REPEATS},
+        description="Further captures of this configuration (never graded): how sure the grade "
+                    "is (docs/spec/uncertainty.md).")
+
+    @field_validator("repeats", mode="before")
+    @classmethod
+    def _few_repeats(cls, value: object) -> object:
+        if isinstance(value, list) and len(value) > MAX_REPEATS:
+            raise PydanticCustomError(
+                "too_many_repeats", "expected at most {most} repeats, got {count}",
+                {"most": MAX_REPEATS, "count": len(value)})
+        return value
 
     @field_validator("resolution", mode="before")
     @classmethod
@@ -479,6 +516,9 @@ class CardRun(_CardModel):
             raise PydanticCustomError(
                 "capture_or_not_run", "expected exactly one of 'capture' and 'not_run'"
             )
+        if self.repeats and self.capture is None:
+            raise PydanticCustomError(
+                "repeats_not_run", "expected no repeats for a run declared not_run")
         return self
 
     @property
@@ -699,7 +739,8 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
             text = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{shown_value(err['input'])}: {err['msg']}"
-        elif kind in ("capture_or_not_run", "text_too_long"):
+        elif kind in ("capture_or_not_run", "text_too_long", "too_many_repeats",
+                      "repeats_not_run"):
             text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {shown_value(err['input'])}"
@@ -757,10 +798,12 @@ class LoadedBundle:
 
 
 def named_files(card: CardFile) -> list[str]:
-    """The bundle paths card.yaml names (captures, then each run's first capture), no repeats."""
+    """The bundle paths card.yaml names (per run: its capture, first capture and repeats), each
+    once."""
     names: list[str] = []
     for run in card.runs:
-        for name in (run.capture, run.first_capture.file if run.first_capture else None):
+        for name in (run.capture, run.first_capture.file if run.first_capture else None,
+                     *(r.capture for r in run.repeats or ())):
             if name is not None and name not in names:
                 names.append(name)
     return names

@@ -69,15 +69,23 @@ class FirstCaptureIdentical(Frozen):
     sha256: str = Field(description="The SHA-256 both files have.")
 
 
+RepeatField = Annotated[str, Field(pattern=r"^repeats\[[0-9]+\]$")]
+"""A run's repeat capture as a refusal names it: "repeats[0]" (card.yaml `runs[].repeats`)."""
+
+CaptureField = Literal["capture", "first_capture"] | RepeatField
+"""Which of a run's capture files a refusal names."""
+
+
 class CaptureUsedTwice(Frozen):
     """Refusal: one capture file (by SHA-256) backs two runs."""
 
     code: Literal["capture_used_twice"] = Field(description="The refusal's code.")
     run: int = Field(description="0-based index of the later run.")
-    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    field: CaptureField = Field(description='Which of its files ("capture", "first_capture", '
+                                            '"repeats[N]").')
     file: str = Field(description="That file, as named in card.yaml.")
     other_run: int = Field(description="0-based index of the run that used it first.")
-    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    other_field: CaptureField = Field(description="Which of its files.")
     other_file: str = Field(description="That file, as named in card.yaml.")
     sha256: str = Field(description="The SHA-256 both have.")
 
@@ -94,7 +102,7 @@ class ProvenanceMismatch(Frozen):
 
     code: Literal["provenance_mismatch"] = Field(description="The refusal's code.")
     run: int = Field(description="0-based run index.")
-    field: Literal["capture", "first_capture"] = Field(description="Which of the run's files.")
+    field: CaptureField = Field(description="Which of the run's files.")
     file: str = Field(description="That file, as named in card.yaml.")
     what: ProvenanceWhat = Field(description="What disagrees.")
     recorded: str = Field(description="The value as the capture wrote it.")
@@ -119,11 +127,11 @@ class CapturesGpuDiffer(Frozen):
 
     code: Literal["captures_gpu_differ"] = Field(description="The refusal's code.")
     run: int = Field(description="0-based index of the later run.")
-    field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    field: CaptureField = Field(description="Which of its files.")
     file: str = Field(description="That file, as named in card.yaml.")
     gpu: str = Field(description="The GPU it records.")
     other_run: int = Field(description="0-based index of the first run that records a GPU.")
-    other_field: Literal["capture", "first_capture"] = Field(description="Which of its files.")
+    other_field: CaptureField = Field(description="Which of its files.")
     other_file: str = Field(description="That file, as named in card.yaml.")
     other_gpu: str = Field(description="The GPU that one records.")
 

@@ -31,9 +31,9 @@ from certgen.support import paths
 
 PAGES: tuple[str, ...] = ("frame-pacing", "high-fps-bad-lows", "reading-your-certificate",
                           "what-else-a-capture-measures", "refresh-cadence", "hitch-causes",
-                          "calibration")
+                          "calibration", "how-sure-is-a-grade")
 LANGS: tuple[str, ...] = ("en", "ru", "pt")
-SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate",)
+SAMPLE_PAGES: tuple[str, ...] = ("reading-your-certificate", "how-sure-is-a-grade")
 """Pages that quote the GOLD sample's record (see sample_figures)."""
 CALIBRATION_PAGES: tuple[str, ...] = ("calibration",)
 """Pages whose worked example is a fleet reviewed by certgen.fleet.calibration (calibration_figures):
@@ -107,6 +107,8 @@ def format_number(fig: Figure, lang: str, fmt: str | None = None, *, math: bool 
             pattern = "#,##" + pattern
         # With trimmed decimals ("#") a whole value keeps no separator: 0.25, 72.5, 96.
         text = format_decimal(round_half_away(value, decimals), format=pattern, locale=lang)
+    if not math and text.startswith("-"):
+        text = "\u2212" + text[1:]  # a negative margin carries the minus sign, as certificates do
     if math:
         text = text.replace(",", "{,}").replace("\u2212", "-").replace("%", r"\%")
         text = text.replace("\xa0", "").replace("\u202f", "")

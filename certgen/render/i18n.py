@@ -414,6 +414,9 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "certificate.html.j2"),
     ("templates", "base.html.j2"),
     ("templates", "nav.html.j2"),
+    ("templates", "partials/how_sure.html.j2"),
+    ("templates", "partials/run_captures.html.j2"),
+    ("templates", "partials/runs_within_note.html.j2"),
     ("python", "render/certificate.py"),
 )
 """The files whose messages belong in certgen.po (tests compare them with the catalogs), with

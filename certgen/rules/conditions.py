@@ -50,6 +50,9 @@ def run_missing(index: int, run: CardRun) -> list[Refusal]:
         found += [missing(f"runs[{index}].first_capture.{key}")
                   for key in ("tested_on", "technician")
                   if getattr(run.first_capture, key) is None]
+    for j, repeat in enumerate(run.repeats or ()):
+        found += [missing(f"runs[{index}].repeats[{j}].{key}")
+                  for key in ("tested_on", "technician") if getattr(repeat, key) is None]
     return found
 
 
@@ -72,6 +75,10 @@ def dates_after_issue(card: CardFile) -> list[Refusal]:
         first = run.first_capture
         if first is not None and first.tested_on is not None and first.tested_on > issued:
             found.append(after_issue(index, "first_capture.tested_on", first.tested_on, issued))
+        for j, repeat in enumerate(run.repeats or ()):
+            if repeat.tested_on is not None and repeat.tested_on > issued:
+                found.append(after_issue(index, f"repeats[{j}].tested_on", repeat.tested_on,
+                                         issued))
     return found
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
 
 from certgen.inputs.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
 from certgen.model.capture import Recorded
@@ -47,7 +46,13 @@ from certgen.rules.agreement import (
 )
 from certgen.rules.verdict import Refusal
 
-CaptureField = Literal["capture", "first_capture"]
+CaptureField = str
+"""Which of a run's files: "capture", "first_capture" or "repeats[N]" (card.yaml)."""
+
+
+def repeat_index(field: CaptureField) -> int | None:
+    """N of "repeats[N]"; None for the recorded or the first capture."""
+    return int(field[len("repeats["):-1]) if field.startswith("repeats[") else None
 
 # --------------------------------------------------------------------------------------------
 # A bundle's captures held against its card
@@ -130,7 +135,17 @@ def _agrees(what: ProvenanceWhat, recorded: str, declared: str, bench: CardTestS
 def _tested_on(run: CardRun, field: CaptureField) -> date | None:
     if field == "first_capture":
         return None if run.first_capture is None else run.first_capture.tested_on
+    repeat = repeat_index(field)
+    if repeat is not None:
+        return (run.repeats or [])[repeat].tested_on
     return run.tested_on
+
+
+def _excused(run: CardRun, field: CaptureField) -> bool:
+    """A provenance_note excuses what a note may: the run's, or a repeat's own for it."""
+    repeat = repeat_index(field)
+    own = None if repeat is None else (run.repeats or [])[repeat].provenance_note
+    return run.provenance_note is not None or own is not None
 
 
 def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list[str]]:
@@ -139,7 +154,7 @@ def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list
     rec = held.recorded
     refusals: list[Refusal] = []
     notes: list[str] = []
-    excused = run.provenance_note is not None
+    excused = _excused(run, held.field)
     if rec.gpu is not None and gpu_agrees(rec.gpu, (card.card.model, card.card.gpu)) is False:
         refusals.append(_mismatch(held, run, "gpu", rec.gpu,
                                   f"{card.card.model} / {card.card.gpu}", "card.model / card.gpu",
@@ -166,7 +181,7 @@ def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list
         issued = card.certificate.issued
         tested_on = _tested_on(run, held.field)
         tested_field = ("tested_on" if held.field == "capture"
-                        else "first_capture.tested_on")
+                        else f"{held.field}.tested_on")
         if day is None:
             notes.append(f"runs[{held.run}].{held.field}: {held.file} records capture date "
                          f"{rec.captured_at!r}, which certgen cannot read; not compared")

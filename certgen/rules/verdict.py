@@ -87,6 +87,8 @@ class RunFacts:
     """The archived first capture's own stutter, scored like a recorded capture."""
     first_capture_incomplete: bool = False
     first_capture_incomplete_reason: str | None = None
+    repeats: tuple[tuple[str, str], ...] = ()
+    """(file, SHA-256) of each repeat capture (card.yaml `runs[].repeats`), in card order."""
 
     @property
     def label(self) -> str:
@@ -101,6 +103,7 @@ def run_facts(
     first_declared: str | None = None, first_actual: str | None = None,
     first_metrics: RunMetrics | None = None, first_incomplete: bool = False,
     first_incomplete_reason: str | None = None,
+    repeats: tuple[tuple[str, str], ...] = (),
 ) -> RunFacts:
     """What the rules need of one run, from the record's own parts: the one derivation the
     pipeline (from the bundle) and verify (from a record) both use. `capture` None is a run
@@ -121,6 +124,7 @@ def run_facts(
         first_capture_stutter=None if first_metrics is None else first_metrics.stutter,
         first_capture_incomplete=first_incomplete,
         first_capture_incomplete_reason=first_incomplete_reason,
+        repeats=repeats if recorded else (),
     )
 
 
@@ -283,7 +287,8 @@ class Refusal:
 
 
 Requirement = Literal["justification", "vrm_reexamination"]
-CaptureField = Literal["capture", "first_capture"]
+CaptureField = str
+"""Which of a run's files: "capture", "first_capture" or "repeats[N]"."""
 
 SOFT_LIMIT_REQUIREMENTS: tuple[tuple[Requirement, str], ...] = (
     ("justification", "a justification"),
@@ -427,7 +432,8 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
     for run in runs:
         uses: list[tuple[CaptureField, str | None, str | None]] = [
                 ("capture", run.capture_file, run.capture_sha256),
-                ("first_capture", run.first_capture_file, run.first_capture_actual)]
+                ("first_capture", run.first_capture_file, run.first_capture_actual),
+                *((f"repeats[{j}]", file, sha) for j, (file, sha) in enumerate(run.repeats))]
         for field, file, sha in uses:
             if file is None or sha is None:
                 continue
@@ -435,13 +441,16 @@ def shared_captures(runs: Sequence[RunFacts]) -> list[Refusal]:
             if first is None:
                 seen[sha] = (run.index, field, file)
                 continue
-            if first[0] == run.index:
+            if first[0] == run.index and not field.startswith("repeats"):
                 continue  # the same run's capture and first capture: rerun_audit's refusal
             other_run, other_field, other_file = first
+            # A repeat is a further capture of its own: the same bytes as another capture of
+            # the run would count one capture twice in its spread.
+            tail = ("a repeat must be a capture of its own" if other_run == run.index
+                    else "one capture file cannot back two runs")
             refusals.append(Refusal(
                 f"{CARD_FILE}: runs[{run.index}].{field}: {file} is the same capture (SHA-256 "
-                f"{sha}) as runs[{other_run}].{other_field} {other_file}; one capture file "
-                "cannot back two runs",
+                f"{sha}) as runs[{other_run}].{other_field} {other_file}; {tail}",
                 CaptureUsedTwice(code="capture_used_twice", run=run.index, field=field,
                                  file=file, other_run=other_run, other_field=other_field,
                                  other_file=other_file, sha256=sha),

@@ -38,6 +38,9 @@ DEFAULT_SOP = "SOP-GPU-001 v1.1"
 GRADES = ("PLATINUM", "GOLD", "SILVER")
 """The grades every rules file lists, highest first (the grade gates' order)."""
 
+DECISION_RULES = ("simple acceptance",)
+"""The decision rules a rules file may name (docs/spec/uncertainty.md)."""
+
 RULES_PATH_ENV = "CERTGEN_RULES_PATH"
 """Extra folders of rules files, searched after the packaged one (docs/reproducibility.md)."""
 
@@ -65,6 +68,9 @@ class Rules:
     """The rules file's name, e.g. sop-gpu-001-v1.1.yaml."""
     sha256: str = ""
     """SHA-256 of the rules file's bytes: which exact rules a certificate was graded by."""
+    decision_rule: str = "simple acceptance"
+    """The decision rule of a statement of conformity (ISO/IEC 17025 §7.8.6, ILAC-G8:09/2019):
+    "simple acceptance", a gate met when the tier mean reaches its line (SOP-GPU-001 v1.1)."""
 
     def calibration_text(self, language: str) -> str:
         """The calibration statement in one language; a missing language is a RulesError."""
@@ -234,6 +240,11 @@ class RulesFile(_Strict):
     calibration_fleet_target: int = Field(description="Certified cards calibration waits for.")
     calibration_statement: dict[str, str] = Field(
         description="The calibration statement every document prints, per language.")
+    decision_rule: Literal["simple acceptance"] = Field(
+        default="simple acceptance",
+        description="The decision rule a gate applies (ILAC-G8:09/2019): simple acceptance, a "
+                    "gate met when the tier mean reaches its line. Optional: a file without it "
+                    "(SOP-GPU-001 v1.1) applies simple acceptance, as that SOP prescribes.")
 
 
 _EXPECT = {
@@ -276,6 +287,8 @@ def _problems(exc: ValidationError) -> list[tuple[tuple[object, ...], str]]:
         elif path and path[-1] == "[key]":
             path = path[:-1]
             what = f"expected a text as the key, got {shown_value(path[-1])}"
+        elif kind == "literal_error" and path == ("decision_rule",):
+            what = f"expected {DECISION_RULES[0]!r}, got {shown_value(err['input'])}"
         elif kind == "literal_error":
             what = f"expected one of {', '.join(GRADES)}, got {shown_value(err['input'])}"
         elif kind in _EXPECT:
@@ -347,4 +360,5 @@ def parse_rules(data: bytes, name: str) -> Rules:
         )),
         file=name,
         sha256=hashlib.sha256(data).hexdigest(),
+        decision_rule=model.decision_rule,
     )

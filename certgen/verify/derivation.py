@@ -13,6 +13,7 @@ from certgen.inputs.bundle import load_bundle
 from certgen.metrics.figures import ratios_from_fps, weights_of
 from certgen.model import RunMetrics, WhyIncomplete
 from certgen.pipeline import record_from_bundle
+from certgen.rules.uncertainty import recorded_runs, repeat_differences, uncertainty_problems
 from certgen.rules.verdict import decide, run_facts
 from certgen.sop import load_rules
 from certgen.verify.outcome import Check
@@ -81,6 +82,8 @@ def derivation_problems(record: Record) -> list[str]:
     if verdict.grade.value != record.grade.value:
         problems.append(f"grade {record.grade.value} does not follow from the tiers "
                         f"(the rules give {verdict.grade.value})")
+    problems += uncertainty_problems(record.uncertainty, record.tiers, recorded_runs(
+        [(r.index, r.resolution, r.status, r.metrics) for r in record.runs]), rules)
     return problems
 
 
@@ -144,6 +147,7 @@ def bundle_checks(record: Record, bundle: str) -> list[Check]:
                           f"{differs(mine.metrics, theirs.metrics)} recomputed differently")
     if len(record.runs) != len(again.runs):
         differ.append(f"the bundle has {len(again.runs)} runs, the record {len(record.runs)}")
+    differ += repeat_differences(record.uncertainty, again.uncertainty)
     checks.append(Check("recomputed", "fail", "; ".join(differ)) if differ else
                   Check("recomputed", "pass", "every run's and first capture's figures, "
                         "recomputed from the captures, equal the record's"))
