@@ -57,9 +57,14 @@ def _revocations_yaml(folder: Path, *ids: str) -> Path:
 
 def _index_json(folder: Path, *ids: str) -> Path:
     path = folder / "index.json"
+    # Entries as the registry writes them (verify reads index.json strictly: an id, the
+    # record's SHA-256, a status agreeing with `revoked`).
+    sha = "0" * 64
     path.write_text(json.dumps({"format": INDEX_FORMAT, "as_of": "2026-12-01", "certificates": [
-        {"id": i, "revoked": {"date": "2026-11-30", "reason": {"en": "Card returned."}}}
-        for i in ids] + [{"id": "A-1", "revoked": None}]}), encoding="utf-8")
+        {"id": i, "record_sha256": sha, "status": "revoked",
+         "revoked": {"date": "2026-11-30", "reason": {"en": "Card returned."}}}
+        for i in ids] + [{"id": "A-1", "record_sha256": sha, "status": "valid",
+                          "revoked": None}]}), encoding="utf-8")
     return path
 
 
