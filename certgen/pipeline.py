@@ -59,10 +59,10 @@ from certgen.model import (
     TestSystem,
     lab_text,
 )
+from certgen.model.cohort import Cohort
 from certgen.model.measured import DisplayTiming
 from certgen.record import (
     Record,
-    RunConfig,
     RunInput,
     build_record,
     chart_series,
@@ -91,14 +91,14 @@ class Fleet(Protocol):
 
     def run_ranks(
         self,
-        cohort: Sequence[str | bool | None],
+        cohort: Cohort,
         metrics: RunMetrics,
         certificate_id: str,
         *,
         min_cohort: int | None = None,
     ) -> Ranks: ...
 
-    def cohort_runs(self, cohorts: Iterable[Sequence[str | bool | None]]) -> int: ...
+    def cohort_runs(self, cohorts: Iterable[Cohort]) -> int: ...
 
 
 def provisional_ranks(metrics: RunMetrics) -> Ranks:
@@ -107,22 +107,17 @@ def provisional_ranks(metrics: RunMetrics) -> Ranks:
     return Ranks(**{name: rank for name in RANKED_METRICS if getattr(metrics, name) is not None})
 
 
-def bundle_cohorts(bundle: LoadedBundle) -> list[tuple[str, str, str, bool, str, str | None, bool]]:
-    """The cohort key of every run card.yaml declares (what the bundle's ranks can depend on);
+def bundle_cohorts(bundle: LoadedBundle) -> list[Cohort]:
+    """The cohort of every run card.yaml declares (what the bundle's ranks can depend on);
     read from card.yaml alone, no capture is parsed."""
-    return [_config(run).key() for run in bundle.card.runs]
+    return [run_cohort(run) for run in bundle.card.runs]
 
 
-def _config(run: CardRun) -> RunConfig:
-    return RunConfig(
-        title=run.title,
-        resolution=run.resolution,
-        preset=run.preset,
-        ray_tracing=run.ray_tracing,
-        upscaler=run.upscaler,
-        upscaler_mode=run.upscaler_mode,
-        frame_generation=run.frame_generation,
-    )
+def run_cohort(run: CardRun) -> Cohort:
+    """A card.yaml run's cohort (its mode as declared, or derived from frame_generation:
+    off, or on with the mode not stated)."""
+    return Cohort(run.title, run.resolution, run.preset, run.ray_tracing, run.upscaler,
+                  run.upscaler_mode, run.frame_generation, run.frame_generation_mode)
 
 
 def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, field: str
@@ -182,7 +177,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
             index=index, title=run.title, resolution=run.resolution, capture=None, metrics=None,
             first_file=first_file, first_declared=first_declared, first_actual=first_actual,
         )
-        return RunInput(index=index, config=_config(run),
+        return RunInput(index=index, config=run_cohort(run),
                         not_run_reason=lab_text(_written(run.not_run)),
                         conditions=_conditions(run),
                         provenance_note=lab_text(_written(run.provenance_note))), facts, ()
@@ -237,7 +232,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_incomplete_reason=first_incomplete_reason,
     )
     run_input = RunInput(
-        index=index, config=_config(run), capture=capture_info, metrics=metrics,
+        index=index, config=run_cohort(run), capture=capture_info, metrics=metrics,
         chart=chart, first_capture_metrics=first_metrics, conditions=_conditions(run),
         frame_diagnostics=diagnostics, recorded=capture.recorded,
         first_capture_recorded=first_recorded,
@@ -255,7 +250,7 @@ def _rank(
     if fleet is None:
         ranks = provisional_ranks(run_input.metrics)
     else:
-        ranks = fleet.run_ranks(run_input.config.key(), run_input.metrics, certificate_id,
+        ranks = fleet.run_ranks(run_input.config, run_input.metrics, certificate_id,
                                 min_cohort=rules.ranking_min_cohort)
     return dataclasses.replace(run_input, ranks=ranks)
 

@@ -1,0 +1,137 @@
+"""Frame-generation modes in the cohort (issue 42): card.yaml's `frame_generation_mode`, the
+cohort key, the fleet's migration on both backends and the JSON Lines of an older certgen."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from test_fleet import fill, gaps, metrics, record, run
+
+from certgen.fleet import SCHEMA_VERSION, Cohort, FleetStore, migrate
+from certgen.fleet import store as fleet_store
+from certgen.fleet.schema import MIGRATIONS, _fill_aggregates
+
+BASE = Cohort("Cyberpunk 2077", "2560x1440", "Ultra", True, "DLSS", "Quality", True)
+"""Frame generation on, mode not stated (what every card said before modes)."""
+
+
+def test_a_mode_left_out_is_derived_never_guessed() -> None:
+    off = Cohort("T", "1920x1080", "High", False, "none", None, False)
+    assert off.frame_generation_mode == "off"
+    assert BASE.frame_generation_mode is None
+    with pytest.raises(ValueError, match="frame_generation off"):
+        Cohort("T", "1920x1080", "High", False, "none", None, False, "2x")
+    with pytest.raises(ValueError, match="'off' with frame_generation on"):
+        Cohort("T", "1920x1080", "High", False, "none", None, True, "off")
+
+
+def test_keys_from_before_modes_are_unchanged_and_a_mode_is_its_own_cohort() -> None:
+    # The keys a certgen before modes wrote (a JSON array ending in the flag).
+    assert BASE.key() == '["Cyberpunk 2077","2560x1440","Ultra",true,"DLSS","Quality",true]'
+    off = BASE._replace(frame_generation=False)
+    assert off.key().endswith(",false]") and off.line().endswith("|fg:off")
+    two, four = BASE._replace(frame_generation_mode="2x"), BASE._replace(frame_generation_mode="4x")
+    assert len({BASE.key(), off.key(), two.key(), four.key()}) == 4
+    assert two.line().endswith("|fg:2x") and BASE.line().endswith("|fg:on")
+    for c in (BASE, off, two, four, BASE._replace(frame_generation_mode="dynamic")):
+        assert Cohort.from_key(json.loads(c.key())) == c
+
+
+def test_a_2x_and_a_4x_run_of_one_title_rank_in_different_cohorts(fleet_location: str) -> None:
+    two, four = BASE._replace(frame_generation_mode="2x"), BASE._replace(frame_generation_mode="4x")
+    with FleetStore.open(fleet_location) as store:
+        fill(store, two, gaps(5), "TWO")
+        fill(store, four, gaps(9), "FOUR")
+        fill(store, BASE, gaps(3), "UNSTATED")
+        assert store.ranks_for(two, metrics(0.1, 0.2), "NEW")["stutter"]["n"] == 6
+        assert store.ranks_for(four, metrics(0.1, 0.2), "NEW")["stutter"]["n"] == 10
+        assert store.ranks_for(BASE, metrics(0.1, 0.2), "NEW")["stutter"]["n"] == 4
+        sizes = {c: n for c, n in store.cohorts()}
+        assert sizes == {four: 9, two: 5, BASE: 3}
+        modes = {row.certificate_id[:3]: row.cohort.frame_generation_mode
+                 for row in store.iter_runs()}
+        assert modes == {"TWO": "2x", "FOU": "4x", "UNS": None}
+
+
+def _old_rows() -> list[Sequence[object]]:
+    """Rows as schema 3 held them (no mode column): one FG on, one FG off."""
+    rows = []
+    for cert, cohort in (("OLD-ON", BASE), ("OLD-OFF", BASE._replace(frame_generation=False))):
+        rows.extend(fleet_store.runs_from_record(record(cert, [run(0, cohort, metrics(0.1, 0.2))]),
+                                                 source="test"))
+    keep = [i for i, c in enumerate(fleet_store._COLUMNS) if c != "frame_generation_mode"]
+    columns = [fleet_store._COLUMNS[i] for i in keep]
+    return [columns, *[[fleet_store._to_sql(r)[i] for i in keep] for r in rows]]
+
+
+def _insert(conn: Any, mark: str, rows: list[Sequence[object]]) -> None:
+    columns, *values = rows
+    sql = (f"INSERT INTO runs ({', '.join(map(str, columns))}) "
+           f"VALUES ({', '.join([mark] * len(columns))})")
+    for value in values:
+        conn.execute(sql, value)
+    # Schema 3 keeps the cohort aggregates: computed from the rows as its step 3 does.
+    _fill_aggregates(conn, mark)
+
+
+def _before_change(fleet_location: str) -> None:
+    """A fleet at schema 3, the last one before modes, holding two runs."""
+    if fleet_location.startswith("postgresql"):
+        from certgen.fleet.postgres import connect
+
+        conn, _, _ = connect(fleet_location, target=3)
+        try:
+            _insert(conn, "%s", _old_rows())
+        finally:
+            conn.close()
+        return
+    conn = sqlite3.connect(fleet_location, isolation_level=None)
+    migrate(conn, where=fleet_location, target=3)
+    _insert(conn, "?", _old_rows())
+    conn.close()
+
+
+def test_a_fleet_from_before_reads_not_stated_and_is_never_rekeyed(fleet_location: str) -> None:
+    assert SCHEMA_VERSION == len(MIGRATIONS) == 4
+    _before_change(fleet_location)
+    keys_before = {BASE.key(), BASE._replace(frame_generation=False).key()}
+    with FleetStore.open(fleet_location) as store:
+        assert store.found_version == 3 and store.schema_version == SCHEMA_VERSION
+        runs = {r.certificate_id: r.cohort for r in store.iter_runs()}
+        assert runs["OLD-ON"].frame_generation_mode is None  # on, mode not stated
+        assert runs["OLD-OFF"].frame_generation_mode == "off"
+        assert {c.key() for c in runs.values()} == keys_before
+        # The stored keys are the ones schema 3 wrote: nothing re-keyed.
+        stored = {k for (k,) in store._execute("SELECT cohort_key FROM runs").fetchall()}
+        assert stored == keys_before
+        # A 2x run does not rank against the unstated run; an unstated one does.
+        two = BASE._replace(frame_generation_mode="2x")
+        assert store.ranks_for(two, metrics(0.1, 0.2), "NEW")["stutter"]["n"] == 1
+        assert store.ranks_for(BASE, metrics(0.1, 0.2), "NEW")["stutter"]["n"] == 2
+        out = io.StringIO()
+        store.export_jsonl(out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(x["certificate_id"], x["frame_generation"], x["frame_generation_mode"])
+            for x in lines] == [("OLD-OFF", False, "off"), ("OLD-ON", True, None)]
+
+
+def test_an_export_from_before_modes_imports_as_not_stated(fleet_location: str) -> None:
+    row = fleet_store.runs_from_record(record("X-1", [run(0, BASE, metrics(0.1, 0.2))]),
+                                       source="test")[0].as_json()
+    del row["frame_generation_mode"]  # an older certgen's line
+    off = {**row, "certificate_id": "X-2", "frame_generation": False}
+    bad = {**row, "certificate_id": "X-3", "frame_generation": False,
+           "frame_generation_mode": "2x"}
+    with FleetStore.open(fleet_location) as store:
+        assert store.import_jsonl(io.StringIO(f"{json.dumps(row)}\n{json.dumps(off)}\n")) == (2, 0)
+        modes = {r.certificate_id: r.cohort.frame_generation_mode for r in store.iter_runs()}
+        assert modes == {"X-1": None, "X-2": "off"}
+        with pytest.raises(Exception) as err:
+            store.import_jsonl(io.StringIO(json.dumps(bad) + "\n"), name="f")
+        assert str(err.value).splitlines()[-1].endswith(
+            'f:1: frame_generation_mode: expected off with frame_generation false, got "2x"')
