@@ -34,7 +34,7 @@ from certgen.inputs.bundle import (
 from certgen.inputs.lab import LabProfile, LocalizedText, add_months
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import round_half_away, weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.validity import declared_warnings
@@ -185,8 +185,12 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     capture = capture.with_warnings(declared_warnings(capture, timing))
-    held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded)]
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
+    diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
+    observed = diagnostics.frame_generation_observed
+    held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded,
+                        frame_generation=None if observed is None
+                        else observed.observed_multiplier)]
     first_metrics = None
     first_recorded = None
     first_incomplete, first_incomplete_reason = False, None
@@ -198,10 +202,11 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         first_incomplete, first_incomplete_reason = first.incomplete, first.incomplete_reason
         first_recorded = first.recorded
         held.append(HeldCapture(run=index, field="first_capture", file=first_file,
-                                recorded=first.recorded))
+                                recorded=first.recorded, frame_generation=observe_frame_generation(
+                                    first.frame_times_ms, first.frame_types,
+                                    first.frame_type_codes).observed_multiplier))
     chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
                          avg_fps=metrics.avg_fps)
-    diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
     capture_info = CaptureInfo(
         file=run.capture,
         sha256=capture_file.sha256,

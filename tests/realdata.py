@@ -8,10 +8,13 @@ files would pass while testing nothing.
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-REAL = ROOT.parent / "shared" / "captures" / "real"
+# CERTGEN_REAL_CAPTURES: the folder elsewhere (a worktree whose parent has no shared/).
+REAL = pathlib.Path(os.environ.get("CERTGEN_REAL_CAPTURES")
+                    or ROOT.parent / "shared" / "captures" / "real")
 
 # The captures the suite reads. Tests name files explicitly instead of globbing: a new file in
 # the shared folder must not change what an existing test (or its snapshot) covers.

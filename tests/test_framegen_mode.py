@@ -7,14 +7,21 @@ import io
 import json
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from bundlekit import card, run_cli, run_entry, write_card
+from realdata import REAL
 from test_fleet import fill, gaps, metrics, record, run
+from test_framegen import presentmon_2x
 
+from certgen.commands.metrics import measure
 from certgen.fleet import SCHEMA_VERSION, Cohort, FleetStore, migrate
 from certgen.fleet import store as fleet_store
 from certgen.fleet.schema import MIGRATIONS, _fill_aggregates
+from certgen.pipeline import check_bundle
 
 BASE = Cohort("Cyberpunk 2077", "2560x1440", "Ultra", True, "DLSS", "Quality", True)
 """Frame generation on, mode not stated (what every card said before modes)."""
@@ -135,3 +142,104 @@ def test_an_export_from_before_modes_imports_as_not_stated(fleet_location: str) 
             store.import_jsonl(io.StringIO(json.dumps(bad) + "\n"), name="f")
         assert str(err.value).splitlines()[-1].endswith(
             'f:1: frame_generation_mode: expected off with frame_generation false, got "2x"')
+
+
+# --- the declared mode held against the capture's frame types --------------------------------
+
+
+def _frames_of(mode_every: int, presents: int = 1200) -> tuple[tuple[str, str, str], ...]:
+    """PresentMon 2.x rows of `presents` presents, each shown as `mode_every - 1` generated
+    frames and then the application frame (PresentMon writes the generated instances first)."""
+    present = (("DLSS FG", "16.6667", "4.1667"),) * (mode_every - 1) + \
+        (("Application", "16.6667", "4.1667"),)
+    return tuple(r for _ in range(presents) for r in present)
+
+
+def _fg_bundle(root: Path, *, mode: str, shown: int, **run_extra: Any) -> Path:
+    root.mkdir(parents=True)
+    (root / "captures").mkdir()
+    (root / "captures" / "fg.csv").write_bytes(presentmon_2x(rows=_frames_of(shown)))
+    run = run_entry("Cyberpunk 2077", capture="captures/fg.csv", process="game.exe",
+                    frame_generation=True, frame_generation_mode=mode, **run_extra)
+    return write_card(root, card([run]))
+
+
+def test_four_frame_types_per_present_against_a_card_saying_2x_is_refused_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _fg_bundle(tmp_path / "b", mode="2x", shown=4)
+    code, _, err = run_cli(["check", str(bundle)], capsys)
+    assert code == 1
+    assert err.splitlines() == [
+        'certgen: card.yaml: runs[0].capture: run "Cyberpunk 2077 2560x1440": captures/fg.csv '
+        "records frame-generation multiplier '4.00x (FrameType)', runs[0].frame_generation_mode "
+        "says '2x'; explain it in runs[0].provenance_note or correct card.yaml"]
+    [detail] = check_bundle(bundle).record.status.refusal_details
+    assert detail.code == "provenance_mismatch" and detail.what == "frame_generation_mode"
+
+
+def test_the_same_capture_with_a_note_or_its_own_mode_is_issuable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    noted = _fg_bundle(tmp_path / "noted", mode="2x", shown=4,
+                       provenance_note="The driver overrode the game's 2x setting to 4x.")
+    right = _fg_bundle(tmp_path / "right", mode="4x", shown=4)
+    for bundle in (noted, right):
+        code, _, err = run_cli(["check", str(bundle)], capsys)
+        assert (code, err) == (0, ""), err
+    record = check_bundle(right).record
+    run0 = record.runs[0]
+    assert run0.frame_generation_mode == "4x" and run0.cohort.endswith("|fg:4x")
+    assert run0.frame_diagnostics is not None
+    observed = run0.frame_diagnostics.frame_generation_observed
+    assert observed is not None and observed.observed_multiplier == 4.0
+    assert observed.per_second is not None and observed.per_second.min == observed.per_second.max == 4.0
+
+
+def test_a_mode_the_card_does_not_state_is_never_held(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _fg_bundle(tmp_path / "b", mode="2x", shown=4)
+    data = yaml.safe_load((bundle / "card.yaml").read_text(encoding="utf-8"))
+    del data["runs"][0]["frame_generation_mode"]  # on, mode not stated: nothing to hold
+    write_card(bundle, data)
+    code, _, err = run_cli(["check", str(bundle)], capsys)
+    assert (code, err) == (0, ""), err
+    assert check_bundle(bundle).record.runs[0].frame_generation_mode is None
+
+
+def test_a_mode_against_frame_generation_is_a_card_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _fg_bundle(tmp_path / "b", mode="2x", shown=2)
+    data = yaml.safe_load((bundle / "card.yaml").read_text(encoding="utf-8"))
+    data["runs"][0]["frame_generation"] = False
+    write_card(bundle, data)
+    code, _, err = run_cli(["check", str(bundle)], capsys)
+    assert code == 1 and len(err.splitlines()) == 1
+    assert "runs[0]" in err and "expected frame_generation_mode to agree with " \
+        "frame_generation (false), got '2x'" in err
+    # Left out, frame_generation is derived from the mode.
+    del data["runs"][0]["frame_generation"]
+    write_card(bundle, data)
+    assert run_cli(["check", str(bundle)], capsys)[0] == 0
+
+
+def test_metrics_json_gives_the_multiplier_or_why_not(tmp_path: Path) -> None:
+    shown = tmp_path / "fg.csv"
+    shown.write_bytes(presentmon_2x(rows=_frames_of(2)))
+    [two, cfx] = measure([str(shown), str(REAL / "CapFrameXFileWithHeader.csv")], None, None)
+    assert two["frame_generation"] == {"observed_multiplier": 2.0,
+                                       "per_second": {"min": 2.0, "max": 2.0}, "not_shown": None}
+    assert cfx["frame_generation"] == {
+        "observed_multiplier": None, "per_second": None,
+        "not_shown": "not shown by this capture: it has no frame-type column (PresentMon 2.x "
+                     "FrameType)"}
+    [real] = measure([str(REAL / "test_case_5.csv")], None, None)
+    assert real["frame_generation"]["observed_multiplier"] == 1.0  # every frame an application's
+
+
+def test_a_dynamic_mode_shows_its_spread_per_second(tmp_path: Path) -> None:
+    rows = _frames_of(2, presents=180) + _frames_of(4, presents=180)  # 3 s at 2x, 3 s at 4x
+    path = tmp_path / "dyn.csv"
+    path.write_bytes(presentmon_2x(rows=rows))
+    [entry] = measure([str(path)], None, None)
+    fg = entry["frame_generation"]
+    assert fg["observed_multiplier"] == 3.0
+    assert fg["per_second"] == {"min": 2.0, "max": 4.0}

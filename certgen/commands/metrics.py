@@ -37,7 +37,7 @@ from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.inputs.bundle import CardDisplayTiming, display_timing_of
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
@@ -164,7 +164,12 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["incomplete_reason"] = capture.incomplete_reason
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
-        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
+        frame_diagnostics = compute_frame_diagnostics(capture, weights)
+        entry["frame_diagnostics"] = frame_diagnostics.model_dump(mode="json")
+        # Issue 42 (pinned): the frame-generation multiplier the capture shows, or why not.
+        entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
+                                     or observe_frame_generation(capture.frame_times_ms, None)
+                                     ).model_dump(mode="json")
         # What the tool measured beside the intervals (pinned keys; null: not measured).
         # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
         # as record.json's

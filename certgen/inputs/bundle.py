@@ -498,7 +498,7 @@ class CardRun(_CardModel):
             raise PydanticCustomError(
                 "frame_generation_mode",
                 "expected frame_generation_mode to agree with frame_generation ({fg}), got "
-                "{mode!r}", {"fg": str(self.frame_generation).lower(), "mode": mode})
+                "'{mode}'", {"fg": str(self.frame_generation).lower(), "mode": mode})
         return self
 
     @model_validator(mode="after")
@@ -727,7 +727,7 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
             text = f"{_EXPECT[kind]}, got {shown_value(err['input'])}"
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{shown_value(err['input'])}: {err['msg']}"
-        elif kind in ("capture_or_not_run", "text_too_long"):
+        elif kind in ("capture_or_not_run", "text_too_long", "frame_generation_mode"):
             text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {shown_value(err['input'])}"

@@ -39,7 +39,9 @@ from certgen.model.figures import (
     DisplayDiagnostic,
     FrameDiagnostics,
     FrameGenerationDiagnostic,
+    FrameGenerationObserved,
     FrameTypeCount,
+    PerSecondRange,
 )
 
 if TYPE_CHECKING:
@@ -95,6 +97,66 @@ def compute_display_timing(display_change_ms: FloatArray, column: str, weights: 
                              figures=figures_of(shown, weights))
 
 
+NOT_SHOWN_NO_COLUMN = ("not shown by this capture: it has no frame-type column (PresentMon "
+                       "2.x FrameType)")
+NOT_SHOWN_NO_APPLICATION = ("not shown by this capture: no frame of the group is typed as an "
+                            "application frame")
+
+
+def _multiplier(frames: int, application: int) -> float:
+    return round_half_away(frames / application, 2)
+
+
+def observe_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_]
+                             | None, codes: FrameTypeCodes | None = None
+                             ) -> FrameGenerationObserved:
+    """The frame-generation multiplier a capture shows (docs/spec/metrics.md, "Frame-generation
+    mode"): typed frames per application frame, over the capture and per whole second.
+
+    The multiplier is (application + generated) / application, on the scale of the modes
+    card.yaml declares (a 2x mode shows one generated frame per application frame). Seconds
+    are counted on the application frames' own time (generated rows repeat their present's
+    interval, so summing every row would count time twice), each generated row in the second of
+    the application frame it precedes; a row with no type (NA) counts in neither, and only whole
+    seconds are taken (a part second at the end would read high or low by one frame)."""
+    if frame_types is None and codes is None:
+        return FrameGenerationObserved(observed_multiplier=None, per_second=None,
+                                       not_shown=NOT_SHOWN_NO_COLUMN)
+    if codes is not None:
+        app = codes.of_type(APPLICATION)
+        typed = codes.codes != codes.names.index(None) if None in codes.names else \
+            np.ones(codes.codes.shape, dtype=bool)
+    else:
+        assert frame_types is not None
+        app = np.asarray(frame_types == APPLICATION, dtype=bool)
+        typed = np.asarray([t is not None for t in frame_types.tolist()], dtype=bool)
+    applications = int(np.count_nonzero(app))
+    if applications == 0:
+        return FrameGenerationObserved(observed_multiplier=None, per_second=None,
+                                       not_shown=NOT_SHOWN_NO_APPLICATION)
+    # Each application frame at the time reached with it; a generated row belongs to the
+    # application frame written after it (PresentMon writes the generated instances first).
+    app_rows = np.flatnonzero(app)
+    ends = np.cumsum(np.where(frame_times_ms[app_rows] > 0.0, frame_times_ms[app_rows], 0.0))
+    whole = int(ends[-1] // 1000.0)
+    per_second = None
+    if whole >= 1:
+        owner = np.searchsorted(app_rows, np.arange(app.size))  # len(app_rows): no owner
+        owned = owner < app_rows.size
+        app_second = (ends // 1000.0).astype(np.int64)
+        second = np.full(app.size, whole, dtype=np.int64)
+        second[owned] = app_second[owner[owned]]
+        inside = second < whole  # whole seconds only
+        shown = np.bincount(second[inside & typed], minlength=whole)
+        apps = np.bincount(second[inside & app], minlength=whole)
+        ratios = [_multiplier(int(n), int(a)) for n, a in zip(shown, apps) if a > 0]
+        if ratios:
+            per_second = PerSecondRange(min=min(ratios), max=max(ratios))
+    return FrameGenerationObserved(
+        observed_multiplier=_multiplier(int(np.count_nonzero(typed)), applications),
+        per_second=per_second, not_shown=None)
+
+
 def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagnostics:
     """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
     fg = None
@@ -105,4 +167,7 @@ def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagno
     if capture.display_change_ms is not None:
         display = compute_display_timing(capture.display_change_ms,
                                          capture.display_change_column or "", weights)
-    return FrameDiagnostics(frame_generation=fg, display=display)
+    observed = observe_frame_generation(capture.frame_times_ms, capture.frame_types,
+                                        capture.frame_type_codes)
+    return FrameDiagnostics(frame_generation=fg, display=display,
+                            frame_generation_observed=observed)

@@ -83,7 +83,7 @@ class CaptureUsedTwice(Frozen):
 
 
 ProvenanceWhat = Literal["gpu", "resolution", "driver", "os", "cpu", "ram", "motherboard",
-                         "captured_at"]
+                         "captured_at", "frame_generation_mode"]
 """What a capture records that card.yaml is held against (certgen.rules.provenance)."""
 
 

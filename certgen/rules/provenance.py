@@ -10,6 +10,10 @@ record, or that a rule cannot read, is not compared: nothing is guessed.
   note can excuse it: the capture is not of the certified card, or not of the run.
 - driver, OS, CPU, RAM, board and the capture date against the run's `tested_on` (more than
   one day apart): refused unless the run carries a `provenance_note` explaining it.
+- the frame-generation multiplier a capture's frame types show against the run's declared
+  `frame_generation_mode` (`frame_generation_agrees`): refused unless the run carries a
+  `provenance_note`; a run that states no mode, or a capture without frame types, is not
+  compared.
 - a date a capture records after the issue date: refused, no note can excuse it.
 - two captures of one bundle recording different GPUs: refused.
 
@@ -38,6 +42,7 @@ from certgen.rules.agreement import (
     cpu_agrees,
     dates_agree,
     driver_agrees,
+    frame_generation_agrees,
     gpu_agrees,
     gpu_model_tokens,
     gpus_agree,
@@ -63,6 +68,9 @@ class HeldCapture:
     field: CaptureField
     file: str
     recorded: Recorded
+    frame_generation: float | None = None
+    """The frame-generation multiplier the capture shows (frames shown per application frame,
+    certgen.metrics.framegen), or None where it shows none."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,7 @@ class Provenance:
 WHAT_WORDS: dict[ProvenanceWhat, str] = {
     "gpu": "GPU", "resolution": "resolution", "driver": "driver", "os": "OS", "cpu": "CPU",
     "ram": "RAM", "motherboard": "motherboard", "captured_at": "capture date",
+    "frame_generation_mode": "frame-generation multiplier",
 }
 """How messages name what disagrees."""
 
@@ -161,6 +170,12 @@ def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list
             if _agrees(what, value, declared, card.test_system) is False:
                 refusals.append(_mismatch(held, run, what, value, declared, declared_field,
                                           excusable=True))
+    mode = run.frame_generation_mode  # only a mode card.yaml states is held (never derived)
+    if mode is not None and held.frame_generation is not None and not excused and \
+            not frame_generation_agrees(held.frame_generation, mode):
+        refusals.append(_mismatch(held, run, "frame_generation_mode",
+                                  f"{held.frame_generation:.2f}x (FrameType)", mode,
+                                  f"runs[{held.run}].frame_generation_mode", excusable=True))
     if rec.captured_at is not None:
         day = captured_date(rec.captured_at)
         issued = card.certificate.issued
