@@ -14,6 +14,7 @@ import pytest
 import yaml
 from bundlekit import card, run_cli, run_entry, write_card
 from realdata import REAL
+from renderkit import visible_text
 from test_fleet import fill, gaps, metrics, record, run
 from test_framegen import presentmon_2x
 
@@ -21,7 +22,9 @@ from certgen.commands.metrics import measure
 from certgen.fleet import SCHEMA_VERSION, Cohort, FleetStore, migrate
 from certgen.fleet import store as fleet_store
 from certgen.fleet.schema import MIGRATIONS, _fill_aggregates
+from certgen.metrics.framegen import DisplayedBesideGraded, displayed_beside_graded
 from certgen.pipeline import check_bundle
+from certgen.render.certificate import render_certificate_html
 
 BASE = Cohort("Cyberpunk 2077", "2560x1440", "Ultra", True, "DLSS", "Quality", True)
 """Frame generation on, mode not stated (what every card said before modes)."""
@@ -150,8 +153,9 @@ def test_an_export_from_before_modes_imports_as_not_stated(fleet_location: str) 
 def _frames_of(mode_every: int, presents: int = 1200) -> tuple[tuple[str, str, str], ...]:
     """PresentMon 2.x rows of `presents` presents, each shown as `mode_every - 1` generated
     frames and then the application frame (PresentMon writes the generated instances first)."""
-    present = (("DLSS FG", "16.6667", "4.1667"),) * (mode_every - 1) + \
-        (("Application", "16.6667", "4.1667"),)
+    shown = f"{16.6667 / mode_every:.4f}"  # the screen changes with every frame shown
+    present = (("DLSS FG", "16.6667", shown),) * (mode_every - 1) + \
+        (("Application", "16.6667", shown),)
     return tuple(r for _ in range(presents) for r in present)
 
 
@@ -160,7 +164,7 @@ def _fg_bundle(root: Path, *, mode: str, shown: int, **run_extra: Any) -> Path:
     (root / "captures").mkdir()
     (root / "captures" / "fg.csv").write_bytes(presentmon_2x(rows=_frames_of(shown)))
     run = run_entry("Cyberpunk 2077", capture="captures/fg.csv", process="game.exe",
-                    frame_generation=True, frame_generation_mode=mode, **run_extra)
+                    frame_generation=mode != "off", frame_generation_mode=mode, **run_extra)
     return write_card(root, card([run]))
 
 
@@ -243,3 +247,50 @@ def test_a_dynamic_mode_shows_its_spread_per_second(tmp_path: Path) -> None:
     fg = entry["frame_generation"]
     assert fg["observed_multiplier"] == 3.0
     assert fg["per_second"] == {"min": 2.0, "max": 4.0}
+
+
+# --- displayed beside graded on page 1 --------------------------------------------------------
+
+
+def _page_one(html: str) -> str:
+    """The grade box's text (page 1's "Why this grade")."""
+    start = html.index('<section class="grade-section">')
+    return visible_text(html[start:html.index("</section>", start)])
+
+
+def test_the_re2_capture_names_both_rates_on_page_one_in_every_language(tmp_path: Path) -> None:
+    from test_provenance import _matching_card, _real_bundle
+
+    record = check_bundle(_real_bundle(tmp_path / "b", _matching_card())).record
+    re2 = record.runs[2]
+    assert re2.metrics is not None and re2.metrics.avg_fps == 286.3
+    found = displayed_beside_graded(re2.metrics, re2.frame_diagnostics)
+    assert found == DisplayedBesideGraded(286.3, 119.8, 4236)
+    expected = {
+        "en": "The SOP grades the frames the game presented; the display showed a different "
+              "rate for run 3 (Resident Evil 2 2560x1440), graded at 286.3 FPS and displayed "
+              "at 119.8 FPS (4236 frames never displayed). The grade is unchanged.",
+        "ru": "для прогона 3 (Resident Evil 2 2560x1440): оценено 286,3 FPS, на экран "
+              "выведено 119,8 FPS",
+        "pt": "a execução 3 (Resident Evil 2 2560x1440), avaliada a 286,3 FPS e exibida a "
+              "119,8 FPS",
+    }
+    for lang, sentence in expected.items():
+        html = render_certificate_html(record, lang, record_sha256="0" * 64)
+        page_one = " ".join(_page_one(html).split())
+        assert sentence.replace("\u00a0", " ") in page_one.replace("\u00a0", " "), (lang, page_one)
+        # Only the RE2 run: the other two runs' rates agree (or they have no display column).
+        assert page_one.count("FPS") == 2, (lang, page_one)
+        assert "119" in visible_text(html[html.index('<table class="runs"'):]), lang
+
+
+def test_a_steady_run_names_no_displayed_rate(tmp_path: Path) -> None:
+    bundle = _fg_bundle(tmp_path / "b", mode="off", shown=1)  # display changes every present
+    record = check_bundle(bundle).record
+    run0 = record.runs[0]
+    assert run0.frame_diagnostics is not None and run0.frame_diagnostics.display is not None
+    assert displayed_beside_graded(run0.metrics, run0.frame_diagnostics) is None
+    for lang in ("en", "ru", "pt"):
+        html = render_certificate_html(record, lang, record_sha256="0" * 64)
+        assert "displayed-rate" not in html
+        assert "FPS" not in _page_one(html)

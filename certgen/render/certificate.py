@@ -37,6 +37,7 @@ from certgen.model import (
     TierLineGate,
     text_for,
 )
+from certgen.metrics.framegen import displayed_beside_graded
 from certgen.record import Chart, Record, Run, frame_ms
 from certgen.render import i18n
 from certgen.render.charts import ChartWords, chart_scale, chart_text, frame_time_chart
@@ -475,6 +476,10 @@ def certificate_context(
         "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),
         "rules_name": sop_name(record.rules_version),
         "gate_marks": [gate_mark(gate) for gate in record.grade.reasons],
+        # Issue 42: runs whose display showed another rate than the graded one (page 1).
+        "displayed_differs": [
+            (run, found) for run in record.runs
+            if (found := displayed_beside_graded(run.metrics, run.frame_diagnostics)) is not None],
         "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
