@@ -165,16 +165,17 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
         frame_diagnostics = compute_frame_diagnostics(capture, weights)
-        entry["frame_diagnostics"] = frame_diagnostics.model_dump(mode="json")
-        # Issue 42 (pinned): the frame-generation multiplier the capture shows, or why not.
-        entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
-                                     or observe_frame_generation(capture.frame_times_ms, None)
-                                     ).model_dump(mode="json")
+        entry["frame_diagnostics"] = frame_diagnostics.model_dump(
+            mode="json", exclude={"frame_generation_observed"})  # given below, on its own key
         # What the tool measured beside the intervals (pinned keys; null: not measured).
         # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
         # as record.json's
         # runs[].measured holds them (measured_by sets every key).
         entry.update(measured_by(capture, timing).model_dump(mode="json"))
+        # Issue 42 (pinned): the frame-generation multiplier the capture shows, or why not.
+        entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
+                                     or observe_frame_generation(capture.frame_times_ms, None)
+                                     ).model_dump(mode="json")
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         if interval:
