@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
 from certgen.captures.detect import read_capture
+from certgen.captures.errata import capture_errata
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
@@ -68,7 +69,7 @@ from certgen.record import (
     chart_series,
 )
 from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
-from certgen.rules.provenance import HeldCapture, hold_captures
+from certgen.rules.provenance import HeldCapture, hold_captures, tool_errata
 from certgen.rules.verdict import RunFacts, decide, run_facts
 from certgen.rules.verdict import Written as RulesText
 from certgen.sop import Rules, load_rules
@@ -226,6 +227,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         tool_version=capture.recorded.tool_version or run.tool_version,
         duration_s=(None if chart.duration_ms <= 0
                     else round_half_away(chart.duration_ms / 1000.0, 1)),
+        # Known tool defects: the version the capture records, else the one card.yaml gives.
+        errata=capture_errata(capture, CAPTURE_TOOLS.get(capture.format), run.tool_version),
     )
     facts = run_facts(
         index=index, title=run.title, resolution=run.resolution, capture=capture_info,
@@ -353,7 +356,10 @@ def _checked(
     sample = sample_refusal(card, specimen=None if lab is None else lab.lab.specimen)
     verdict = dataclasses.replace(verdict, refusal_details=(
         *verdict.refusal_details, *([] if sample is None else [sample]),
-        *provenance.refusals, *dates_after_issue(card), *required_conditions(card)))
+        *provenance.refusals, *tool_errata(card, [
+            (r.index, r.capture.file, r.capture.errata or ()) for r in inputs
+            if r.capture is not None]),
+        *dates_after_issue(card), *required_conditions(card)))
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
         certificate=CertificateInfo(

@@ -27,7 +27,7 @@ def test_json_keys_in_contract_order(
     expected = ["file", "format", "group", "groups_left_out", "interval_column",
                 *run_metrics_keys(), "incomplete", "incomplete_reason", "warnings",
                 "frame_diagnostics", "latency", "animation_error", "refresh_cadence",
-                "hitch_causes", "validity", "power_thermals", "frame_generation", "recorded"]
+                "hitch_causes", "validity", "power_thermals", "frame_generation", "errata", "recorded"]
     assert all(list(d) == expected for d in data)
     for key in ("file", "format", "frames", "dropped_nonpositive", "avg_fps", "low_1pct_fps",
                 "low_0_1pct_fps", "consistency_gap", "stutter", "fluidity_score", "p99_ms",

@@ -29,6 +29,7 @@ import pathlib
 import numpy as np
 
 from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_line, mapped_capture
+from certgen.captures.errata import capture_errata
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
@@ -102,6 +103,9 @@ def read_capture(
         raise CaptureFormatError(f"not a readable CSV file ({exc})", file=name) from None
     for capture in captures:
         check_frame_times(capture, name)
+    # Known tool defects in the columns read, through the tool and version the file records.
+    captures = [capture.with_errata(capture_errata(capture, format_of(capture.format).tool))
+                for capture in captures]
     # What a file states about its own figures stays a claim here (Capture.stated_figures):
     # the callers check it against the frames (certgen.metrics.pagefigures.checked), as readers
     # compute no figure.

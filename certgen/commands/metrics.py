@@ -176,6 +176,8 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
                                      or observe_frame_generation(capture.frame_times_ms, None)
                                      ).model_dump(mode="json")
+        # Issue 42: known defects of the tool version the capture records, in a column read.
+        entry["errata"] = [e.model_dump(mode="json") for e in capture.errata]
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         if interval:
@@ -238,6 +240,14 @@ def render_table(results: list[dict[str, Any]]) -> str:
         if r["incomplete"]:
             extra.append(f"incomplete: {r['incomplete_reason']}")
         extra += r["warnings"]
+        extra += [f"known {e['tool']} {e['version']} defect {e['id']} in {', '.join(e['columns'])} "
+                  f"(effect: {e['effect']}): {e['defect']} {e['source']}" for e in r["errata"]]
+        fg = r["frame_generation"]
+        if fg["observed_multiplier"] is not None:
+            spread = fg["per_second"]
+            extra.append(f"frame generation: {fg['observed_multiplier']:.2f}x shown per "
+                         "application frame" + ("" if spread is None else
+                         f" ({spread['min']:.2f}x to {spread['max']:.2f}x per second)"))
         extra += diagnostic_notes(r["frame_diagnostics"])
         extra += measured_notes(r["latency"], r["animation_error"])
         extra += cadence_notes(r["refresh_cadence"], r["hitch_causes"])

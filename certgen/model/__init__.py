@@ -222,6 +222,9 @@ from certgen.model.verdict import (
     TierScore as TierScore,
 )
 from certgen.model.verdict import (
+    ToolErratumRefusal as ToolErratumRefusal,
+)
+from certgen.model.verdict import (
     WhyDetail as WhyDetail,
 )
 from certgen.model.verdict import (

@@ -66,6 +66,24 @@ IncompleteDetail = Annotated[
 """One reason a capture is incomplete, as data, discriminated by `code`."""
 
 
+ErratumEffect = Literal["refuse", "warn", "none"]
+"""What a known tool defect means for certgen's figures (certgen/captures/errata.yaml)."""
+
+
+class CaptureErratum(Frozen):
+    """A known defect of the capture's tool version in a column certgen read from it: a
+    capture-check finding (`runs[].capture.errata`, `metrics --json` `errata`)."""
+
+    id: str = Field(description="The entry's id in certgen's errata file.")
+    tool: str = Field(description="The tool, as certgen's format table names it.")
+    version: str = Field(description="The capture's tool version that matched.")
+    versions: str = Field(description='The affected versions, e.g. "2.5.0 to before 2.5.1".')
+    columns: tuple[str, ...] = Field(description="The affected columns certgen read.")
+    defect: str = Field(description="What is wrong, in certgen's words (English).")
+    source: str = Field(description="Where the defect is documented (a URL).")
+    effect: ErratumEffect = Field(description="refuse | warn | none, for certgen's figures.")
+
+
 class CaptureInfo(WithLaterKeys):
     """`runs[].capture`: the capture file and what its reader reported."""
 
@@ -92,9 +110,14 @@ class CaptureInfo(WithLaterKeys):
         default=None, description="The tool's version where the file states it, else null.")
     duration_s: float | None = Field(
         default=None, description="Capture length in seconds (sum of frame times), 1 dp.")
+    errata: tuple[CaptureErratum, ...] | None = Field(
+        default=None, description="Known defects of the capture's tool version in a column "
+                                  "certgen read (certgen's errata file), each a capture-check "
+                                  "finding; empty when none matches or no version is known "
+                                  "(absent in records of an older certgen).")
 
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
-                                             "duration_s")
+                                             "duration_s", "errata")
 
 
 RECORDED_MAX: Final = 200
@@ -134,3 +157,4 @@ class Recorded(Frozen):
             if isinstance(value, str) and value != value.strip():
                 raise ValueError(f"{name}: expected a trimmed value, got {value[:40]!r}")
         return self
+

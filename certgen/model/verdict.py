@@ -144,6 +144,20 @@ class SampleCertificate(Frozen):
     id: str = Field(description="The certificate id.")
 
 
+class ToolErratumRefusal(Frozen):
+    """Refusal: the capture's tool version has a known defect, in a column certgen graded from,
+    that makes the graded figures wrong (certgen's errata file, effect refuse)."""
+
+    code: Literal["tool_erratum"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    file: str = Field(description="The capture, as named in card.yaml.")
+    erratum: str = Field(description="The errata entry's id.")
+    tool: str = Field(description="The tool.")
+    version: str = Field(description="The tool version that matched.")
+    columns: tuple[str, ...] = Field(description="The affected columns certgen read.")
+    source: str = Field(description="Where the defect is documented.")
+
+
 class OtherRefusal(Frozen):
     """Refusal with a code this certgen does not know (a record from a newer certgen): kept
     as it is, and a certificate shows its English message."""
@@ -157,7 +171,7 @@ class OtherRefusal(Frozen):
 REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mismatch",
                         "soft_limit_missing", "first_capture_identical", "capture_used_twice",
                         "provenance_mismatch", "date_after_issue", "captures_gpu_differ",
-                        "condition_missing", "sample_certificate")
+                        "condition_missing", "sample_certificate", "tool_erratum")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -172,6 +186,7 @@ RefusalDetail = Annotated[
     | Annotated[CapturesGpuDiffer, Tag("captures_gpu_differ")]
     | Annotated[ConditionMissing, Tag("condition_missing")]
     | Annotated[SampleCertificate, Tag("sample_certificate")]
+    | Annotated[ToolErratumRefusal, Tag("tool_erratum")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(code_tag(REFUSAL_CODES)),
 ]

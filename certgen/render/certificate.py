@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
 from certgen.errors import RenderError
+from certgen.metrics.framegen import displayed_beside_graded
 from certgen.model import (
     CapturesGpuDiffer,
     CaptureUsedTwice,
@@ -35,9 +36,9 @@ from certgen.model import (
     SoftLimitMissing,
     Status,
     TierLineGate,
+    ToolErratumRefusal,
     text_for,
 )
-from certgen.metrics.framegen import displayed_beside_graded
 from certgen.record import Chart, Record, Run, frame_ms
 from certgen.render import i18n
 from certgen.render.charts import ChartWords, chart_scale, chart_text, frame_time_chart
@@ -55,11 +56,12 @@ if TYPE_CHECKING:
 
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
                 | FirstCaptureIdentical | CaptureUsedTwice | ProvenanceMismatch | DateAfterIssue
-                | CapturesGpuDiffer | ConditionMissing | SampleCertificate)
+                | CapturesGpuDiffer | ConditionMissing | SampleCertificate | ToolErratumRefusal)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
 KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
                          FirstCaptureIdentical, CaptureUsedTwice, ProvenanceMismatch,
-                         DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate)
+                         DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate,
+                         ToolErratumRefusal)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>/?sha256=<hash>."""

@@ -29,12 +29,13 @@ from datetime import date
 from typing import Literal
 
 from certgen.inputs.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
-from certgen.model.capture import Recorded
+from certgen.model.capture import CaptureErratum, Recorded
 from certgen.model.verdict import (
     CapturesGpuDiffer,
     DateAfterIssue,
     ProvenanceMismatch,
     ProvenanceWhat,
+    ToolErratumRefusal,
 )
 from certgen.rules.agreement import (
     board_agrees,
@@ -237,3 +238,24 @@ def hold_captures(card: CardFile, captures: Sequence[HeldCapture]) -> Provenance
         notes.extend(said)
     refusals.extend(gpus_differ(card, captures))
     return Provenance(tuple(refusals), tuple(notes))
+
+
+def tool_errata(card: CardFile, found: Sequence[tuple[int, str, tuple[CaptureErratum, ...]]]
+                ) -> list[Refusal]:
+    """Refuse a capture whose tool version has a known defect that makes a graded figure wrong
+    (errata effect `refuse`); `found` is (run, capture file, its errata) in card order. A
+    warning or a defect of no effect stays a finding on the certificate."""
+    refusals: list[Refusal] = []
+    for run_index, file, errata in found:
+        run = card.runs[run_index]
+        for e in errata:
+            if e.effect != "refuse":
+                continue
+            refusals.append(Refusal(
+                f"{CARD_FILE}: runs[{run_index}].capture: run \"{run.label}\": {file} comes from "
+                f"{e.tool} {e.version}, whose {', '.join(e.columns)} has a known defect "
+                f"({e.id}: {e.defect} {e.source}); capture the run with a version without it",
+                ToolErratumRefusal(code="tool_erratum", run=run_index, file=file, erratum=e.id,
+                                   tool=e.tool, version=e.version, columns=e.columns,
+                                   source=e.source)))
+    return refusals
