@@ -412,6 +412,9 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "certificate.html.j2"),
     ("templates", "base.html.j2"),
     ("templates", "nav.html.j2"),
+    ("templates", "partials/displayed_rate.html.j2"),
+    ("templates", "partials/displayed_cell.html.j2"),
+    ("templates", "partials/errata.html.j2"),
     ("python", "render/certificate.py"),
 )
 """The files whose messages belong in certgen.po (tests compare them with the catalogs)."""
