@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
@@ -144,7 +144,7 @@ def build_date(record: Record) -> dt.datetime:
 
 
 def _chart(run: Run, chart: Chart, lang: str, scale: Scale) -> tuple[str, str]:
-    """A run's chart (SVG) and its one-sentence text alternative, on its tier's scale."""
+    """A run's chart (SVG) and its one-sentence text alternative, on its own scale."""
 
     _ = i18n.gettext_for(lang)
     title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
@@ -178,9 +178,11 @@ def with_mean(run: Run) -> Chart:
     return run.chart.model_copy(update={"mean_ms": frame_ms(run.metrics.avg_fps)})
 
 
-def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
-    """One chart scale per tier (runs of one resolution), by run index: charts read side by
-    side within a tier share their axes, so equal heights mean equal frame times."""
+def run_scales(runs: Iterable[Run]) -> dict[int, Scale]:
+    """One chart scale per run, by run index (issue 42): the frame-time axis fits the run's own
+    frames and lines, so a steady run's spread is as visible as a spiky one's (a shared tier
+    axis drew a 2.7-8.2 ms run as a flat line on 0-100 ms); the time axis is shared by the runs
+    of a tier, so the same x is the same second of capture."""
 
     by_tier: dict[str, list[Run]] = {}
     for run in runs:
@@ -188,8 +190,11 @@ def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
             by_tier.setdefault(run.resolution, []).append(run)
     scales: dict[int, Scale] = {}
     for tier_runs in by_tier.values():
-        scale = chart_scale([with_mean(r) for r in tier_runs])
-        scales.update({r.index: scale for r in tier_runs})
+        time_axis = chart_scale([with_mean(r) for r in tier_runs])
+        for r in tier_runs:
+            own = chart_scale([with_mean(r)])
+            scales[r.index] = replace(own, seconds=time_axis.seconds,
+                                                  step_x=time_axis.step_x)
     return scales
 
 
@@ -425,7 +430,7 @@ def certificate_context(
     chart_texts: dict[int, str] = {}
     justifications: dict[int, tuple[Markup, Shown]] = {}
     provenance_notes: dict[int, tuple[Markup, Shown]] = {}
-    scales = tier_scales(record.runs)
+    scales = run_scales(record.runs)
     for run in record.runs:
         if run.chart is not None and run.index in scales:
             svg, chart_texts[run.index] = _chart(run, with_mean(run), lang, scales[run.index])
