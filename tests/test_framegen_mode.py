@@ -292,5 +292,40 @@ def test_a_steady_run_names_no_displayed_rate(tmp_path: Path) -> None:
     assert displayed_beside_graded(run0.metrics, run0.frame_diagnostics) is None
     for lang in ("en", "ru", "pt"):
         html = render_certificate_html(record, lang, record_sha256="0" * 64)
-        assert "displayed-rate" not in html
+        assert 'class="note displayed-rate"' not in html
         assert "FPS" not in _page_one(html)
+
+
+# --- diagnostics that speak or stay out of the way ---------------------------------------------
+
+
+def test_diagnostics_follow_the_graded_content_open_plainly_and_leave_out_empty_rows(
+        tmp_path: Path) -> None:
+    from test_provenance import _matching_card, _real_bundle
+
+    from certgen.model.measured import LatencySpread
+
+    record = check_bundle(_real_bundle(tmp_path / "b", _matching_card())).record
+    run0 = record.runs[0]
+    assert run0.measured is not None
+    latency = run0.measured.latency.model_copy(update={"pc_latency_ms": LatencySpread(
+        frames=4, median=20.0, p90=24.0, p99=25.0, left_out=0, column="MsPCLatency")})
+    runs = [run0.model_copy(update={"measured": run0.measured.model_copy(
+        update={"latency": latency})}), *record.runs[1:]]
+    record = record.model_copy(update={"runs": tuple(runs)})
+    assert all(not r.measured.any for r in record.runs[1:] if r.measured)
+    for lang in ("en", "ru", "pt"):
+        html = render_certificate_html(record, lang, record_sha256="0" * 64)
+        frames = html.index('<section class="frame-diagnostics">')
+        latency_at = html.index('<section class="measured-diagnostics">')
+        # After the graded content (runs, charts, fleet, calibration), before the audit trail.
+        assert html.index('<table class="runs"') < html.index('class="chart-fig"') < frames
+        assert html.index('<table class="audit"') > latency_at > frames
+        # Each section opens with one plain sentence.
+        for start in (frames, latency_at):
+            section = html[start:html.index("</section>", start)]
+            assert '</h2>\n  <p class="lead">' in section, lang
+        # Only the run that measured something has a row; its p99 of 4 values is marked.
+        section = html[latency_at:html.index("</section>", latency_at)]
+        assert section.count("<tr data-run=") == 1 and 'data-run="0"' in section
+        assert '<span class="few">' in section and "4" in visible_text(section)

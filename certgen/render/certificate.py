@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from certgen.errors import RenderError
 from certgen.metrics.framegen import displayed_beside_graded
+from certgen.metrics.measured import P99_MIN_SAMPLES
 from certgen.model import (
     CapturesGpuDiffer,
     CaptureUsedTwice,
@@ -483,6 +484,7 @@ def certificate_context(
         "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),
         "rules_name": sop_name(record.rules_version),
         "gate_marks": [gate_mark(gate) for gate in record.grade.reasons],
+        "p99_min_samples": P99_MIN_SAMPLES,
         # Issue 42: runs whose display showed another rate than the graded one (page 1).
         "displayed_differs": [
             (run, found) for run in record.runs
