@@ -443,7 +443,7 @@ def field_errors(obj: Mapping[str, object]) -> list[tuple[str, str]]:
     if "frame_generation_mode" in obj:
         v = obj["frame_generation_mode"]
         fg = obj.get("frame_generation")
-        if v is not None and v not in _MODE_SET:
+        if v is not None and (not isinstance(v, str) or v not in _MODE_SET):
             errors.append(("frame_generation_mode",
                            f"expected one of {', '.join(FRAME_GENERATION_MODES)} or null, got "
                            f"{_describe(v)}"))
@@ -531,8 +531,8 @@ def _plainly_valid(obj: Mapping[str, object]) -> TypeGuard[RowObject]:
     if type(obj["ray_tracing"]) is not bool or type(obj["frame_generation"]) is not bool:
         return False
     fg_mode = obj["frame_generation_mode"]
-    if (fg_mode is not None and fg_mode not in _MODE_SET) or (fg_mode == "off") == \
-            obj["frame_generation"]:
+    if (fg_mode is not None and (type(fg_mode) is not str or fg_mode not in _MODE_SET)) or \
+            (fg_mode == "off") == obj["frame_generation"]:
         return False
     index = obj["run_index"]
     if type(index) is not int or not 0 <= index <= MAX_RUN_INDEX:
