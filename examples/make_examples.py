@@ -621,7 +621,9 @@ def make_fleet(path: Path) -> None:
                 "fluidity_score": ratios.fluidity_score,
                 "source": "examples/make_examples.py (synthetic, illustrative)",
             }
-            rows.append({k: row[k] for k in JSONL_FIELDS})
+            # Written as a certgen from before frame-generation modes exported it (no
+            # frame_generation_mode): it imports as off, or on with the mode not stated.
+            rows.append({k: row[k] for k in JSONL_FIELDS if k in row})
     rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
     text = "".join(
         json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
@@ -731,7 +733,8 @@ def make_calibration_fleet(path: Path) -> None:
                     "source": "examples/make_examples.py (synthetic calibration fleet, "
                               "illustrative)",
                 }
-                rows.append({key: row[key] for key in JSONL_FIELDS})
+                # As the sample fleet: an export from before frame-generation modes.
+                rows.append({key: row[key] for key in JSONL_FIELDS if key in row})
                 index += 1
     rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -167,10 +167,12 @@ class Cohort(_CohortFields):
         ])
 
     def label(self) -> str:
-        """One readable line: `Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none …`."""
+        """One readable line: `Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none …`,
+        ending `FG off`, `FG 2x` or, with frame generation on and no mode stated, `FG on (mode
+        not stated)`."""
         mode = f" {self.upscaler_mode}" if self.upscaler_mode else ""
         fg = self.frame_generation_token
-        shown = fg if isinstance(fg, str) else ("on" if fg else "off")
+        shown = fg if isinstance(fg, str) else ("on (mode not stated)" if fg else "off")
         return (
             f"{self.title} · {self.resolution} · {self.preset} · "
             f"RT {'on' if self.ray_tracing else 'off'} · upscaler {self.upscaler}{mode} · "
