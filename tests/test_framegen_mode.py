@@ -329,3 +329,17 @@ def test_diagnostics_follow_the_graded_content_open_plainly_and_leave_out_empty_
         section = html[latency_at:html.index("</section>", latency_at)]
         assert section.count("<tr data-run=") == 1 and 'data-run="0"' in section
         assert '<span class="few">' in section and "4" in visible_text(section)
+
+
+def test_a_capture_typing_no_frame_as_generated_cannot_contradict_a_declared_mode(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PresentMon writes NVIDIA's generated frames as Application: a 1.00x capture is not
+    compared with a declared 2x (a note says so); a declared off is held against 2x."""
+    bundle = _fg_bundle(tmp_path / "b", mode="2x", shown=1)
+    code, out, err = run_cli(["check", str(bundle)], capsys)
+    assert (code, err) == (0, ""), err
+    assert "types no frame as generated, so it cannot show the declared mode '2x'" in out
+    off = _fg_bundle(tmp_path / "off", mode="off", shown=2)
+    code, _, err = run_cli(["check", str(off)], capsys)
+    assert code == 1 and "records frame-generation multiplier '2.00x (FrameType)', " \
+        "runs[0].frame_generation_mode says 'off'" in err

@@ -172,11 +172,17 @@ def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list
                 refusals.append(_mismatch(held, run, what, value, declared, declared_field,
                                           excusable=True))
     mode = run.frame_generation_mode  # only a mode card.yaml states is held (never derived)
-    if mode is not None and held.frame_generation is not None and not excused and \
-            not frame_generation_agrees(held.frame_generation, mode):
-        refusals.append(_mismatch(held, run, "frame_generation_mode",
-                                  f"{held.frame_generation:.2f}x (FrameType)", mode,
-                                  f"runs[{held.run}].frame_generation_mode", excusable=True))
+    if mode is not None and held.frame_generation is not None and not excused:
+        agrees = frame_generation_agrees(held.frame_generation, mode)
+        if agrees is False:
+            refusals.append(_mismatch(held, run, "frame_generation_mode",
+                                      f"{held.frame_generation:.2f}x (FrameType)", mode,
+                                      f"runs[{held.run}].frame_generation_mode",
+                                      excusable=True))
+        elif agrees is None:
+            notes.append(f"runs[{held.run}].{held.field}: {held.file} types no frame as "
+                         f"generated, so it cannot show the declared mode {mode!r} (PresentMon "
+                         "writes some generators' frames as Application); not compared")
     if rec.captured_at is not None:
         day = captured_date(rec.captured_at)
         issued = card.certificate.issued
