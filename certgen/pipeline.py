@@ -35,7 +35,11 @@ from certgen.inputs.bundle import (
 from certgen.inputs.lab import LabProfile, LocalizedText, add_months
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import round_half_away, weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
+from certgen.metrics.framegen import (
+    application_clock_ms,
+    compute_frame_diagnostics,
+    observe_frame_generation,
+)
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.validity import declared_warnings
@@ -206,8 +210,14 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
                                 recorded=first.recorded, frame_generation=observe_frame_generation(
                                     first.frame_times_ms, first.frame_types,
                                     first.frame_type_codes).observed_multiplier))
-    chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
-                         avg_fps=metrics.avg_fps)
+    # A capture with generated frames runs on the application frames' clock (issue 42: its
+    # rows would otherwise count the time twice); any other on the running sum, as before.
+    clock = application_clock_ms(capture.frame_times_ms, capture.frame_types,
+                                 capture.frame_type_codes)
+    shown = capture.frame_times_ms > 0.0
+    chart = chart_series(capture.frame_times_ms if clock is None else capture.frame_times_ms[shown],
+                         metrics.low_1pct_fps, metrics.low_0_1pct_fps, avg_fps=metrics.avg_fps,
+                         ends_ms=None if clock is None else clock[shown])
     capture_info = CaptureInfo(
         file=run.capture,
         sha256=capture_file.sha256,

@@ -343,3 +343,17 @@ def test_a_capture_typing_no_frame_as_generated_cannot_contradict_a_declared_mod
     code, _, err = run_cli(["check", str(off)], capsys)
     assert code == 1 and "records frame-generation multiplier '2.00x (FrameType)', " \
         "runs[0].frame_generation_mode says 'off'" in err
+
+
+def test_a_capture_with_generated_frames_runs_on_the_application_clock(tmp_path: Path) -> None:
+    """1200 presents of 16.6667 ms shown 4x: 4800 rows, each carrying its present's interval.
+    The capture lasts 20 s (the running sum of every row would say 80 s), and its chart too."""
+    record = check_bundle(_fg_bundle(tmp_path / "b", mode="4x", shown=4)).record
+    run0 = record.runs[0]
+    assert run0.capture is not None and run0.chart is not None and run0.metrics is not None
+    assert run0.metrics.frames == 4800
+    assert run0.capture.duration_s == 20.0
+    assert 19_900.0 < run0.chart.duration_ms <= 20_000.04
+    # Without generated frames nothing changes: the running sum is the clock.
+    plain = check_bundle(_fg_bundle(tmp_path / "c", mode="off", shown=1)).record.runs[0]
+    assert plain.capture is not None and plain.capture.duration_s == 20.0

@@ -159,6 +159,34 @@ def observe_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArra
         per_second=per_second, not_shown=None)
 
 
+def application_clock_ms(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_]
+                         | None, codes: FrameTypeCodes | None = None) -> FloatArray | None:
+    """Each frame's end on the capture's clock when the capture types some frames as generated,
+    else None (the running sum of the frame times is then the clock).
+
+    PresentMon writes a generated frame as its own row carrying its present's interval, so the
+    running sum of every row counts a 2x capture's time twice (a 40 s capture would read 80 s).
+    The clock runs on the application frames' own intervals; a generated row ends with the
+    application frame written after it (or, after the last one, with the last)."""
+    if codes is not None:
+        app = codes.of_type(APPLICATION)
+        typed = int(np.count_nonzero(codes.codes != codes.names.index(None))) \
+            if None in codes.names else int(codes.codes.size)
+    elif frame_types is not None:
+        app = np.asarray(frame_types == APPLICATION, dtype=bool)
+        typed = sum(1 for t in frame_types.tolist() if t is not None)
+    else:
+        return None
+    app_rows = np.flatnonzero(app)
+    if app_rows.size == 0 or typed == app_rows.size:  # nothing generated: the plain clock
+        return None
+    steps = frame_times_ms[app_rows]
+    ends = np.cumsum(np.where(steps > 0.0, steps, 0.0))
+    owner = np.minimum(np.searchsorted(app_rows, np.arange(app.size)), app_rows.size - 1)
+    clock: FloatArray = ends[owner]
+    return clock
+
+
 def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagnostics:
     """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
     fg = None
