@@ -214,8 +214,8 @@ def test_metrics_json_keys_sit_before_recorded() -> None:
     [entry] = measure([str(REAL / "PresentMon-2.5_test_case_2.csv")], None, None,
                       timing=FIXED_100)
     keys = list(entry)
-    assert keys[-7:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
-                         "validity", "power_thermals", "recorded"]
+    assert keys[-9:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
+                         "validity", "power_thermals", "frame_generation", "errata", "recorded"]
     assert entry["refresh_cadence"]["refresh_hz"] == 100.0
 
 
