@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "The fleet calibration review of the SOP's thresholds."),
     "site": ("certgen.commands.site", "Build the publishable static site."),
     "demo": ("certgen.commands.demo", "Build the examples into a folder (used by make demo)."),
+    "errata": ("certgen.commands.errata", "List the known defects of the capture tools."),
 }
 
 

@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
 from certgen.captures.detect import read_capture
+from certgen.captures.errata import capture_errata
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
@@ -34,7 +35,11 @@ from certgen.inputs.bundle import (
 from certgen.inputs.lab import LabProfile, LocalizedText, add_months
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import round_half_away, weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.framegen import (
+    application_clock_ms,
+    compute_frame_diagnostics,
+    observe_frame_generation,
+)
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import interval_seed, within_intervals
@@ -60,18 +65,18 @@ from certgen.model import (
     TestSystem,
     lab_text,
 )
+from certgen.model.cohort import Cohort
 from certgen.model.measured import DisplayTiming
 from certgen.model.uncertainty import RepeatCapture, Uncertainty
 from certgen.record import (
     Record,
-    RunConfig,
     RunInput,
     build_record,
     chart_series,
 )
 from certgen.rules.completeness import below_minimum, extent_of, shortfall, too_old, too_short
 from certgen.rules.conditions import dates_after_issue, required_conditions, sample_refusal
-from certgen.rules.provenance import HeldCapture, hold_captures
+from certgen.rules.provenance import HeldCapture, hold_captures, tool_errata
 from certgen.rules.uncertainty import recorded_runs, uncertainty_of
 from certgen.rules.verdict import Refusal, RunFacts, decide, run_facts
 from certgen.rules.verdict import Written as RulesText
@@ -96,14 +101,14 @@ class Fleet(Protocol):
 
     def run_ranks(
         self,
-        cohort: Sequence[str | bool | None],
+        cohort: Cohort,
         metrics: RunMetrics,
         certificate_id: str,
         *,
         min_cohort: int | None = None,
     ) -> Ranks: ...
 
-    def cohort_runs(self, cohorts: Iterable[Sequence[str | bool | None]]) -> int: ...
+    def cohort_runs(self, cohorts: Iterable[Cohort]) -> int: ...
 
 
 def provisional_ranks(metrics: RunMetrics) -> Ranks:
@@ -112,22 +117,17 @@ def provisional_ranks(metrics: RunMetrics) -> Ranks:
     return Ranks(**{name: rank for name in RANKED_METRICS if getattr(metrics, name) is not None})
 
 
-def bundle_cohorts(bundle: LoadedBundle) -> list[tuple[str, str, str, bool, str, str | None, bool]]:
-    """The cohort key of every run card.yaml declares (what the bundle's ranks can depend on);
+def bundle_cohorts(bundle: LoadedBundle) -> list[Cohort]:
+    """The cohort of every run card.yaml declares (what the bundle's ranks can depend on);
     read from card.yaml alone, no capture is parsed."""
-    return [_config(run).key() for run in bundle.card.runs]
+    return [run_cohort(run) for run in bundle.card.runs]
 
 
-def _config(run: CardRun) -> RunConfig:
-    return RunConfig(
-        title=run.title,
-        resolution=run.resolution,
-        preset=run.preset,
-        ray_tracing=run.ray_tracing,
-        upscaler=run.upscaler,
-        upscaler_mode=run.upscaler_mode,
-        frame_generation=run.frame_generation,
-    )
+def run_cohort(run: CardRun) -> Cohort:
+    """A card.yaml run's cohort (its mode as declared, or derived from frame_generation:
+    off, or on with the mode not stated)."""
+    return Cohort(run.title, run.resolution, run.preset, run.ray_tracing, run.upscaler,
+                  run.upscaler_mode, run.frame_generation, run.frame_generation_mode)
 
 
 def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, field: str
@@ -188,7 +188,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
             index=index, title=run.title, resolution=run.resolution, capture=None, metrics=None,
             first_file=first_file, first_declared=first_declared, first_actual=first_actual,
         )
-        return RunInput(index=index, config=_config(run),
+        return RunInput(index=index, config=run_cohort(run),
                         not_run_reason=lab_text(_written(run.not_run)),
                         conditions=_conditions(run),
                         provenance_note=lab_text(_written(run.provenance_note))), facts, (), None
@@ -196,8 +196,12 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
     capture_file = bundle.file(run.capture)
     [capture] = _single_capture(bundle, run.capture, run, index, "capture")
     capture = capture.with_warnings(declared_warnings(capture, timing))
-    held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded)]
     metrics = compute_metrics(capture.frame_times_ms, weights_of(rules), source=run.capture)
+    diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
+    observed = diagnostics.frame_generation_observed
+    held = [HeldCapture(run=index, field="capture", file=run.capture, recorded=capture.recorded,
+                        frame_generation=None if observed is None
+                        else observed.observed_multiplier)]
     first_metrics = None
     first_recorded = None
     first_incomplete, first_incomplete_reason = False, None
@@ -214,14 +218,18 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
             first_incomplete_reason = shortfall(first_extent, limits)
         first_recorded = first.recorded
         held.append(HeldCapture(run=index, field="first_capture", file=first_file,
-                                recorded=first.recorded))
+                                recorded=first.recorded, frame_generation=observe_frame_generation(
+                                    first.frame_times_ms, first.frame_types,
+                                    first.frame_type_codes).observed_multiplier))
     repeats = []
     for j, repeat in enumerate(run.repeats or ()):
         # A repeat is read, measured and held against the card like the recorded capture
         # (the same reader, the same figures, the same provenance rules); never graded.
         [again] = _single_capture(bundle, repeat.capture, run, index, f"repeats[{j}].capture")
         held.append(HeldCapture(run=index, field=f"repeats[{j}]", file=repeat.capture,
-                                recorded=again.recorded))
+                                recorded=again.recorded, frame_generation=observe_frame_generation(
+                                    again.frame_times_ms, again.frame_types,
+                                    again.frame_type_codes).observed_multiplier))
         repeats.append(RepeatCapture(
             file=repeat.capture, sha256=bundle.file(repeat.capture).sha256,
             tested_on=None if repeat.tested_on is None else repeat.tested_on.isoformat(),
@@ -232,9 +240,14 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
     within = within_intervals(capture.frame_times_ms, weights_of(rules),
                               seed=interval_seed(capture_file.sha256, None if capture.group is None
                                                  else capture.group.label()))
-    chart = chart_series(capture.frame_times_ms, metrics.low_1pct_fps, metrics.low_0_1pct_fps,
-                         avg_fps=metrics.avg_fps)
-    diagnostics = compute_frame_diagnostics(capture, weights_of(rules))
+    # A capture with generated frames runs on the application frames' clock (issue 42: its
+    # rows would otherwise count the time twice); any other on the running sum, as before.
+    clock = application_clock_ms(capture.frame_times_ms, capture.frame_types,
+                                 capture.frame_type_codes)
+    shown = capture.frame_times_ms > 0.0
+    chart = chart_series(capture.frame_times_ms if clock is None else capture.frame_times_ms[shown],
+                         metrics.low_1pct_fps, metrics.low_0_1pct_fps, avg_fps=metrics.avg_fps,
+                         ends_ms=None if clock is None else clock[shown])
     capture_info = CaptureInfo(
         file=run.capture,
         sha256=capture_file.sha256,
@@ -257,6 +270,8 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         # Present only when a diagnostic column was set aside, so a record whose columns were
         # all usable keeps its bytes (certgen.captures.detect.set_aside).
         **({"unusable_columns": capture.unusable_columns} if capture.unusable_columns else {}),
+        # Known tool defects: the version the capture records, else the one card.yaml gives.
+        errata=capture_errata(capture, CAPTURE_TOOLS.get(capture.format), run.tool_version),
     )
     facts = run_facts(
         index=index, title=run.title, resolution=run.resolution, capture=capture_info,
@@ -269,7 +284,7 @@ def _read_run(bundle: LoadedBundle, index: int, run: CardRun, rules: Rules,
         repeats=tuple((r.file, r.sha256) for r in repeats),
     )
     run_input = RunInput(
-        index=index, config=_config(run), capture=capture_info, metrics=metrics,
+        index=index, config=run_cohort(run), capture=capture_info, metrics=metrics,
         chart=chart, first_capture_metrics=first_metrics, conditions=_conditions(run),
         frame_diagnostics=diagnostics, recorded=capture.recorded,
         first_capture_recorded=first_recorded,
@@ -291,7 +306,7 @@ def _rank(
     if fleet is None:
         ranks = provisional_ranks(run_input.metrics)
     else:
-        ranks = fleet.run_ranks(run_input.config.key(), run_input.metrics, certificate_id,
+        ranks = fleet.run_ranks(run_input.config, run_input.metrics, certificate_id,
                                 min_cohort=rules.ranking_min_cohort)
     return dataclasses.replace(run_input, ranks=ranks)
 
@@ -394,8 +409,10 @@ def _checked(
     sample = sample_refusal(card, specimen=None if lab is None else lab.lab.specimen)
     verdict = dataclasses.replace(verdict, refusal_details=(
         *verdict.refusal_details, *short, *([] if sample is None else [sample]),
-        *provenance.refusals, *dates_after_issue(card), *too_old(card, held, limits),
-        *required_conditions(card)))
+        *provenance.refusals, *tool_errata(card, [
+            (r.index, r.capture.file, r.capture.errata or ()) for r in inputs
+            if r.capture is not None]),
+        *dates_after_issue(card), *too_old(card, held, limits), *required_conditions(card)))
     # The card's own models become the record's through their JSON form (one shape, checked).
     record = build_record(
         certificate=CertificateInfo(

@@ -45,7 +45,7 @@ from certgen.model.capture import (
     Recorded,
 )
 from certgen.model.card import CardInfo, CertificateInfo, Phase1, RunConditions, TestSystem
-from certgen.model.cohort import Cohort, FleetSection, Ranks
+from certgen.model.cohort import Cohort, FleetSection, FrameGenerationMode, Ranks
 from certgen.model.figures import (
     FrameDiagnostics,
     RunMetrics,
@@ -67,8 +67,6 @@ from certgen.rules.verdict import (
     FirstCaptureCheck,
     SoftLimitCheck,
     Verdict,
-    cohort_key,
-    cohort_label,
 )
 from certgen.sop import Rules
 from certgen.support.jsonload import loads
@@ -144,6 +142,11 @@ class Run(WithLaterKeys):
     upscaler: str = Field(description='Upscaler, "none" for native rendering.')
     upscaler_mode: str | None = Field(description="Upscaler mode, or null.")
     frame_generation: bool = Field(description="Frame generation on.")
+    frame_generation_mode: FrameGenerationMode | None = Field(
+        default=None, description='The declared frame-generation mode: "off", "2x", "3x", '
+                                  '"4x", "6x" or "dynamic"; null when frame generation is on '
+                                  "and the mode was not stated (absent in records of an older "
+                                  "certgen: read as off, or on with the mode not stated).")
     cohort: str = Field(description="The cohort key as one line.")
     status: RunStatus = Field(description="recorded | not_run.")
     not_run_reason: LabText | None = Field(
@@ -178,7 +181,8 @@ class Run(WithLaterKeys):
                                   "an older certgen).")
 
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("conditions", "frame_diagnostics", "recorded",
-                                             "provenance_note", "measured")
+                                             "provenance_note", "measured",
+                                             "frame_generation_mode")
 
 
 class AuditCapture(Frozen):
@@ -361,29 +365,12 @@ def chart_series(
 
 
 @dataclass(frozen=True)
-class RunConfig:
-    """The cohort fields of one card.yaml run (the first fields of `runs[]`)."""
-
-    title: str
-    resolution: str
-    preset: str
-    ray_tracing: bool
-    upscaler: str
-    upscaler_mode: str | None
-    frame_generation: bool
-
-    def key(self) -> Cohort:
-        """The run's cohort (certgen.rules.verdict.cohort_key)."""
-        return cohort_key(self.title, self.resolution, self.preset, self.ray_tracing,
-                          self.upscaler, self.upscaler_mode, self.frame_generation)
-
-
-@dataclass(frozen=True)
 class RunInput:
     """One run as the pipeline computed it (everything the record prints about it)."""
 
     index: int
-    config: RunConfig
+    config: Cohort
+    """The run's cohort fields, as card.yaml states them."""
     not_run_reason: LabText | None = None
     capture: CaptureInfo | None = None
     """None for a not_run run."""
@@ -521,7 +508,8 @@ def build_record(
         run_objs.append(Run(
             index=run.index, title=c.title, resolution=c.resolution, preset=c.preset,
             ray_tracing=c.ray_tracing, upscaler=c.upscaler, upscaler_mode=c.upscaler_mode,
-            frame_generation=c.frame_generation, cohort=cohort_label(c.key()),
+            frame_generation=c.frame_generation,
+            frame_generation_mode=c.frame_generation_mode, cohort=c.line(),
             status="not_run" if run.capture is None else "recorded",
             not_run_reason=run.not_run_reason, capture=run.capture, metrics=run.metrics,
             ranks=run.ranks,

@@ -87,8 +87,14 @@ def frame_times(shape: Shape) -> np.ndarray:
 # --------------------------------------------------------------------------- writers
 
 
-def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> None:
-    """PresentMon 2.x CSV: BOM, CRLF, NA tokens, a second process (dwm.exe) mixed in."""
+def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int,
+                      generated: str | None = None) -> None:
+    """PresentMon 2.x CSV: BOM, CRLF, NA tokens, a second process (dwm.exe) mixed in.
+
+    `generated`: a frame generator's FrameType (e.g. "AMD AFMF"): each present after the first
+    is then shown twice, a generated row first and the application's row after it, both with
+    the present's MsBetweenPresents and each on screen for half of it (2x frame generation, as
+    PresentMon writes it)."""
     rng = np.random.default_rng(seed)
     header = (
         "Application,ProcessID,SwapChainAddress,PresentRuntime,SyncInterval,PresentFlags,"
@@ -134,10 +140,21 @@ def write_presentmon2(path: Path, times: np.ndarray, app: str, seed: int) -> Non
         # Animation error tracks how uneven the frame was against the run's usual pace.
         animation = "NA" if first else f"{(float(t) - pace) * 0.15 + float(measured.normal(0.0, 0.4)):.4f}"
         between = "NA" if first else f"{t:.14f}"
+        shown = "NA" if first else f"{t:.14f}"
+        if generated is not None and not first:
+            shown = f"{t / 2:.14f}"
+            lines.append(
+                f"{app},24892,0x2A70D2CAC00,DXGI,0,512,1,Hardware Composed: Independent Flip,"
+                f"{generated},{qpc + int(t_game * 10000) - 1},{t:.4f},{between},{shown},"
+                f"0.52690000000000,0.78810000000000,{t * 0.45:.4f},{pc_latency},"
+                f"{qpc + int(t_game * 10000) - 2000},0.0000,{busy:.4f},{float(t) - busy:.4f},"
+                f"{busy * 0.4:.4f},{gpu_busy:.4f},{gpu_busy:.4f},0.0000,0.0000,NA,"
+                f"{t_game / 1000:.4f},NA,NA,NA,NA"
+            )
         lines.append(
             f"{app},24892,0x2A70D2CAC00,DXGI,0,512,1,Hardware Composed: Independent Flip,"
             f"Application,{qpc + int(t_game * 10000)},{'NA' if first else f'{t:.4f}'},"
-            f"{between},{'NA' if first else f'{t:.14f}'},0.52690000000000,"
+            f"{between},{shown},0.52690000000000,"
             f"0.78810000000000,{t * 0.9:.4f},{pc_latency},{qpc + int(t_game * 10000) - 2000},"
             f"{t:.4f},{busy:.4f},{float(t) - busy:.4f},{busy * 0.4:.4f},{gpu_busy:.4f},"
             f"{gpu_busy:.4f},0.0000,0.0000,{animation},{t_game / 1000:.4f},NA,NA,NA,NA"
@@ -569,6 +586,44 @@ def make_silver(root: Path) -> None:
     write_card(b, card)
 
 
+def make_framegen(root: Path) -> None:
+    """A card with a run at 2x frame generation (AMD AFMF, FrameType in its PresentMon 2.x
+    capture) beside the same title without it: two cohorts, the multiplier the capture shows
+    held against the declared mode, and page 1 naming the graded and the displayed rate."""
+    b = root / "framegen-rx7800xt"
+    (b / "captures").mkdir(parents=True, exist_ok=True)
+    bench = windows_bench("Illustrative 8-core CPU", "Illustrative X670 board",
+                          "Illustrative 27-inch 2560x1440 165 Hz monitor",
+                          {"refresh_hz": 165, "vrr": {"min_hz": 48, "max_hz": 165}})
+    runs = []
+    t = frame_times(Shape(fps=74.0, gap=0.060, stutter=0.100, seconds=40, seed=401))
+    write_presentmon2(b / "captures/cp2077-1440p-afmf.csv", t, "Cyberpunk2077.exe", 1401,
+                      generated="AMD AFMF")
+    runs.append(run_entry("Cyberpunk 2077", "2560x1440", "Ultra", upscaler="FSR",
+                          mode="Quality", fg=True, frame_generation_mode="2x",
+                          capture="captures/cp2077-1440p-afmf.csv", process="Cyberpunk2077.exe",
+                          **conditions("2026-11-26", "Cyberpunk 2077")))
+    t = frame_times(Shape(fps=76.0, gap=0.055, stutter=0.095, seconds=40, seed=402))
+    write_presentmon2(b / "captures/cp2077-1440p.csv", t, "Cyberpunk2077.exe", 1402)
+    runs.append(run_entry("Cyberpunk 2077", "2560x1440", "Ultra", upscaler="FSR",
+                          mode="Quality", frame_generation_mode="off",
+                          capture="captures/cp2077-1440p.csv", process="Cyberpunk2077.exe",
+                          **conditions("2026-11-26", "Cyberpunk 2077")))
+    card = {
+        "certificate": {"id": "SAMPLE-FG-0004", "issued": "2026-11-29",
+                        "sop": "SOP-GPU-001 v1.1", "languages": ["en", "ru", "pt"]},
+        "customer": "Sample only — illustrative numbers",
+        "card": {"vendor": "Illustrative", "model": "Illustrative RX 7800 XT 16G",
+                 "gpu": "Navi 32", "vram_gb": 16, "serial": "SAMPLE-7800XT-0004",
+                 "hardware_ray_tracing": True, "driver": "24.10.1"},
+        "phase1": {"vrm_rail_resistance": "pass"},
+        "grade_cap": None,
+        "test_system": bench,
+        "runs": runs,
+    }
+    write_card(b, card)
+
+
 def write_card(bundle: Path, card: dict[str, object]) -> None:
     head = [
         "# " + ILLUSTRATIVE,
@@ -648,7 +703,9 @@ def make_fleet(path: Path) -> None:
                 "fluidity_score": ratios.fluidity_score,
                 "source": "examples/make_examples.py (synthetic, illustrative)",
             }
-            rows.append({k: row[k] for k in JSONL_FIELDS})
+            # Written as a certgen from before frame-generation modes exported it (no
+            # frame_generation_mode): it imports as off, or on with the mode not stated.
+            rows.append({k: row[k] for k in JSONL_FIELDS if k in row})
     rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
     text = "".join(
         json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
@@ -758,7 +815,8 @@ def make_calibration_fleet(path: Path) -> None:
                     "source": "examples/make_examples.py (synthetic calibration fleet, "
                               "illustrative)",
                 }
-                rows.append({key: row[key] for key in JSONL_FIELDS})
+                # As the sample fleet: an export from before frame-generation modes.
+                rows.append({key: row[key] for key in JSONL_FIELDS if key in row})
                 index += 1
     rows.sort(key=lambda r: (r["certificate_id"], r["run_index"]))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -1017,6 +1075,7 @@ def main() -> None:
     make_platinum(out)
     make_gold(out)
     make_silver(out)
+    make_framegen(out)
     make_compare(out)
     make_fleet(out / "fleet.jsonl")
     make_calibration(out)

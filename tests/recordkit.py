@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from certgen.model.cohort import Cohort
 from certgen.record import Record, Run, load_record
-from certgen.rules.verdict import cohort_key, cohort_label
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "records" / "sample.json"
 _BASE: dict[str, Any] = json.loads(SAMPLE.read_bytes())
@@ -52,7 +52,9 @@ def run_json(short: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
     if run["status"] == "not_run":
         for key in _EMPTY_WHEN_NOT_RUN:
             run[key] = None
-    run["cohort"] = cohort_label(cohort_key(*(run[k] for k in _COHORT)))
+    if "frame_generation_mode" not in short:  # derived from frame_generation, as card.yaml does
+        run.pop("frame_generation_mode", None)
+    run["cohort"] = Cohort(*(run[k] for k in _COHORT), run.get("frame_generation_mode")).line()
     return run
 
 

@@ -214,9 +214,11 @@ def test_metrics_json_keys_sit_before_recorded() -> None:
     [entry] = measure([str(REAL / "PresentMon-2.5_test_case_2.csv")], None, None,
                       timing=FIXED_100)
     keys = list(entry)
-    # issue 39 added `unusable_columns` after `recorded`, the last of the pinned keys.
-    assert keys[-8:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
-                         "validity", "power_thermals", "recorded", "unusable_columns"]
+    # issue 42 added `frame_generation` and `errata` before `recorded`; issue 39 added
+    # `unusable_columns` after it, the last of the keys.
+    assert keys[-10:] == ["latency", "animation_error", "refresh_cadence", "hitch_causes",
+                          "validity", "power_thermals", "frame_generation", "errata", "recorded",
+                          "unusable_columns"]
     assert entry["refresh_cadence"]["refresh_hz"] == 100.0
 
 

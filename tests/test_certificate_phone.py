@@ -102,7 +102,7 @@ def off_screen(results: list[dict[str, object]]) -> list[str]:
 
 def _certificates(site: Path) -> list[Path]:
     found = sorted(site.glob("samples/*/certificate.*.html"))
-    assert len(found) == 3 * len(LANGS), found  # three samples, every language
+    assert len(found) == 4 * len(LANGS), found  # four samples, every language
     return found
 
 

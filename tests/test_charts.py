@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from certgen.record import Chart, dump_record, load_record
-from certgen.render.certificate import render_certificate_html, tier_scales
+from certgen.render.certificate import render_certificate_html, run_scales
 from certgen.render.charts import ChartWords, chart_scale, chart_text, frame_time_chart
 from certgen.render.i18n import LANGUAGES, fmt_number
 
@@ -119,7 +119,7 @@ def test_every_certificate_chart_has_its_sentence_for_screen_readers_and_on_the_
     page = _sample_html(lang)
     record = json.loads(SAMPLE.read_text(encoding="utf-8"))
     recorded = [r for r in record["runs"] if r["chart"]]
-    scales = tier_scales(load_record(SAMPLE.read_bytes()).runs)
+    scales = run_scales(load_record(SAMPLE.read_bytes()).runs)
     svgs = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="chart".*?</svg>', page)
     captions = re.findall(r'<p class="chart-text">([^<]*)</p>', page)
     assert len(svgs) == len(captions) == len(recorded) == 4
@@ -146,19 +146,47 @@ def test_every_certificate_chart_has_its_sentence_for_screen_readers_and_on_the_
         assert (scales[i].y_min > 0) == (len(text) > len(expected))
 
 
-def test_runs_of_one_tier_share_one_scale_on_the_certificate() -> None:
-    """sample.json: runs 0 and 3 are 2560x1440, runs 1 and 4 are 3840x2160; each pair has
-    the same frame-time ticks and capture-time axis, and the two tiers differ."""
+def _plotted_share(scale: Any, chart: Chart) -> float:
+    """How much of the frame-time axis the run's own frames span (1.0: all of it)."""
+    low = min(b[1] for b in chart.buckets)
+    high = max(b[2] for b in chart.buckets)
+    assert scale.y_min <= low and high <= scale.y_max  # every frame is on the chart
+    return (high - low) / (scale.y_max - scale.y_min)
+
+
+def test_each_run_is_scaled_to_its_own_frames_and_a_tier_shares_the_time_axis() -> None:
+    """sample.json: runs 0 and 3 are 2560x1440, runs 1 and 4 are 3840x2160. Each chart's
+    frame-time axis fits its run's frames (the frames span at least a third of it); the runs of
+    a tier share the capture-time axis."""
+    runs = load_record(SAMPLE.read_bytes()).runs
+    scales = run_scales(runs)
+    assert sorted(scales) == [0, 1, 3, 4]
+    for run in runs:
+        if run.chart is not None:
+            assert _plotted_share(scales[run.index], run.chart) >= 1 / 3, run.index
+    assert scales[0].seconds == scales[3].seconds and scales[1].seconds == scales[4].seconds
     page = _sample_html("en")
     svgs = dict(zip((0, 1, 3, 4), re.findall(
         r'<svg xmlns="http://www.w3.org/2000/svg" class="chart".*?</svg>', page), strict=True))
-    ticks = {i: _y_ticks(svg) for i, svg in svgs.items()}
     x_ticks = {i: re.findall(r'text-anchor="middle" class="tick"[^>]*>([^<]*)<', svg)
                for i, svg in svgs.items()}
-    assert ticks[0] == ticks[3] and ticks[1] == ticks[4] and ticks[0] != ticks[1]
     assert x_ticks[0] == x_ticks[3] and x_ticks[1] == x_ticks[4]
-    # The 2560x1440 tier spans 5.95–9.6 ms: fitted, not from zero.
-    assert ticks[0][0] != "0" and "axis-break" in svgs[0] and "axis-break" in svgs[3]
+
+
+def test_a_steady_run_beside_a_spiky_one_keeps_its_spread_visible() -> None:
+    """The issue's case: a real 2.7-8.2 ms capture in the tier of a run with 100 ms spikes was
+    drawn on 0-100 ms (its frames a flat line in the bottom twelfth). Now it fills its chart."""
+    runs = load_record(SAMPLE.read_bytes()).runs
+    steady = Chart(duration_ms=60000.0, buckets=((0.0, 2.7, 8.2), (30000.0, 3.1, 7.9)),
+                   low_1pct_ms=7.5, low_0_1pct_ms=8.0, mean_ms=4.1)
+    spiky = Chart(duration_ms=60000.0, buckets=((0.0, 5.0, 99.0), (30000.0, 6.0, 40.0)),
+                  low_1pct_ms=30.0, low_0_1pct_ms=60.0, mean_ms=8.0)
+    a = runs[0].model_copy(update={"chart": steady})
+    b = runs[3].model_copy(update={"chart": spiky})
+    scales = run_scales([a, b])
+    assert _plotted_share(scales[a.index], steady) >= 0.5
+    assert _plotted_share(chart_scale([steady, spiky]), steady) < 0.1  # the shared axis's flat line
+    assert _plotted_share(scales[b.index], spiky) >= 0.5
 
 
 def test_a_stacked_chart_names_its_font() -> None:

@@ -27,7 +27,8 @@ def test_json_keys_in_contract_order(
     expected = ["file", "format", "group", "groups_left_out", "interval_column",
                 *run_metrics_keys(), "incomplete", "incomplete_reason", "warnings",
                 "frame_diagnostics", "latency", "animation_error", "refresh_cadence",
-                "hitch_causes", "validity", "power_thermals", "recorded", "unusable_columns"]
+                "hitch_causes", "validity", "power_thermals", "frame_generation", "errata",
+                "recorded", "unusable_columns"]
     assert all(list(d) == expected for d in data)
     for key in ("file", "format", "frames", "dropped_nonpositive", "avg_fps", "low_1pct_fps",
                 "low_0_1pct_fps", "consistency_gap", "stutter", "fluidity_score", "p99_ms",

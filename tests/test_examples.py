@@ -19,6 +19,7 @@ BUNDLES = {
     "platinum-rtx4070s": "PLATINUM",
     "gold-rx7800xt": "GOLD",
     "silver-gtx1660s": "SILVER",
+    "framegen-rx7800xt": "GOLD",
 }
 
 
@@ -101,6 +102,17 @@ def test_sample_bundle_goes_through_the_pipeline_with_its_grade(bundle: str, fle
     if bundle == "silver-gtx1660s":
         assert "not_run" in statuses
         assert all(p is None for p in ranks)  # small cohorts: Provisional
+    if bundle == "framegen-rx7800xt":  # issue 42: a 2x frame-generation run beside one without
+        from certgen.metrics.framegen import displayed_beside_graded
+
+        fg, off = record.runs
+        assert (fg.frame_generation_mode, off.frame_generation_mode) == ("2x", "off")
+        assert fg.cohort.endswith("|fg:2x") and off.cohort.endswith("|fg:off")
+        assert fg.frame_diagnostics is not None and off.frame_diagnostics is not None
+        assert fg.frame_diagnostics.frame_generation_observed is not None
+        assert fg.frame_diagnostics.frame_generation_observed.observed_multiplier == 2.0
+        assert displayed_beside_graded(fg.metrics, fg.frame_diagnostics) is not None
+        assert displayed_beside_graded(off.metrics, off.frame_diagnostics) is None
     if bundle == "gold-rx7800xt":
         over = [r for r in record.runs
                 if r.metrics and r.metrics.stutter is not None and r.metrics.stutter > 0.60]

@@ -199,7 +199,8 @@ def test_cohorts_table_and_json(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert out.splitlines() == [
         "runs  cohort",
         "   5  Cyberpunk 2077 · 2560x1440 · Ultra · RT off · upscaler none · FG off",
-        "   3  Alan Wake 2 · 2560x1440 · High · RT off · upscaler DLSS Quality · FG on",
+        "   3  Alan Wake 2 · 2560x1440 · High · RT off · upscaler DLSS Quality · FG on (mode not "
+        "stated)",
         (f"8 runs in 2 cohorts; percentiles are published from n = {MIN} (the run itself "
          "included)"),
     ]

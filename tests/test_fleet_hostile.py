@@ -117,7 +117,7 @@ def test_the_limits_accept_what_certgen_computes(fleet_location: str) -> None:
             line(certificate_id="E-2", avg_fps=MAX_FPS, low_1pct_fps=MAX_FPS,
                  low_0_1pct_fps=MAX_FPS, consistency_gap=0.0, stutter=0.0,
                  fluidity_score=100.0, run_index=99_999, issued=None),
-            line(certificate_id="E-3", **dict.fromkeys(JSONL_FIELDS[12:18])),
+            line(certificate_id="E-3", **dict.fromkeys(JSONL_FIELDS[13:19])),
             line(certificate_id="E-4", title="Метро Исход\u00a0Enhanced", upscaler="XeSS",
                  upscaler_mode="Ultra Quality")]
     with FleetStore.open(fleet_location) as store:

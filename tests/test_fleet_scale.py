@@ -171,15 +171,22 @@ def test_rank_from_sums_equals_rank_value(others: list[float], value: float, low
         value, others, lower_is_better=lower, min_cohort=minimum, mean_decimals=decimals)
 
 
+def insert_before_modes(conn: sqlite3.Connection, rows: list[FleetRun]) -> None:
+    """Insert rows as a certgen from before frame-generation modes wrote them (schema 2 or 3:
+    no frame_generation_mode column)."""
+    keep = [i for i, c in enumerate(fleet_store._COLUMNS) if c != "frame_generation_mode"]
+    conn.executemany(
+        f"INSERT INTO runs ({', '.join(fleet_store._COLUMNS[i] for i in keep)}) "
+        f"VALUES ({', '.join('?' * len(keep))})",
+        [[fleet_store._to_sql(r)[i] for i in keep] for r in rows])
+
+
 def test_a_version_2_file_migrates_to_sql_ranking(tmp_path: Path) -> None:
     path = tmp_path / "v2.sqlite"
     conn = sqlite3.connect(path, isolation_level=None)
     migrate(conn, where=str(path), target=2)
     rows = random_fleet(21, 80)
-    conn.executemany(
-        f"INSERT INTO runs ({', '.join(fleet_store._COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(fleet_store._COLUMNS))})",
-        [fleet_store._to_sql(r) for r in rows])
+    insert_before_modes(conn, rows)
     conn.close()
     with FleetStore.open(path) as store:
         assert store.schema_version == SCHEMA_VERSION

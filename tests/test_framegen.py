@@ -142,8 +142,12 @@ def test_sop_figures_are_the_same_with_and_without_frame_type(tmp_path: pathlib.
     with_type = _write(tmp_path, "with.csv", presentmon_2x())
     without = _write(tmp_path, "without.csv", presentmon_2x(frame_type=False))
     a, b = measure([str(with_type), str(without)], None, None)
-    pinned = [k for k in a if k not in ("file", "frame_diagnostics", "validity")]
+    pinned = [k for k in a if k not in ("file", "frame_diagnostics", "validity",
+                                        "frame_generation")]
     assert {k: a[k] for k in pinned} == {k: b[k] for k in pinned}
+    # The multiplier is FrameType's own figure: shown with the column, why not without it.
+    assert a["frame_generation"]["observed_multiplier"] == 2.0
+    assert b["frame_generation"]["not_shown"] is not None
     assert a["frame_diagnostics"]["frame_generation"] is not None
     # Only the check that reads FrameType differs: it runs on one file and not the other.
     assert a["validity"]["checked"] == ["generated_zero_interval", *b["validity"]["checked"]]
@@ -271,7 +275,12 @@ def test_no_columns_no_diagnostics(tmp_path: pathlib.Path) -> None:
     capture = _capture(log.encode(), tmp_path, "m.csv")
     assert capture.frame_types is None and capture.display_change_ms is None
     diag = compute_frame_diagnostics(capture, WEIGHTS)
-    assert diag.model_dump() == {"frame_generation": None, "display": None}
+    assert diag.model_dump() == {
+        "frame_generation": None, "display": None,
+        "frame_generation_observed": {
+            "observed_multiplier": None, "per_second": None,
+            "not_shown": "not shown by this capture: it has no frame-type column (PresentMon 2.x "
+                         "FrameType)"}}
 
 
 def test_capframex_json_display_changes_with_nulls(tmp_path: pathlib.Path) -> None:

@@ -96,11 +96,12 @@ def test_the_site_opens_each_sample_capture_and_the_sample_fleet_once(
     builds with `certgen site` under the same audit hook (tests/conftest.py), undated: a date
     changes what the pages print, not which inputs are read."""
     bundles = sorted(p for p in EXAMPLES.iterdir() if (p / "card.yaml").is_file())
-    assert [b.name for b in bundles] == ["gold-rx7800xt", "platinum-rtx4070s", "silver-gtx1660s"]
+    assert [b.name for b in bundles] == ["framegen-rx7800xt", "gold-rx7800xt", "platinum-rtx4070s",
+                                         "silver-gtx1660s"]
     opened = Counter(os.path.realpath(p) for p in sample_site_opens)
     expected = {str((bundle / name).resolve()): 1
                 for bundle in bundles for name in ["card.yaml", *_named_files(bundle)]}
     expected[str((EXAMPLES / "fleet.jsonl").resolve())] = 1
-    assert len(expected) >= 12  # three cards, their captures and first captures, the fleet
+    assert len(expected) >= 15  # four cards, their captures and first captures, the fleet
     assert {p: n for p, n in opened.items() if p in expected} == expected
     assert (sample_site / "manifest.json").is_file()

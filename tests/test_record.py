@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from certgen.errors import RefusalError
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.model import Rank, Ranks, RunMetrics, Weights
+from certgen.model.cohort import Cohort
 from certgen.pipeline import make_record
 from certgen.record import Record, RecordError, chart_series, dump_record, load_record
 
@@ -342,7 +343,7 @@ def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
     fleet = FakeFleet()
     record = as_json(make_record(tmp_path, fleet=fleet))
     assert fleet.calls[0] == (
-        ("Game 0", "2560x1440", "Ultra", False, "none", None, False), "TEST-0001", 30
+        Cohort("Game 0", "2560x1440", "Ultra", False, "none", None, False), "TEST-0001", 30
     )
     assert record["runs"][0]["ranks"] == {
         "fluidity_score": {"percentile": 50.0, "n": 40, "cohort_mean": 1.0, "z": 0.0},
@@ -352,7 +353,7 @@ def test_fleet_ranks_enter_the_record(tmp_path: Path) -> None:
     assert record["fleet"]["fleet_runs"] == 1234
     # Asked of the bundle's own cohorts (one per run), never of the whole fleet.
     assert fleet.calls[-1] == ("cohort_runs", [
-        (f"Game {i}", "2560x1440", "Ultra", False, "none", None, False) for i in (0, 1)])
+        Cohort(f"Game {i}", "2560x1440", "Ultra", False, "none", None, False) for i in (0, 1)])
     assert record["fleet"]["cohort_mean"] is None
 
 

@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from certgen.model import GradeCap
+from certgen.model.cohort import Cohort
 from certgen.rules.verdict import (
     RunFacts,
-    cohort_label,
     decide,
     grade_tiers,
     mean_score,
@@ -259,9 +259,11 @@ def test_not_run_runs_escape_soft_limit_and_audit() -> None:
 
 
 def test_cohort_label() -> None:
-    assert cohort_label(("Cyberpunk 2077", "2560x1440", "Ultra", False, "DLSS", "Quality", True)) == (
+    assert Cohort("Cyberpunk 2077", "2560x1440", "Ultra", False, "DLSS", "Quality", True).line() == (
         "Cyberpunk 2077|2560x1440|Ultra|rt:off|DLSS|Quality|fg:on"
     )
+    assert Cohort("Cyberpunk 2077", "2560x1440", "Ultra", False, "DLSS", "Quality", True,
+                  "4x").line() == "Cyberpunk 2077|2560x1440|Ultra|rt:off|DLSS|Quality|fg:4x"
 
 
 GRADE_ORDER = ["SILVER", "GOLD", "PLATINUM"]

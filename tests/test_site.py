@@ -259,7 +259,7 @@ def test_every_qr_address_is_a_registry_page_with_the_same_sha256(site: Path) ->
     import html as html_text
 
     targets = qr_targets(site)
-    assert len(targets) == 3 * len(LANGS)
+    assert len(targets) == 4 * len(LANGS)
     import re
 
     from certgen.render.certificate import qr_svg
@@ -313,7 +313,7 @@ def test_the_sample_registry_shows_one_revoked_certificate(site: Path) -> None:
     index = json.loads((site / "verify" / "index.json").read_bytes())
     status = {c["id"]: c["status"] for c in index["certificates"]}
     assert status == {"SAMPLE-PLATINUM-0001": "valid", "SAMPLE-GOLD-0002": "valid",
-                      "SAMPLE-SILVER-0003": "revoked"}
+                      "SAMPLE-SILVER-0003": "revoked", "SAMPLE-FG-0004": "valid"}
     words = {"en": "REVOKED", "ru": "ОТОЗВАН", "pt": "REVOGADO"}
     for lang in LANGS:
         page = (site / "verify" / "SAMPLE-SILVER-0003" / lang / "index.html").read_text("utf-8")

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from certgen.captures.common import MAX_CAPTURE_FRAMES, Data, check_head, first_line, mapped_capture
+from certgen.captures.errata import capture_errata
 from certgen.captures.formats import DETECTION_ORDER, ReadRequest, format_of, listed_formats
 from certgen.captures.formats import FORMATS as FORMATS  # re-exported: --format takes it from here
 from certgen.captures.model import Capture
@@ -107,6 +108,9 @@ def read_capture(
     for capture in captures:
         check_frame_times(capture, name)
     captures = [set_aside(capture) for capture in captures]
+    # Known tool defects in the columns read, through the tool and version the file records.
+    captures = [capture.with_errata(capture_errata(capture, format_of(capture.format).tool))
+                for capture in captures]
     # What a file states about its own figures stays a claim here (Capture.stated_figures):
     # the callers check it against the frames (certgen.metrics.pagefigures.checked), as readers
     # compute no figure.

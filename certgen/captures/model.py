@@ -9,7 +9,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from certgen.model.capture import IncompleteDetail, Recorded, UnusableColumn
+from certgen.model.capture import CaptureErratum, IncompleteDetail, Recorded, UnusableColumn
 from certgen.support.untrusted import escape_invisible
 
 
@@ -169,6 +169,14 @@ class Capture:
     """Summary figures the file itself states for this run, by name (sorted), None for an empty
     value: a benchmark-page CSV's `kind=metric` rows. A claim, never used as a figure: reading
     the capture checks it against the frame times (certgen.metrics.pagefigures) and warns."""
+    errata: tuple[CaptureErratum, ...] = ()
+    """Known defects of the tool version the capture records in a column certgen read from it
+    (certgen.captures.errata, matched as the capture is read)."""
+
+    def with_errata(self, errata: tuple[CaptureErratum, ...]) -> Capture:
+        """This capture with its errata findings."""
+        types = None if self.frame_type_codes is not None else self.frame_types
+        return dataclasses.replace(self, errata=errata, frame_types=types)
 
     def with_warnings(self, extra: tuple[str, ...]) -> Capture:
         """This capture with `extra` warnings after its own (a check made after the reader)."""

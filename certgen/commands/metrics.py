@@ -39,7 +39,7 @@ from certgen.errors import CertgenError, NoProcessGroupsError
 from certgen.inputs.bundle import CardDisplayTiming, display_timing_of
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics
+from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
@@ -166,12 +166,20 @@ def measure(paths: list[str], fmt: str | None, process: str | None,
         entry["incomplete_reason"] = capture.incomplete_reason
         entry["warnings"] = notes(capture) + ([note] if note else [])
         # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
-        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
+        frame_diagnostics = compute_frame_diagnostics(capture, weights)
+        entry["frame_diagnostics"] = frame_diagnostics.model_dump(
+            mode="json", exclude={"frame_generation_observed"})  # given below, on its own key
         # What the tool measured beside the intervals (pinned keys; null: not measured).
         # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
         # as record.json's
         # runs[].measured holds them (measured_by sets every key).
         entry.update(measured_by(capture, timing).model_dump(mode="json"))
+        # Issue 42 (pinned): the frame-generation multiplier the capture shows, or why not.
+        entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
+                                     or observe_frame_generation(capture.frame_times_ms, None)
+                                     ).model_dump(mode="json")
+        # Issue 42: known defects of the tool version the capture records, in a column read.
+        entry["errata"] = [e.model_dump(mode="json") for e in capture.errata]
         # What the file itself says about the system and the capture, as written (pinned keys).
         entry["recorded"] = capture.recorded.model_dump(mode="json")
         # Diagnostic columns set aside (their figures above read not measured), and why: added
@@ -241,6 +249,14 @@ def render_table(results: list[dict[str, Any]]) -> str:
         if r["incomplete"]:
             extra.append(f"incomplete: {r['incomplete_reason']}")
         extra += r["warnings"]
+        extra += [f"known {e['tool']} {e['version']} defect {e['id']} in {', '.join(e['columns'])} "
+                  f"(effect: {e['effect']}): {e['defect']} {e['source']}" for e in r["errata"]]
+        fg = r["frame_generation"]
+        if fg["observed_multiplier"] is not None:
+            spread = fg["per_second"]
+            extra.append(f"frame generation: {fg['observed_multiplier']:.2f}x shown per "
+                         "application frame" + ("" if spread is None else
+                         f" ({spread['min']:.2f}x to {spread['max']:.2f}x per second)"))
         extra += diagnostic_notes(r["frame_diagnostics"])
         extra += measured_notes(r["latency"], r["animation_error"])
         extra += unusable_notes(r["unusable_columns"])

@@ -22,7 +22,7 @@ from certgen.errors import FleetError
 from certgen.errors import FleetImportError as FleetImportError  # re-exported (moved)
 from certgen.inputs.bundle import NAME_LIMIT, UPSCALERS, check_text
 from certgen.metrics.figures import round_half_away
-from certgen.model.cohort import Cohort, Rank
+from certgen.model.cohort import FRAME_GENERATION_MODES, Cohort, FrameGenerationMode, Rank
 from certgen.record import Record
 from certgen.support.untrusted import escape_invisible, shorten
 
@@ -262,6 +262,7 @@ class FleetRun:
             "title": c.title, "resolution": c.resolution, "preset": c.preset,
             "ray_tracing": c.ray_tracing, "upscaler": c.upscaler, "upscaler_mode": c.upscaler_mode,
             "frame_generation": c.frame_generation,
+            "frame_generation_mode": c.frame_generation_mode,
             **{m: self.metric(m) for m in METRIC_NAMES},
             "source": self.source,
         }
@@ -290,6 +291,7 @@ class RowObject(TypedDict):
     upscaler: str
     upscaler_mode: str | None
     frame_generation: bool
+    frame_generation_mode: FrameGenerationMode | None
     fluidity_score: float | None
     consistency_gap: float | None
     stutter: float | None
@@ -441,6 +443,18 @@ def field_errors(obj: Mapping[str, object]) -> list[tuple[str, str]]:
     for key in ("ray_tracing", "frame_generation"):
         if key in obj and not isinstance(obj[key], bool):
             errors.append((key, f"expected true or false, got {_describe(obj[key])}"))
+    if "frame_generation_mode" in obj:
+        v = obj["frame_generation_mode"]
+        fg = obj.get("frame_generation")
+        if v is not None and (not isinstance(v, str) or v not in _MODE_SET):
+            errors.append(("frame_generation_mode",
+                           f"expected one of {', '.join(FRAME_GENERATION_MODES)} or null, got "
+                           f"{_describe(v)}"))
+        elif isinstance(fg, bool) and (v == "off") == fg:
+            want = "off" if not fg else "a mode other than off, or null (not stated)"
+            errors.append(("frame_generation_mode",
+                           f"expected {want} with frame_generation {str(fg).lower()}, got "
+                           f"{_describe(v)}"))
     if "run_index" in obj:
         v = obj["run_index"]
         if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_RUN_INDEX:
@@ -469,9 +483,14 @@ def field_errors(obj: Mapping[str, object]) -> list[tuple[str, str]]:
 
 
 def parse_line(obj: object, where: str) -> tuple[FleetRun | None, list[str]]:
-    """Validate one decoded JSONL object; return the row or every error (`where: field: …`)."""
+    """Validate one decoded JSONL object; return the row or every error (`where: field: …`).
+
+    A line from an older certgen's export has no frame_generation_mode: it reads as what that
+    certgen knew, off or (frame generation on) not stated, never a guessed mode."""
     if not isinstance(obj, dict):
         return None, [f"{where}: expected a JSON object, got {_describe(obj)}"]
+    if "frame_generation_mode" not in obj and isinstance(obj.get("frame_generation"), bool):
+        obj = {**obj, "frame_generation_mode": None if obj["frame_generation"] else "off"}
     if _plainly_valid(obj):
         return _row_from_mapping(obj), []
     errors = field_errors(obj)
@@ -486,6 +505,7 @@ def valid_row(obj: Mapping[str, object]) -> RowObject:
 
 
 _FIELD_SET: Final = frozenset(JSONL_FIELDS)
+_MODE_SET: Final = frozenset(FRAME_GENERATION_MODES)
 _UPSCALER_SET: Final = frozenset(UPSCALERS)
 _RANGES: Final = tuple(METRIC_RANGES.items())
 
@@ -514,6 +534,10 @@ def _plainly_valid(obj: Mapping[str, object]) -> TypeGuard[RowObject]:
     if type(obj["upscaler"]) is not str or obj["upscaler"] not in _UPSCALER_SET:
         return False
     if type(obj["ray_tracing"]) is not bool or type(obj["frame_generation"]) is not bool:
+        return False
+    fg_mode = obj["frame_generation_mode"]
+    if (fg_mode is not None and (type(fg_mode) is not str or fg_mode not in _MODE_SET)) or \
+            (fg_mode == "off") == obj["frame_generation"]:
         return False
     index = obj["run_index"]
     if type(index) is not int or not 0 <= index <= MAX_RUN_INDEX:
@@ -548,7 +572,8 @@ def _row_from_mapping(obj: RowObject) -> FleetRun:
         certificate_id=obj["certificate_id"], run_index=int(obj["run_index"]),
         issued=obj["issued"], card_model=obj["card_model"], card_serial=obj["card_serial"],
         cohort=Cohort(obj["title"], obj["resolution"], obj["preset"], bool(obj["ray_tracing"]),
-                      obj["upscaler"], obj["upscaler_mode"], bool(obj["frame_generation"])),
+                      obj["upscaler"], obj["upscaler_mode"], bool(obj["frame_generation"]),
+                      obj["frame_generation_mode"]),
         avg_fps=num(obj["avg_fps"]), low_1pct_fps=num(obj["low_1pct_fps"]),
         low_0_1pct_fps=num(obj["low_0_1pct_fps"]), consistency_gap=num(obj["consistency_gap"]),
         stutter=num(obj["stutter"]), fluidity_score=num(obj["fluidity_score"]),
@@ -584,6 +609,9 @@ def runs_from_record(record: Record, *, source: str, where: str = "record.json")
             "issued": record.certificate.issued,
             "card_model": record.card.model, "card_serial": record.card.serial,
             **{k: getattr(run, k) for k in Cohort._fields},
+            # A record from before modes has none: off, or on with the mode not stated.
+            "frame_generation_mode": run.frame_generation_mode if run.frame_generation
+            else "off",
             **{m: None if metrics is None else getattr(metrics, m) for m in METRIC_NAMES},
             "source": source,
         }

@@ -26,12 +26,13 @@ from certgen.errors import FleetError
 from certgen.fleet.model import METRIC_NAMES
 from certgen.fleet.schema import MIGRATIONS as SQLITE_MIGRATIONS
 from certgen.fleet.schema import (
+    MODE_LIST,
     Connection,
-    _as_cohort,
     _fill_aggregates,
     _not_a_fleet,
     _older_schema,
     _say_waiting,
+    columns_cohort,
     lock_error,
     one_line,
 )
@@ -56,7 +57,7 @@ def _rekey_cohorts(conn: Connection) -> None:
                         "FROM runs").fetchall()
     for cert, index, *fields in rows:
         conn.execute("UPDATE runs SET cohort_key = %s WHERE certificate_id = %s "
-                     "AND run_index = %s", (_as_cohort(fields).key(), cert, index))
+                     "AND run_index = %s", (columns_cohort(fields).key(), cert, index))
 
 
 def _fill_aggregates_pg(conn: Connection) -> None:
@@ -123,6 +124,11 @@ MIGRATIONS: Final[tuple[tuple[str | Callable[[Connection], None], ...], ...]] = 
         PRIMARY KEY (sha256, certificate_id)
     )
     """,),
+    (
+        f"ALTER TABLE runs ADD COLUMN frame_generation_mode {_TEXT} CHECK "
+        f"(frame_generation_mode IN ({MODE_LIST}))",
+        "UPDATE runs SET frame_generation_mode = 'off' WHERE frame_generation = 0",
+    ),
 )
 """The PostgreSQL form of each schema step (same count and meaning as the SQLite steps)."""
 

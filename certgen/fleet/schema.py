@@ -27,7 +27,7 @@ from certgen.fleet.model import (
     field_errors,
     valid_row,
 )
-from certgen.model.cohort import Cohort
+from certgen.model.cohort import FRAME_GENERATION_MODES, Cohort
 from certgen.support.untrusted import escape_invisible, shorten
 
 
@@ -76,7 +76,7 @@ def _rekey_cohorts(conn: sqlite3.Connection) -> None:
                         "upscaler_mode, frame_generation FROM runs").fetchall()
     for rowid, *fields in rows:
         conn.execute("UPDATE runs SET cohort_key = ? WHERE rowid = ?",
-                     (_as_cohort(fields).key(), rowid))
+                     (columns_cohort(fields).key(), rowid))
 
 
 def _fill_aggregates_sqlite(conn: sqlite3.Connection) -> None:
@@ -89,17 +89,24 @@ def _fill_aggregates(conn: Connection, mark: str) -> None:
     Streams the rows once; memory holds one aggregate per cohort and metric.
     """
     delta = _Delta()
-    cur = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM runs")
+    # The columns of step 3's schema: the mode column comes in step 4 (the derived mode gives
+    # the same key).
+    columns = tuple(c for c in _COLUMNS if c != "frame_generation_mode")
+    cur = conn.execute(f"SELECT {', '.join(columns)} FROM runs")
     while True:
         chunk = cur.fetchmany(BATCH_ROWS)
         if not chunk:
             break
         for r in chunk:
-            delta.add(_from_sql(r, "the fleet"), 1)
+            delta.add(_from_sql(r, "the fleet", columns), 1)
     delta.flush(conn, mark)
 
 
 Migration = str | Callable[[sqlite3.Connection], None]
+
+
+MODE_LIST: Final = ", ".join(f"'{m}'" for m in FRAME_GENERATION_MODES)
+"""The modes a row's frame_generation_mode may hold (SQL text for a CHECK)."""
 
 
 _METRIC_INDEXES: Final = tuple(
@@ -175,6 +182,15 @@ MIGRATIONS: Final[tuple[tuple[Migration, ...], ...]] = (
         PRIMARY KEY (sha256, certificate_id)
     )
     """,),
+    # 5: the frame-generation mode (issue 42). A row from before holds what was known: off
+    # when frame generation was off, NULL (on, mode not stated) when it was on; never a guessed
+    # mode. Both keep their cohort key (Cohort.key() writes off and not-stated as before), so no
+    # row is re-keyed and no aggregate changes.
+    (
+        "ALTER TABLE runs ADD COLUMN frame_generation_mode TEXT CHECK (frame_generation_mode "
+        f"IN ({MODE_LIST}))",
+        "UPDATE runs SET frame_generation_mode = 'off' WHERE frame_generation = 0",
+    ),
 )
 """Ordered schema steps (SQL, or a function for data the SQL cannot derive exactly);
 PRAGMA user_version = how many of them a file has applied. Never edit a released step: append.
@@ -302,12 +318,10 @@ def one_line(text: str) -> str:
     return escape_invisible(shorten(" ".join(text.split()), 160))
 
 
-def _as_cohort(cohort: Sequence[object]) -> Cohort:
-    if isinstance(cohort, Cohort):
-        return cohort
-    if len(cohort) != len(Cohort._fields):
-        raise ValueError(f"a cohort has {len(Cohort._fields)} fields, got {cohort!r}")
-    t, r, p, rt, up, mode, fg = cohort
+def columns_cohort(fields: Sequence[object]) -> Cohort:
+    """The cohort of a row's seven cohort columns as schema step 2 found them (before the
+    mode column): the mode derived, off or not stated, never guessed."""
+    t, r, p, rt, up, mode, fg = fields
     return Cohort(str(t), str(r), str(p), bool(rt), str(up), None if mode is None else str(mode),
                   bool(fg))
 
@@ -316,11 +330,14 @@ _NOT_WRITTEN_HERE: Final = ("a value this certgen would not write (an older cert
                              "tool wrote it): correct or delete that row")
 
 
-def _from_sql(r: Sequence[object], where: str) -> FleetRun:
+def _from_sql(r: Sequence[object], where: str, columns: Sequence[str] = _COLUMNS) -> FleetRun:
     """A stored row, checked as an imported line is: a row this certgen would not write is a
     FleetError naming it, never a traceback later."""
-    obj: dict[str, object] = dict(zip(_COLUMNS, r, strict=True))
+    obj: dict[str, object] = dict(zip(columns, r, strict=True))
     obj.pop("cohort_key")
+    if "frame_generation_mode" not in obj and obj["frame_generation"] in (0, 1):
+        # A row read by a schema step before the mode column: off or not stated.
+        obj["frame_generation_mode"] = None if obj["frame_generation"] else "off"
     for key in ("ray_tracing", "frame_generation"):
         if obj[key] in (0, 1):
             obj[key] = bool(obj[key])

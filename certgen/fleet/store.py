@@ -71,7 +71,6 @@ from certgen.fleet.schema import (
     SCHEMA_VERSION,
     Connection,
     Cursor,
-    _as_cohort,
     _Delta,
     _from_sql,
     _marks,
@@ -1020,10 +1019,10 @@ class FleetStore:
         assert found is not None  # an aggregate: one row
         return _stored_count(found[0], str(self.path), "cohorts.runs")
 
-    def cohort_runs(self, cohorts: Iterable[Sequence[str | bool | None]]) -> int:
+    def cohort_runs(self, cohorts: Iterable[Cohort]) -> int:
         """How many runs the fleet holds in these cohorts, each counted once (a record's
         `fleet.fleet_runs`: what its ranks are measured against)."""
-        keys = sorted({_as_cohort(c).key() for c in cohorts})
+        keys = sorted({c.key() for c in cohorts})
         total = 0
         with self._reading():
             for key in keys:
@@ -1043,13 +1042,13 @@ class FleetStore:
         out.sort(key=lambda cs: (-cs[1], _cohort_sort_key(cs[0])))
         return out
 
-    def cohort_digest(self, cohorts: Iterable[Sequence[str | bool | None]]) -> str:
+    def cohort_digest(self, cohorts: Iterable[Cohort]) -> str:
         """A digest of the fleet content of these cohorts (what their ranks can depend on).
 
         Changes when a run of one of them is added, replaced or removed, and only then: the
         build cache keys each bundle on the digest of its own cohorts.
         """
-        keys = sorted({_as_cohort(c).key() for c in cohorts})
+        keys = sorted({c.key() for c in cohorts})
         digest = hashlib.sha256()
         with self._reading():
             for key in keys:
@@ -1059,14 +1058,14 @@ class FleetStore:
                 digest.update(f"{key}\0{state}\0".encode())
         return digest.hexdigest()
 
-    def cohort_values(self, cohort: Sequence[str | bool | None],
+    def cohort_values(self, cohort: Cohort,
                       certificate_id: str) -> dict[str, list[float]]:
         """Per metric, the non-null values of the cohort's runs from other certificates.
 
         Pulls the whole cohort: for audits and tests (the reference for ranks_for), never used
         by ranking itself.
         """
-        key = _as_cohort(cohort).key()
+        key = cohort.key()
         with self._reading():
             found = self._execute(
                 f"SELECT {', '.join(METRIC_NAMES)} FROM runs "
@@ -1081,11 +1080,11 @@ class FleetStore:
         return values
 
     def _ranks(
-        self, cohort: Sequence[str | bool | None], metrics: Mapping[str, float | None],
+        self, cohort: Cohort, metrics: Mapping[str, float | None],
         certificate_id: str, minimum: int,
     ) -> dict[str, Rank]:
         """Rank every metric the run has a value for, in SQL (see the module docstring)."""
-        key = _as_cohort(cohort).key()
+        key = cohort.key()
         wanted = [(m, float(given)) for m in RANKED_METRICS
                   if (given := metrics.get(m.name)) is not None]
         for m, value in wanted:
@@ -1100,7 +1099,7 @@ class FleetStore:
             found_stats = self._execute(
                 "SELECT metric, n, sum_x, sum_xx FROM cohort_stats WHERE cohort_key = ?",
                 (key,)).fetchall()
-            stats = _stored_stats(found_stats, str(self.path), _as_cohort(cohort))
+            stats = _stored_stats(found_stats, str(self.path), cohort)
             # By certificate only (its unique index; a few rows), the cohort filtered here: with
             # the cohort in the WHERE clause a planner may walk the cohort's index instead.
             own = [r[1:] for r in self._execute(
@@ -1130,7 +1129,7 @@ class FleetStore:
                                                  mean_decimals=m.mean_decimals)
                 except (ArithmeticError, ValueError) as exc:
                     # The rows were in range: only damaged aggregates can get here.
-                    raise _damaged_stats(str(self.path), _as_cohort(cohort), exc) from exc
+                    raise _damaged_stats(str(self.path), cohort, exc) from exc
         return out
 
     def _check_stored_values(self, key: str, names: Sequence[str]) -> None:
@@ -1156,7 +1155,7 @@ class FleetStore:
 
     def ranks_for(
         self,
-        cohort: Sequence[str | bool | None],
+        cohort: Cohort,
         metrics: Mapping[str, float | None],
         certificate_id: str,
         *,
@@ -1164,8 +1163,7 @@ class FleetStore:
     ) -> dict[str, dict[str, float | int | None]]:
         """`runs[].ranks` of one run: {metric: {percentile, n, cohort_mean, z}}.
 
-        cohort: (title, resolution, preset, ray_tracing, upscaler, upscaler_mode,
-        frame_generation); metrics: the run's metrics (nulls allowed); the certificate's own
+        cohort: the run's Cohort; metrics: the run's metrics (nulls allowed); the certificate's own
         runs are left out of the cohort. min_cohort: the bundle's rules (default: the store's).
         """
         minimum = self.min_cohort if min_cohort is None else min_cohort
@@ -1174,7 +1172,7 @@ class FleetStore:
 
     def run_ranks(
         self,
-        cohort: Sequence[str | bool | None],
+        cohort: Cohort,
         metrics: RunMetrics,
         certificate_id: str,
         *,
@@ -1203,9 +1201,9 @@ def _refuse_constant(name: str) -> NoReturn:
 
 
 
-def _cohort_sort_key(c: Cohort) -> tuple[str, int, str, str, bool, str, str, bool]:
+def _cohort_sort_key(c: Cohort) -> tuple[str, int, str, str, bool, str, str, bool, str]:
     return (c.title, _pixels(c.resolution), c.resolution, c.preset, c.ray_tracing, c.upscaler,
-            c.upscaler_mode or "", c.frame_generation)
+            c.upscaler_mode or "", c.frame_generation, c.frame_generation_mode or "")
 
 
 def _pixels(resolution: str) -> int:
@@ -1220,7 +1218,8 @@ def _to_sql(row: FleetRun) -> tuple[object, ...]:
     c = row.cohort
     return (row.certificate_id, row.run_index, row.issued, row.card_model, row.card_serial,
             c.title, c.resolution, c.preset, int(c.ray_tracing), c.upscaler, c.upscaler_mode,
-            int(c.frame_generation), *_metric_values(row), row.source, c.key())
+            int(c.frame_generation), c.frame_generation_mode, *_metric_values(row), row.source,
+            c.key())
 
 
 
@@ -1262,7 +1261,10 @@ def _stored_cohort(key: object, where: str) -> Cohort:
         if not isinstance(key, (str, bytes, bytearray)):  # json.loads's own refusal
             raise TypeError(f"the JSON object must be str, bytes or bytearray, not "
                             f"{key.__class__.__name__}")
-        cohort = _as_cohort(json.loads(key))
+        fields = json.loads(key)
+        if not isinstance(fields, list):
+            raise ValueError("not a JSON array")
+        cohort = Cohort.from_key(fields)
     except (TypeError, ValueError) as exc:
         raise FleetError(f"cohorts: holds the key {_stored_shown(key)}, which is not a cohort; "
                          f"{_NOT_WRITTEN_HERE}", file=where) from exc

@@ -47,6 +47,7 @@ from pydantic_core import PydanticCustomError
 
 from certgen.errors import BundleErrors
 from certgen.model.base import schema_keeping_names
+from certgen.model.cohort import FrameGenerationMode
 from certgen.model.measured import DisplayTiming
 from certgen.sop import available_sops, has_rules_file, load_rules
 from certgen.support.markup import sanitise_markdown, visible_text
@@ -463,7 +464,15 @@ class CardRun(_CardModel):
     ray_tracing: bool
     upscaler: Literal["none", "DLSS", "FSR", "XeSS"]
     upscaler_mode: Text | None = Field(description="e.g. Quality; null when no upscaler.")
-    frame_generation: bool
+    frame_generation: bool = Field(description=(
+        "Frame generation on; may be left out when frame_generation_mode is given (derived "
+        "from it: on unless the mode is off)."))
+    frame_generation_mode: FrameGenerationMode | None = Field(
+        default=None, description=(
+            "off, 2x, 3x, 4x, 6x or dynamic: frames shown per frame the game renders, or a "
+            "multiplier the driver changes during the run. Must agree with frame_generation; "
+            "left out, the mode is off, or (frame generation on) not stated, and the run ranks "
+            "with other runs whose mode is not stated."))
     capture: str | None = Field(default=None, description="Capture file inside the bundle.")
     not_run: Prose | None = Field(
         default=None, description="Why the run could not execute (per language or a string).")
@@ -509,6 +518,25 @@ class CardRun(_CardModel):
     @classmethod
     def _capture(cls, value: str | None, info: ValidationInfo) -> str | None:
         return None if value is None else _confined(value, info)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_frame_generation(cls, data: object) -> object:
+        # frame_generation left out: derived from the mode (the mode alone says it all).
+        if isinstance(data, dict) and "frame_generation" not in data and \
+                isinstance(data.get("frame_generation_mode"), str):
+            return {**data, "frame_generation": data["frame_generation_mode"] != "off"}
+        return data
+
+    @model_validator(mode="after")
+    def _mode_agrees(self) -> CardRun:
+        mode = self.frame_generation_mode
+        if mode is not None and (mode != "off") != self.frame_generation:
+            raise PydanticCustomError(
+                "frame_generation_mode",
+                "expected frame_generation_mode to agree with frame_generation ({fg}), got "
+                "'{mode}'", {"fg": str(self.frame_generation).lower(), "mode": mode})
+        return self
 
     @model_validator(mode="after")
     def _capture_xor_not_run(self) -> CardRun:
@@ -740,7 +768,7 @@ def format_validation_errors(exc: ValidationError, file: str = CARD_FILE,
         elif kind.startswith("path_") and kind != "path_absolute" and kind != "path_parent":
             text = f"{shown_value(err['input'])}: {err['msg']}"
         elif kind in ("capture_or_not_run", "text_too_long", "too_many_repeats",
-                      "repeats_not_run"):
+                      "repeats_not_run", "frame_generation_mode"):
             text = err["msg"]  # a long value is not repeated in its own refusal
         else:
             text = f"{err['msg']}, got {shown_value(err['input'])}"

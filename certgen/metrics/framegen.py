@@ -27,7 +27,8 @@ graded. No column, no figure: null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +40,10 @@ from certgen.model.figures import (
     DisplayDiagnostic,
     FrameDiagnostics,
     FrameGenerationDiagnostic,
+    FrameGenerationObserved,
     FrameTypeCount,
+    PerSecondRange,
+    RunMetrics,
 )
 
 if TYPE_CHECKING:
@@ -95,6 +99,94 @@ def compute_display_timing(display_change_ms: FloatArray, column: str, weights: 
                              figures=figures_of(shown, weights))
 
 
+NOT_SHOWN_NO_COLUMN = ("not shown by this capture: it has no frame-type column (PresentMon "
+                       "2.x FrameType)")
+NOT_SHOWN_NO_APPLICATION = ("not shown by this capture: no frame of the group is typed as an "
+                            "application frame")
+
+
+def _multiplier(frames: int, application: int) -> float:
+    return round_half_away(frames / application, 2)
+
+
+def observe_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_]
+                             | None, codes: FrameTypeCodes | None = None
+                             ) -> FrameGenerationObserved:
+    """The frame-generation multiplier a capture shows (docs/spec/metrics.md, "Frame-generation
+    mode"): typed frames per application frame, over the capture and per whole second.
+
+    The multiplier is (application + generated) / application, on the scale of the modes
+    card.yaml declares (a 2x mode shows one generated frame per application frame). Seconds
+    are counted on the application frames' own time (generated rows repeat their present's
+    interval, so summing every row would count time twice), each generated row in the second of
+    the application frame it precedes; a row with no type (NA) counts in neither, and only whole
+    seconds are taken (a part second at the end would read high or low by one frame)."""
+    if frame_types is None and codes is None:
+        return FrameGenerationObserved(observed_multiplier=None, per_second=None,
+                                       not_shown=NOT_SHOWN_NO_COLUMN)
+    if codes is not None:
+        app = codes.of_type(APPLICATION)
+        typed = codes.codes != codes.names.index(None) if None in codes.names else \
+            np.ones(codes.codes.shape, dtype=bool)
+    else:
+        assert frame_types is not None
+        app = np.asarray(frame_types == APPLICATION, dtype=bool)
+        typed = np.asarray([t is not None for t in frame_types.tolist()], dtype=bool)
+    applications = int(np.count_nonzero(app))
+    if applications == 0:
+        return FrameGenerationObserved(observed_multiplier=None, per_second=None,
+                                       not_shown=NOT_SHOWN_NO_APPLICATION)
+    # Each application frame at the time reached with it; a generated row belongs to the
+    # application frame written after it (PresentMon writes the generated instances first).
+    app_rows = np.flatnonzero(app)
+    ends = np.cumsum(np.where(frame_times_ms[app_rows] > 0.0, frame_times_ms[app_rows], 0.0))
+    whole = int(ends[-1] // 1000.0)
+    per_second = None
+    if whole >= 1:
+        owner = np.searchsorted(app_rows, np.arange(app.size))  # len(app_rows): no owner
+        owned = owner < app_rows.size
+        app_second = (ends // 1000.0).astype(np.int64)
+        second = np.full(app.size, whole, dtype=np.int64)
+        second[owned] = app_second[owner[owned]]
+        inside = second < whole  # whole seconds only
+        shown = np.bincount(second[inside & typed], minlength=whole)
+        apps = np.bincount(second[inside & app], minlength=whole)
+        ratios = [_multiplier(int(n), int(a)) for n, a in zip(shown, apps) if a > 0]
+        if ratios:
+            per_second = PerSecondRange(min=min(ratios), max=max(ratios))
+    return FrameGenerationObserved(
+        observed_multiplier=_multiplier(int(np.count_nonzero(typed)), applications),
+        per_second=per_second, not_shown=None)
+
+
+def application_clock_ms(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_]
+                         | None, codes: FrameTypeCodes | None = None) -> FloatArray | None:
+    """Each frame's end on the capture's clock when the capture types some frames as generated,
+    else None (the running sum of the frame times is then the clock).
+
+    PresentMon writes a generated frame as its own row carrying its present's interval, so the
+    running sum of every row counts a 2x capture's time twice (a 40 s capture would read 80 s).
+    The clock runs on the application frames' own intervals; a generated row ends with the
+    application frame written after it (or, after the last one, with the last)."""
+    if codes is not None:
+        app = codes.of_type(APPLICATION)
+        typed = int(np.count_nonzero(codes.codes != codes.names.index(None))) \
+            if None in codes.names else int(codes.codes.size)
+    elif frame_types is not None:
+        app = np.asarray(frame_types == APPLICATION, dtype=bool)
+        typed = sum(1 for t in frame_types.tolist() if t is not None)
+    else:
+        return None
+    app_rows = np.flatnonzero(app)
+    if app_rows.size == 0 or typed == app_rows.size:  # nothing generated: the plain clock
+        return None
+    steps = frame_times_ms[app_rows]
+    ends = np.cumsum(np.where(steps > 0.0, steps, 0.0))
+    owner = np.minimum(np.searchsorted(app_rows, np.arange(app.size)), app_rows.size - 1)
+    clock: FloatArray = ends[owner]
+    return clock
+
+
 def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagnostics:
     """The diagnostics of a Capture (certgen.captures.model.Capture) from its optional columns."""
     fg = None
@@ -105,4 +197,44 @@ def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagno
     if capture.display_change_ms is not None:
         display = compute_display_timing(capture.display_change_ms,
                                          capture.display_change_column or "", weights)
-    return FrameDiagnostics(frame_generation=fg, display=display)
+    observed = observe_frame_generation(capture.frame_times_ms, capture.frame_types,
+                                        capture.frame_type_codes)
+    return FrameDiagnostics(frame_generation=fg, display=display,
+                            frame_generation_observed=observed)
+
+
+DISPLAYED_RATE_SHARE: Final = 0.10
+"""A run's displayed rate differs from its graded one when the two average FPS figures are more
+than this share of the graded figure apart (docs/spec/metrics.md, "Displayed beside graded")."""
+
+NOT_DISPLAYED_SHARE: Final = 0.01
+"""...or when more than this share of its frames never reached the screen (a tool writes no
+display change for the first frame of a swap chain: one frame is not a difference)."""
+
+
+@dataclass(frozen=True)
+class DisplayedBesideGraded:
+    """A run whose screen showed another rate than the one graded: both average FPS figures as
+    recorded, and the frames never displayed."""
+
+    graded_fps: float
+    displayed_fps: float
+    not_displayed: int
+
+
+def displayed_beside_graded(metrics: RunMetrics | None, diagnostics: FrameDiagnostics | None
+                            ) -> DisplayedBesideGraded | None:
+    """The graded and displayed rates of a run when they differ (DISPLAYED_RATE_SHARE,
+    NOT_DISPLAYED_SHARE), else None; None too without a display-change column or a figure.
+    The grade is never touched: the SOP grades presents."""
+    display = None if diagnostics is None else diagnostics.display
+    if metrics is None or display is None or display.figures is None:
+        return None
+    graded, shown = metrics.avg_fps, display.figures.avg_fps
+    if graded is None or shown is None or graded <= 0:
+        return None
+    rows = display.figures.frames + display.not_displayed  # every frame of the column
+    if abs(shown - graded) / graded > DISPLAYED_RATE_SHARE or \
+            display.not_displayed / rows > NOT_DISPLAYED_SHARE:
+        return DisplayedBesideGraded(graded, shown, display.not_displayed)
+    return None

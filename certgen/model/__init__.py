@@ -231,6 +231,9 @@ from certgen.model.verdict import (
     TierScore as TierScore,
 )
 from certgen.model.verdict import (
+    ToolErratumRefusal as ToolErratumRefusal,
+)
+from certgen.model.verdict import (
     WhyDetail as WhyDetail,
 )
 from certgen.model.verdict import (

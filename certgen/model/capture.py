@@ -81,6 +81,22 @@ class UnusableColumn(Frozen):
     frames: int = Field(description="Frames whose value has this reason.")
     of_frames: int = Field(description="Frames of the capture.")
     first_frame: int = Field(description="The first such frame, 1-based, in the capture's order.")
+ErratumEffect = Literal["refuse", "warn", "none"]
+"""What a known tool defect means for certgen's figures (certgen/captures/errata.yaml)."""
+
+
+class CaptureErratum(Frozen):
+    """A known defect of the capture's tool version in a column certgen read from it: a
+    capture-check finding (`runs[].capture.errata`, `metrics --json` `errata`)."""
+
+    id: str = Field(description="The entry's id in certgen's errata file.")
+    tool: str = Field(description="The tool, as certgen's format table names it.")
+    version: str = Field(description="The capture's tool version that matched.")
+    versions: str = Field(description='The affected versions, e.g. "2.5.0 to before 2.5.1".')
+    columns: tuple[str, ...] = Field(description="The affected columns certgen read.")
+    defect: str = Field(description="What is wrong, in certgen's words (English).")
+    source: str = Field(description="Where the defect is documented (a URL).")
+    effect: ErratumEffect = Field(description="refuse | warn | none, for certgen's figures.")
 
 
 class CaptureInfo(WithLaterKeys):
@@ -114,8 +130,14 @@ class CaptureInfo(WithLaterKeys):
         description="Diagnostic columns set aside (their figures not measured), by column and "
                     "reason; absent when none was (and in records of an older certgen).")
 
+    errata: tuple[CaptureErratum, ...] | None = Field(
+        default=None, description="Known defects of the capture's tool version in a column "
+                                  "certgen read (certgen's errata file), each a capture-check "
+                                  "finding; empty when none matches or no version is known "
+                                  "(absent in records of an older certgen).")
+
     LATER_KEYS: ClassVar[tuple[str, ...]] = ("incomplete_detail", "tool", "tool_version",
-                                             "duration_s", "unusable_columns")
+                                             "duration_s", "unusable_columns", "errata")
 
 
 RECORDED_MAX: Final = 200
@@ -155,3 +177,4 @@ class Recorded(Frozen):
             if isinstance(value, str) and value != value.strip():
                 raise ValueError(f"{name}: expected a trimmed value, got {value[:40]!r}")
         return self
+

@@ -4,9 +4,11 @@ generation and display diagnostics (certgen.metrics.framegen).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field, JsonValue
 
-from certgen.model.base import Frozen
+from certgen.model.base import Frozen, WithLaterKeys
 
 
 class RunMetrics(Frozen):
@@ -82,7 +84,32 @@ class DisplayDiagnostic(Frozen):
         description="The figures over the positive intervals; null without one.")
 
 
-class FrameDiagnostics(Frozen):
+class PerSecondRange(Frozen):
+    """The lowest and highest of a figure taken per second of a capture."""
+
+    min: float = Field(description="The lowest per-second value, 2 dp.")
+    max: float = Field(description="The highest per-second value, 2 dp.")
+
+
+class FrameGenerationObserved(Frozen):
+    """What the capture shows of frame generation, on the scale of card.yaml's modes
+    (`metrics --json` per capture `frame_generation`; `runs[].frame_diagnostics.
+    frame_generation_observed`; docs/spec/metrics.md, "Frame-generation mode")."""
+
+    observed_multiplier: float | None = Field(
+        description="Frames shown per application frame: (application + generated) / "
+                    "application frames of the FrameType column, 2 dp (1.00: no frame "
+                    "generated; 2.00: one generated frame per rendered one, a 2x mode); null "
+                    "when the capture does not show it (see not_shown).")
+    per_second: PerSecondRange | None = Field(
+        description="The same ratio taken over each whole second of the capture (by the "
+                    "application frames' time), its lowest and highest: the spread a dynamic "
+                    "mode shows; null without a whole second with an application frame.")
+    not_shown: str | None = Field(
+        description='Why no multiplier is given ("not shown by this capture: …"), or null.')
+
+
+class FrameDiagnostics(WithLaterKeys):
     """`runs[].frame_diagnostics`: frame generation and display timing, diagnostic and never
     graded (docs/spec/metrics.md); each null when the capture lacks its column."""
 
@@ -90,3 +117,9 @@ class FrameDiagnostics(Frozen):
         description="From FrameType; null without that column.")
     display: DisplayDiagnostic | None = Field(
         description="From the display-change column; null without one.")
+    frame_generation_observed: FrameGenerationObserved | None = Field(
+        default=None, description="The frame-generation multiplier the capture shows (the "
+                                  "object `metrics --json` gives as `frame_generation`); absent "
+                                  "in records of an older certgen.")
+
+    LATER_KEYS: ClassVar[tuple[str, ...]] = ("frame_generation_observed",)

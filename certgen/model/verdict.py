@@ -91,7 +91,7 @@ class CaptureUsedTwice(Frozen):
 
 
 ProvenanceWhat = Literal["gpu", "resolution", "driver", "os", "cpu", "ram", "motherboard",
-                         "captured_at"]
+                         "captured_at", "frame_generation_mode"]
 """What a capture records that card.yaml is held against (certgen.rules.provenance)."""
 
 
@@ -180,6 +180,18 @@ class CaptureTooOld(Frozen):
     issued: str = Field(description="The certificate's issue date, YYYY-MM-DD.")
     days: int = Field(description="Days from the date to the issue date.")
     max_days: int = Field(description="The maximum age applied, in days.")
+class ToolErratumRefusal(Frozen):
+    """Refusal: the capture's tool version has a known defect, in a column certgen graded from,
+    that makes the graded figures wrong (certgen's errata file, effect refuse)."""
+
+    code: Literal["tool_erratum"] = Field(description="The refusal's code.")
+    run: int = Field(description="0-based run index.")
+    file: str = Field(description="The capture, as named in card.yaml.")
+    erratum: str = Field(description="The errata entry's id.")
+    tool: str = Field(description="The tool.")
+    version: str = Field(description="The tool version that matched.")
+    columns: tuple[str, ...] = Field(description="The affected columns certgen read.")
+    source: str = Field(description="Where the defect is documented.")
 
 
 class OtherRefusal(Frozen):
@@ -196,7 +208,7 @@ REFUSAL_CODES: Final = ("rerun_first_capture_missing", "first_capture_sha256_mis
                         "soft_limit_missing", "first_capture_identical", "capture_used_twice",
                         "provenance_mismatch", "date_after_issue", "captures_gpu_differ",
                         "condition_missing", "sample_certificate", "capture_too_short",
-                        "capture_too_old")
+                        "capture_too_old", "tool_erratum")
 """The refusal codes this certgen knows (docs/record.md, Refusals)."""
 
 
@@ -213,6 +225,7 @@ RefusalDetail = Annotated[
     | Annotated[SampleCertificate, Tag("sample_certificate")]
     | Annotated[CaptureTooShort, Tag("capture_too_short")]
     | Annotated[CaptureTooOld, Tag("capture_too_old")]
+    | Annotated[ToolErratumRefusal, Tag("tool_erratum")]
     | Annotated[OtherRefusal, Tag("other")],
     Discriminator(code_tag(REFUSAL_CODES)),
 ]

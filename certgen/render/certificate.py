@@ -14,11 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
 from certgen.errors import RenderError
+from certgen.metrics.framegen import displayed_beside_graded
+from certgen.metrics.measured import P99_MIN_SAMPLES
 from certgen.model import (
     CapturesGpuDiffer,
     CaptureTooOld,
@@ -37,6 +39,7 @@ from certgen.model import (
     SoftLimitMissing,
     Status,
     TierLineGate,
+    ToolErratumRefusal,
     text_for,
 )
 from certgen.record import Chart, Record, Run, frame_ms
@@ -57,12 +60,12 @@ if TYPE_CHECKING:
 KnownRefusal = (RerunFirstCaptureMissing | FirstCaptureSha256Mismatch | SoftLimitMissing
                 | FirstCaptureIdentical | CaptureUsedTwice | ProvenanceMismatch | DateAfterIssue
                 | CapturesGpuDiffer | ConditionMissing | SampleCertificate | CaptureTooShort
-                | CaptureTooOld)
+                | CaptureTooOld | ToolErratumRefusal)
 """A refusal the certificate words in its own language (docs/record.md, Refusals)."""
 KNOWN_REFUSALS: Final = (RerunFirstCaptureMissing, FirstCaptureSha256Mismatch, SoftLimitMissing,
                          FirstCaptureIdentical, CaptureUsedTwice, ProvenanceMismatch,
                          DateAfterIssue, CapturesGpuDiffer, ConditionMissing, SampleCertificate,
-                         CaptureTooShort, CaptureTooOld)
+                         CaptureTooShort, CaptureTooOld, ToolErratumRefusal)
 
 DEFAULT_VERIFY_BASE = "https://certificates.example.org/verify"
 """Where the QR code points unless `--verify-base` says otherwise: <base>/<id>/?sha256=<hash>."""
@@ -145,7 +148,7 @@ def build_date(record: Record) -> dt.datetime:
 
 
 def _chart(run: Run, chart: Chart, lang: str, scale: Scale) -> tuple[str, str]:
-    """A run's chart (SVG) and its one-sentence text alternative, on its tier's scale."""
+    """A run's chart (SVG) and its one-sentence text alternative, on its own scale."""
 
     _ = i18n.gettext_for(lang)
     title = _("Frame time over the capture: %(title)s, %(resolution)s") % {
@@ -179,9 +182,11 @@ def with_mean(run: Run) -> Chart:
     return run.chart.model_copy(update={"mean_ms": frame_ms(run.metrics.avg_fps)})
 
 
-def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
-    """One chart scale per tier (runs of one resolution), by run index: charts read side by
-    side within a tier share their axes, so equal heights mean equal frame times."""
+def run_scales(runs: Iterable[Run]) -> dict[int, Scale]:
+    """One chart scale per run, by run index (issue 42): the frame-time axis fits the run's own
+    frames and lines, so a steady run's spread is as visible as a spiky one's (a shared tier
+    axis drew a 2.7-8.2 ms run as a flat line on 0-100 ms); the time axis is shared by the runs
+    of a tier, so the same x is the same second of capture."""
 
     by_tier: dict[str, list[Run]] = {}
     for run in runs:
@@ -189,8 +194,11 @@ def tier_scales(runs: Iterable[Run]) -> dict[int, Scale]:
             by_tier.setdefault(run.resolution, []).append(run)
     scales: dict[int, Scale] = {}
     for tier_runs in by_tier.values():
-        scale = chart_scale([with_mean(r) for r in tier_runs])
-        scales.update({r.index: scale for r in tier_runs})
+        time_axis = chart_scale([with_mean(r) for r in tier_runs])
+        for r in tier_runs:
+            own = chart_scale([with_mean(r)])
+            scales[r.index] = replace(own, seconds=time_axis.seconds,
+                                                  step_x=time_axis.step_x)
     return scales
 
 
@@ -426,7 +434,7 @@ def certificate_context(
     chart_texts: dict[int, str] = {}
     justifications: dict[int, tuple[Markup, Shown]] = {}
     provenance_notes: dict[int, tuple[Markup, Shown]] = {}
-    scales = tier_scales(record.runs)
+    scales = run_scales(record.runs)
     for run in record.runs:
         if run.chart is not None and run.index in scales:
             svg, chart_texts[run.index] = _chart(run, with_mean(run), lang, scales[run.index])
@@ -484,6 +492,11 @@ def certificate_context(
         "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),
         "rules_name": sop_name(record.rules_version),
         "gate_marks": [gate_mark(gate) for gate in record.grade.reasons],
+        "p99_min_samples": P99_MIN_SAMPLES,
+        # Issue 42: runs whose display showed another rate than the graded one (page 1).
+        "displayed_differs": [
+            (run, found) for run in record.runs
+            if (found := displayed_beside_graded(run.metrics, run.frame_diagnostics)) is not None],
         "document_date": build_date(record).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 

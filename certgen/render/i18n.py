@@ -417,6 +417,10 @@ CERTIFICATE_SOURCES: tuple[tuple[str, str], ...] = (
     ("templates", "partials/how_sure.html.j2"),
     ("templates", "partials/run_captures.html.j2"),
     ("templates", "partials/runs_within_note.html.j2"),
+    ("templates", "partials/displayed_rate.html.j2"),
+    ("templates", "partials/displayed_cell.html.j2"),
+    ("templates", "partials/errata.html.j2"),
+    ("templates", "partials/diagnostics.html.j2"),
     ("python", "render/certificate.py"),
 )
 """The files whose messages belong in certgen.po (tests compare them with the catalogs), with

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from certgen.model.cohort import MODE_MULTIPLIERS, FrameGenerationMode
+
 # --------------------------------------------------------------------------------------------
 # GPU
 # --------------------------------------------------------------------------------------------
@@ -362,3 +364,26 @@ def captured_date(text: str) -> date | None:
 def dates_agree(recorded: date, tested_on: date) -> bool:
     """Whether a capture's day is within DATE_SLACK_DAYS of the run's tested_on."""
     return abs((recorded - tested_on).days) <= DATE_SLACK_DAYS
+
+
+MULTIPLIER_SLACK = 0.25
+"""How far an observed frame-generation multiplier may sit from a fixed mode's and still agree
+with it (docs/spec/provenance.md): a frame the tool could not pace, or a scene cut, moves the
+whole-capture ratio by hundredths; the nearest other mode is a whole step away."""
+
+
+def frame_generation_agrees(observed: float, mode: FrameGenerationMode) -> bool | None:
+    """Whether the multiplier a capture shows (frames shown per application frame) agrees with
+    the mode card.yaml declares: off within MULTIPLIER_SLACK of 1, a fixed mode within it of
+    its own multiplier, dynamic above 1 + MULTIPLIER_SLACK and not above the largest mode's.
+
+    None (not compared) when a mode with frame generation is declared and the capture types no
+    frame as generated: PresentMon writes NVIDIA's generated frames as "Application" (its
+    issue 568), so such a capture cannot tell frame generation from none."""
+    if mode == "off":
+        return observed <= 1.0 + MULTIPLIER_SLACK
+    if observed <= 1.0:
+        return None
+    if mode == "dynamic":
+        return 1.0 + MULTIPLIER_SLACK < observed <= max(MODE_MULTIPLIERS.values()) + MULTIPLIER_SLACK
+    return abs(observed - MODE_MULTIPLIERS[mode]) <= MULTIPLIER_SLACK

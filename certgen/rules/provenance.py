@@ -10,6 +10,10 @@ record, or that a rule cannot read, is not compared: nothing is guessed.
   note can excuse it: the capture is not of the certified card, or not of the run.
 - driver, OS, CPU, RAM, board and the capture date against the run's `tested_on` (more than
   one day apart): refused unless the run carries a `provenance_note` explaining it.
+- the frame-generation multiplier a capture's frame types show against the run's declared
+  `frame_generation_mode` (`frame_generation_agrees`): refused unless the run carries a
+  `provenance_note`; a run that states no mode, or a capture without frame types, is not
+  compared.
 - a date a capture records after the issue date: refused, no note can excuse it.
 - two captures of one bundle recording different GPUs: refused.
 
@@ -24,12 +28,13 @@ from dataclasses import dataclass
 from datetime import date
 
 from certgen.inputs.bundle import CARD_FILE, CardFile, CardRun, CardTestSystem
-from certgen.model.capture import Recorded
+from certgen.model.capture import CaptureErratum, Recorded
 from certgen.model.verdict import (
     CapturesGpuDiffer,
     DateAfterIssue,
     ProvenanceMismatch,
     ProvenanceWhat,
+    ToolErratumRefusal,
 )
 from certgen.rules.agreement import (
     board_agrees,
@@ -37,6 +42,7 @@ from certgen.rules.agreement import (
     cpu_agrees,
     dates_agree,
     driver_agrees,
+    frame_generation_agrees,
     gpu_agrees,
     gpu_model_tokens,
     gpus_agree,
@@ -68,6 +74,9 @@ class HeldCapture:
     field: CaptureField
     file: str
     recorded: Recorded
+    frame_generation: float | None = None
+    """The frame-generation multiplier the capture shows (frames shown per application frame,
+    certgen.metrics.framegen), or None where it shows none."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class Provenance:
 WHAT_WORDS: dict[ProvenanceWhat, str] = {
     "gpu": "GPU", "resolution": "resolution", "driver": "driver", "os": "OS", "cpu": "CPU",
     "ram": "RAM", "motherboard": "motherboard", "captured_at": "capture date",
+    "frame_generation_mode": "frame-generation multiplier",
 }
 """How messages name what disagrees."""
 
@@ -176,6 +186,18 @@ def hold_capture(card: CardFile, held: HeldCapture) -> tuple[list[Refusal], list
             if _agrees(what, value, declared, card.test_system) is False:
                 refusals.append(_mismatch(held, run, what, value, declared, declared_field,
                                           excusable=True))
+    mode = run.frame_generation_mode  # only a mode card.yaml states is held (never derived)
+    if mode is not None and held.frame_generation is not None and not excused:
+        agrees = frame_generation_agrees(held.frame_generation, mode)
+        if agrees is False:
+            refusals.append(_mismatch(held, run, "frame_generation_mode",
+                                      f"{held.frame_generation:.2f}x (FrameType)", mode,
+                                      f"runs[{held.run}].frame_generation_mode",
+                                      excusable=True))
+        elif agrees is None:
+            notes.append(f"runs[{held.run}].{held.field}: {held.file} types no frame as "
+                         f"generated, so it cannot show the declared mode {mode!r} (PresentMon "
+                         "writes some generators' frames as Application); not compared")
     if rec.captured_at is not None:
         day = captured_date(rec.captured_at)
         issued = card.certificate.issued
@@ -237,3 +259,24 @@ def hold_captures(card: CardFile, captures: Sequence[HeldCapture]) -> Provenance
         notes.extend(said)
     refusals.extend(gpus_differ(card, captures))
     return Provenance(tuple(refusals), tuple(notes))
+
+
+def tool_errata(card: CardFile, found: Sequence[tuple[int, str, tuple[CaptureErratum, ...]]]
+                ) -> list[Refusal]:
+    """Refuse a capture whose tool version has a known defect that makes a graded figure wrong
+    (errata effect `refuse`); `found` is (run, capture file, its errata) in card order. A
+    warning or a defect of no effect stays a finding on the certificate."""
+    refusals: list[Refusal] = []
+    for run_index, file, errata in found:
+        run = card.runs[run_index]
+        for e in errata:
+            if e.effect != "refuse":
+                continue
+            refusals.append(Refusal(
+                f"{CARD_FILE}: runs[{run_index}].capture: run \"{run.label}\": {file} comes from "
+                f"{e.tool} {e.version}, whose {', '.join(e.columns)} has a known defect "
+                f"({e.id}: {e.defect} {e.source}); capture the run with a version without it",
+                ToolErratumRefusal(code="tool_erratum", run=run_index, file=file, erratum=e.id,
+                                   tool=e.tool, version=e.version, columns=e.columns,
+                                   source=e.source)))
+    return refusals

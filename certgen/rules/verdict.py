@@ -28,7 +28,6 @@ from typing import Literal, cast
 from certgen.metrics.figures import round_half_away
 from certgen.model.base import GradeName, LocalText
 from certgen.model.capture import CaptureInfo
-from certgen.model.cohort import Cohort
 from certgen.model.figures import RunMetrics
 from certgen.model.verdict import (
     CaptureUsedTwice,
@@ -506,39 +505,3 @@ def decide(runs: Sequence[RunFacts], cap: GradeCap | None, rules: Rules) -> Verd
             refusals.append(soft_reason)
     refusals.extend(shared_captures(runs))
     return Verdict(tiers, grade, tuple(soft), tuple(firsts), tuple(refusals))
-
-
-# --------------------------------------------------------------------------------------------
-# Cohorts
-# --------------------------------------------------------------------------------------------
-
-
-def cohort_key(
-    title: str,
-    resolution: str,
-    preset: str,
-    ray_tracing: bool,
-    upscaler: str,
-    upscaler_mode: str | None,
-    frame_generation: bool,
-) -> Cohort:
-    """The cohort of a run: only runs with an identical configuration are compared (the one
-    Cohort the record, the pipeline and the fleet use)."""
-    return Cohort(title, resolution, preset, ray_tracing, upscaler, upscaler_mode,
-                  frame_generation)
-
-
-def cohort_label(key: Sequence[str | bool | None]) -> str:
-    """'Cyberpunk 2077|2560x1440|Ultra|rt:off|none|-|fg:off' (for records and listings)."""
-    title, resolution, preset, rt, upscaler, mode, fg = key
-    return "|".join(
-        [
-            str(title),
-            str(resolution),
-            str(preset),
-            "rt:on" if rt else "rt:off",
-            str(upscaler),
-            "-" if mode is None else str(mode),
-            "fg:on" if fg else "fg:off",
-        ]
-    )

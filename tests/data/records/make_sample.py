@@ -22,7 +22,8 @@ from certgen.model import (
     Rank,
     Ranks,
 )
-from certgen.record import RunConfig, RunInput, build_record, chart_series, dump_record
+from certgen.model.cohort import Cohort
+from certgen.record import RunInput, build_record, chart_series, dump_record
 from certgen.rules.verdict import RunFacts, decide
 from certgen.sop import load_rules
 
@@ -68,7 +69,7 @@ def main() -> None:
     inputs, facts = [], []
     ranked = {0: (71.4, 42, 93.1, 0.62), 3: (55.0, 35, 94.8, 0.12)}
     for index, run in enumerate(runs):
-        config = RunConfig(**{k: run[k] for k in ("title", "resolution", "preset", "ray_tracing",
+        config = Cohort(**{k: run[k] for k in ("title", "resolution", "preset", "ray_tracing",
                                                    "upscaler", "upscaler_mode",
                                                    "frame_generation")})
         first = run.get("first")
