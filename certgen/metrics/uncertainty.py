@@ -465,8 +465,26 @@ def figure_intervals(
     resamples: int = RESAMPLES,
 ) -> FigureIntervals:
     """`metrics --interval`: one capture's within-capture 95 % intervals (issue 41: the
-    studentized bootstrap, from 20,000 frames, never for the average; within_intervals)."""
+    studentized bootstrap, from 20,000 frames, never for the average; within_intervals). A
+    capture whose bootstrap would exceed MAX_BOOTSTRAP_BLOCKS is refused in one line (issue 40:
+    300,000 frames of 10 s ran for over five minutes)."""
+    frames, _ = positive_frames(frame_times_ms)
+    if frames.size >= WITHIN_FROM:
+        why = too_many_blocks(int(frames.size), block_length(frames))
+        if why is not None:
+            raise IntervalTooCostlyError(
+                f"--interval: {why}; the figures without --interval are not affected")
     return within_intervals(frame_times_ms, weights, seed=seed, resamples=resamples)[0]
+
+
+def too_many_blocks(n: int, block: int) -> str | None:
+    """Why a bootstrap of `n` frames in blocks of `block` is not run (more than
+    MAX_BOOTSTRAP_BLOCKS blocks per resample: its time grows with them), or None."""
+    blocks = -(-n // block)
+    if blocks <= MAX_BOOTSTRAP_BLOCKS:
+        return None
+    return (f"the bootstrap would resample {blocks:,} blocks of {block} frame(s) per resample, "
+            f"more than the limit of {MAX_BOOTSTRAP_BLOCKS:,} (docs/limits.md)")
 
 
 def percentile_intervals(
@@ -780,6 +798,13 @@ def within_intervals(
     if len(missing) == len(FIGURES):
         return FigureIntervals(level=LEVEL, method=STUDENTIZED_METHOD, resamples=resamples,
                                block_frames=None, not_estimated=missing), None
+    why = too_many_blocks(n, block_length(frames))
+    if why is not None:
+        # A certificate's note, not a refusal: the run's SOP figures stand without it.
+        return FigureIntervals(level=LEVEL, method=STUDENTIZED_METHOD, resamples=resamples,
+                               block_frames=None,
+                               not_estimated={figure: missing.get(figure, why)
+                                              for figure in FIGURES}), None
     block, pairs, se = studentized_pairs(frames, weights, seed=seed, resamples=resamples)
     kept = {figure: (None if figure in missing else pair) for figure, pair in pairs.items()}
     return (FigureIntervals(level=LEVEL, method=STUDENTIZED_METHOD, resamples=resamples,
