@@ -395,7 +395,7 @@ def test_verify_with_the_bundle_recomputes_every_repeat_of_the_signed_gold_sampl
         signed_gold: Path, tmp_path: Path) -> None:
     from pkikit import make_pki
 
-    from certgen.verify import verify_pdf
+    from certgen.verify.verdict import verify_pdf
 
     pdf = (signed_gold / "certificate.en.pdf").read_bytes()
     bundle = tmp_path / "bundle"
@@ -462,7 +462,8 @@ def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
     import pypdf
 
     pdfs = sorted(sample_site.glob("samples/*/certificate.*.pdf"))
-    assert len(pdfs) == 9, pdfs  # three samples in en, ru and pt
+    samples = sorted(p.name for p in sample_site.glob("samples/*") if p.is_dir())
+    assert len(samples) >= 4 and len(pdfs) == 3 * len(samples), pdfs  # each in en, ru and pt
     for pdf in pdfs:
         lang = pdf.name.split(".")[1]
         record = json.loads((pdf.parent / "record.json").read_text("utf-8"))

@@ -28,6 +28,9 @@ def record_facts(record: Record) -> list[RunFacts]:
     derivation the pipeline uses on the bundle)."""
 
     facts = []
+    # The repeats are in the record's uncertainty section (issue 41), by run.
+    repeats = {} if record.uncertainty is None else {
+        r.run: tuple((c.file, c.sha256) for c in r.repeats) for r in record.uncertainty.runs}
     for run in record.runs:
         first = run.first_capture
         # The first capture's own incompleteness is in the record as its re-run reason
@@ -45,6 +48,7 @@ def record_facts(record: Record) -> list[RunFacts]:
             first_metrics=None if first is None else first.metrics,
             first_incomplete=isinstance(own, WhyIncomplete),
             first_incomplete_reason=own.reason if isinstance(own, WhyIncomplete) else None,
+            repeats=repeats.get(run.index, ()),
         ))
     return facts
 
