@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.captures.detect import read_capture
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
 from certgen.errors import BundleError, RefusalError
@@ -32,11 +31,11 @@ from certgen.inputs.bundle import (
     load_bundle,
 )
 from certgen.inputs.lab import LabProfile, LocalizedText, add_months
+from certgen.metrics.capturereport import read_runs
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import round_half_away, weights_of
 from certgen.metrics.framegen import compute_frame_diagnostics
 from certgen.metrics.measured import measured_by
-from certgen.metrics.pagefigures import checked
 from certgen.metrics.validity import declared_warnings
 from certgen.model import (
     RANKED_METRICS,
@@ -129,8 +128,8 @@ def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, f
                     ) -> list[Capture]:
     """The one capture a file holds (read from the bundle's bytes); several is an error."""
 
-    captures = checked(read_capture(bundle.file(name).data, name=name, format=run.format,
-                                    process=run.process))
+    captures = read_runs(bundle.file(name).data, name=name, format=run.format,
+                         process=run.process)
     if len(captures) != 1:
         raise BundleError(
             f"{name} holds {len(captures)} runs; certgen never pools runs: give each "

@@ -522,3 +522,78 @@ def test_a_package_init_on_the_way_counts(tmp_path: Path) -> None:
 
 def test_the_package_keeps_every_promise() -> None:
     assert broken_promises(PACKAGE) == []
+
+
+# --------------------------------------------------------------------------- private names
+
+
+def private_imports(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
+    """Every private name (`_name`, not `__dunder__`) of a certgen module used by a module of
+    another part of the map: `from certgen.x import _name`, or `module._name` on an imported
+    module. Inside its part (its folder) a private name may be shared; outside, it is public
+    or it is not used."""
+    arch = arch or load_map()
+    modules, _ = module_graph(root)
+
+    def part(name: str) -> str | None:
+        found = arch.part_of(modules[name].relative_to(root.parent).as_posix())
+        return None if found is None else found.name
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    out: list[str] = []
+    for name, path in sorted(modules.items()):
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        bound: dict[str, str] = {}  # a local name -> the certgen module it stands for
+        used: list[tuple[int, str, str]] = []  # (line, module, private name)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("certgen.") and alias.name in modules:
+                        bound[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in modules:
+                        bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    elif base in modules and private(alias.name):
+                        used.append((node.lineno, base, alias.name))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and private(node.attr):
+                dotted = ast.unparse(node.value)
+                if dotted in bound:
+                    used.append((node.lineno, bound[dotted], node.attr))
+        for line, module, attr in sorted(set(used)):
+            if part(module) != part(name):
+                out.append(f"{path.relative_to(root.parent).as_posix()}:{line}: {name} uses "
+                           f"{module}.{attr}, private to {part(module)}")
+    return out
+
+
+def test_no_private_name_is_used_outside_its_part() -> None:
+    assert private_imports(PACKAGE) == []
+
+
+def test_the_private_check_sees_planted_uses_across_parts_only(tmp_path: Path) -> None:
+    root = _plant(tmp_path, {
+        "metrics/figures.py": "def _ms(): ...\n",
+        "metrics/diagnostics.py": "from certgen.metrics.figures import _ms\n",  # same part
+        "render/charts.py": "from certgen.metrics.figures import _ms, __doc__\n",
+        "render/html.py": "from ..metrics import figures as f\nx = f._ms()\n",
+        "rules/verdict.py": "import certgen.metrics.figures\ny = certgen.metrics.figures._ms\n",
+        "builders/site.py": "from certgen.render import html\nz = html.__name__\n",
+    })
+    assert private_imports(root) == [
+        "certgen/render/charts.py:1: certgen.render.charts uses certgen.metrics.figures._ms, "
+        "private to metrics",
+        "certgen/render/html.py:2: certgen.render.html uses certgen.metrics.figures._ms, "
+        "private to metrics",
+        "certgen/rules/verdict.py:2: certgen.rules.verdict uses certgen.metrics.figures._ms, "
+        "private to metrics",
+    ]

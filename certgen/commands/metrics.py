@@ -22,58 +22,19 @@ import os
 # started at import, would otherwise take CPU from the reader (~0.1 s of CPU on 2 cores).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import hashlib
 import json
-import pathlib
 import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from pydantic import ValidationError
 
-from certgen.captures.detect import FORMATS, read_capture_file
-from certgen.errors import CertgenError, NoProcessGroupsError
+from certgen.api import report_captures
+from certgen.captures.detect import FORMATS
 from certgen.inputs.bundle import CardDisplayTiming, display_timing_of
-from certgen.metrics.diagnostics import compute_metrics
-from certgen.metrics.figures import weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics
-from certgen.metrics.measured import measured_by
-from certgen.metrics.pagefigures import checked
-from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
-from certgen.metrics.validity import declared_warnings
 from certgen.model.measured import DisplayTiming
 from certgen.model.uncertainty import FIGURES
-from certgen.sop import load_rules
-
-if TYPE_CHECKING:
-    from certgen.captures.model import Capture
-    from certgen.errors import CertgenError
 from certgen.support.untrusted import escape_invisible
-
-
-def display_name(name: str, label: str | None) -> str:
-    """How one run of a file is named: the file, plus `#label` for multi-run files."""
-    return name if label is None else f"{name}#{label}"
-
-
-def notes(capture: Capture) -> list[str]:
-    """Reader warnings plus what the Capture counts (dropped, missing, skipped) as sentences."""
-    out = list(capture.warnings)
-    if capture.dropped_frames:
-        out.append(
-            f"{capture.dropped_frames} frames marked dropped by the tool are counted with their "
-            "present interval"
-        )
-    gpu = capture.gpu_summary()
-    if gpu is not None:
-        joined, median = gpu
-        frames = capture.frame_times_ms.size
-        out.append(
-            f"GPU time (gpu_ms joined to frames by gpu_tick) resolved for {joined} of {frames} "
-            "frames" + (f", median {median:.3f} ms" if median is not None else "")
-        )
-    return out
 
 
 def keep_freed_memory() -> None:
@@ -96,91 +57,15 @@ def keep_freed_memory() -> None:
     mallopt(m_trim_threshold, 512 << 20)
 
 
-def read_all(
-    paths: list[str], fmt: str | None, process: str | None
-) -> Iterator[tuple[str, Capture | CertgenError, str | None]]:
-    """(argument, Capture or the CertgenError refusing the file, note) per run, in argument
-    order, each as soon as it is read.
-
-    `--process` applies to the captures that have process groups (the PresentMon family,
-    CapFrameX CSV). When some given capture has them, the others are read without it and their
-    note says so; when none has, the option would do nothing and the first such capture is
-    refused once all are read (a user's option is never silently dropped).
-    """
-
-    refused: list[NoProcessGroupsError] = []
-    for arg in paths:
-        path = pathlib.Path(arg)
-        note = None
-        try:
-            try:
-                captures = checked(read_capture_file(path, name=arg, format=fmt,
-                                                     process=process))
-            except NoProcessGroupsError as exc:
-                refused.append(exc)
-                note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
-                captures = checked(read_capture_file(path, name=arg, format=fmt))
-        except CertgenError as exc:
-            yield arg, exc, None
-            continue
-        for capture in captures:
-            yield arg, capture, note
-    if refused and len(refused) == len(paths):
-        raise refused[0]
-
-
 def measure(paths: list[str], fmt: str | None, process: str | None,
             interval: bool = False, timing: DisplayTiming | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of `certgen metrics --json`, in argument order (`interval` adds each
-    capture's measurement intervals; `timing`, the display's refresh, the refresh-cadence
-    figures that need it).
+    """The JSON objects of `certgen metrics --json`, in argument order: the API's reports
+    (certgen.api.report_captures) as their pinned keys (`interval` adds each capture's
+    measurement intervals; `timing`, the display's refresh, the refresh-cadence figures that
+    need it). A capture refused gives `{"file": ..., "error": "<the one-line message>"}`."""
 
-    A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
-    "<the one-line message>"}` in its place; the others are measured as usual.
-    """
-
-    weights = weights_of(load_rules())
-    results: list[dict[str, Any]] = []
-    for arg, capture, note in read_all(paths, fmt, process):
-        if isinstance(capture, CertgenError):
-            results.append({"file": arg, "error": str(capture)})
-            continue
-        name = display_name(arg, capture.label)
-        capture = capture.with_warnings(declared_warnings(capture, timing))
-        try:
-            metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
-        except CertgenError as exc:
-            results.append({"file": name, "error": str(exc)})
-            continue
-        entry: dict[str, Any] = {
-            "file": name,
-            "format": capture.format,
-            "group": capture.group.label() if capture.group else None,
-            "groups_left_out": [g.label() for g in capture.groups_left_out],
-            "interval_column": capture.interval_column,
-        }
-        entry.update(metrics.model_dump(mode="json"))
-        entry["incomplete"] = capture.incomplete
-        entry["incomplete_reason"] = capture.incomplete_reason
-        entry["warnings"] = notes(capture) + ([note] if note else [])
-        # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
-        entry["frame_diagnostics"] = compute_frame_diagnostics(capture, weights).model_dump(mode="json")
-        # What the tool measured beside the intervals (pinned keys; null: not measured).
-        # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
-        # as record.json's
-        # runs[].measured holds them (measured_by sets every key).
-        entry.update(measured_by(capture, timing).model_dump(mode="json"))
-        # What the file itself says about the system and the capture, as written (pinned keys).
-        entry["recorded"] = capture.recorded.model_dump(mode="json")
-        if interval:
-            group = capture.group.label() if capture.group else None
-            seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
-            entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
-                                                 seed=seed).model_dump(mode="json")
-            entry["stability"] = sustained_stability(capture.frame_times_ms).model_dump(
-                mode="json")
-        results.append(entry)
-    return results
+    return [report.as_json() for report in report_captures(paths, format=fmt, process=process,
+                                                            interval=interval, timing=timing)]
 
 
 COLUMNS = (
@@ -384,12 +269,6 @@ def stability_note(stability: dict[str, Any]) -> str:
     return (head + f"worst {stability['worst_fps']:.1f} FPS / best {stability['best_fps']:.1f} "
             f"FPS = {stability['ratio']:.2%} over {stability['blocks']} blocks (reference: "
             f"3DMark's {stability['reference']:.0%})")
-
-
-def file_sha256(path: pathlib.Path) -> str:
-    """SHA-256 of a capture file (the interval's seed), read in blocks."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def display_timing_option(refresh_hz: float | None, vrr: str | None,
