@@ -232,10 +232,11 @@ def render_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RenderCache]:
     """The run's render cache (tests/rendercache.py), in the folder every xdist worker shares,
-    in place of `html_to_pdf` in certgen's renderers for the whole session."""
+    in place of `html_to_pdf` in certgen's renderers for the whole session (autouse, so that
+    it is in place before any other session fixture renders: GOLD's shared build)."""
     from rendercache import RenderCache, restore
 
     cache = RenderCache(render_cache_folder(tmp_path_factory))

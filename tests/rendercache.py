@@ -83,7 +83,7 @@ class RenderCache:
         if not self.enabled or options.get("fetcher") is not None:
             self.renders += 1
             return self.render(html, **options)
-        key = self.key(html, **options)  # type: ignore[arg-type]
+        key = self.key(html, **{k: v for k, v in options.items() if k != "fetcher"})  # type: ignore[arg-type]
         made, kept = self.folder / f"{key}.pdf", self.folder / f"{key}.log.json"
         with FileLock(str(self.folder / f"{key}.lock")):
             if made.exists():

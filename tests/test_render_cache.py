@@ -21,7 +21,7 @@ def test_each_distinct_input_is_rendered_once_and_given_back_with_its_log(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     cache = RenderCache(tmp_path)
     caplog.set_level(logging.WARNING, logger="weasyprint")
-    first = cache(PAGE, lang="en", title="t", author="a", created=None)
+    first = cache(PAGE, lang="en", title="t", author="a", created=None, fetcher=None)
     logged = [r.getMessage() for r in caplog.records if r.name.startswith("weasyprint")]
     assert first.startswith(b"%PDF-") and any("overflow-x" in m for m in logged), logged
     caplog.clear()
