@@ -1,6 +1,7 @@
 """A pytest plugin that writes each test's CPU seconds (this process and the children it
 waited for, such as `certgen` subprocesses and pool workers) and wall seconds, setup and
-teardown included, one JSON file per process: `pytest -p cputime --cpu-times DIR`.
+teardown included, one JSON-lines file per process (`[nodeid, cpu, wall]` a line, written as
+each test ends): `pytest -p cputime --cpu-times DIR`.
 
 Wall time on a shared machine measures the load; CPU time measures the test (docs/testing.md
 sums these files into the figures it quotes).
@@ -36,12 +37,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     cpu, wall = _cpu(), time.perf_counter()
     yield
     _TIMES[item.nodeid] = (round(_cpu() - cpu, 3), round(time.perf_counter() - wall, 3))
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    folder = session.config.getoption("--cpu-times")
-    if folder and _TIMES:
+    folder = item.config.getoption("--cpu-times")
+    if folder:  # a line per test as it ends: a run stopped early still says what it measured
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        (out / f"{name}-{os.getpid()}.json").write_text(json.dumps(_TIMES, indent=0), "utf-8")
+        with (out / f"{name}-{os.getpid()}.jsonl").open("a", encoding="utf-8") as log:
+            log.write(json.dumps([item.nodeid, *_TIMES[item.nodeid]]) + "\n")
