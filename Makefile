@@ -7,26 +7,32 @@ SITE    := site
 # The application's exact versions, with hashes (runtime + test extra), made by `make lock`.
 # pyproject.toml keeps open ranges for library users; this file is what demo and test install.
 LOCK    := requirements.lock
+# uv installs the lock (hash-checked, as pip would) in about a tenth of pip's time; itself
+# pinned, and installed into the venv by pip (docs/testing.md).
+UV_VERSION := 0.13.9
+UV      := $(BIN)/uv
 
-.PHONY: demo test test-fast fuzz bench coverage coverage-methods venv clean lint chromium lock dist postgresql axe poppler
+.PHONY: demo test test-fast fuzz bench coverage coverage-methods venv clean lint chromium lock dist postgresql axe poppler harfbuzz
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+$(UV): | $(BIN)/python
+	$(BIN)/pip install --quiet 'uv==$(UV_VERSION)'
+
 # Re-install when the lock or the project metadata changes (editable install: code changes need
 # nothing). Every dependency comes from the lock, hash-checked; then certgen itself, --no-deps.
-$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
-	$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
-	$(BIN)/pip install --quiet --no-deps -e .
+$(STAMP): pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --python $(BIN)/python --quiet --require-hashes -r $(LOCK)
+	$(UV) pip install --python $(BIN)/python --quiet --no-deps -e .
 	touch $(STAMP)
 
 # Refresh the lock (docs/reproducibility.md): `make lock` adds what pyproject.toml newly asks
 # for and keeps every other pin; `make lock UPGRADE=1` moves every pin to the newest allowed
 # version, UPGRADE=weasyprint only that package. Universal: one lock for Linux, macOS, Windows.
-lock: | $(BIN)/python
-	$(BIN)/pip install --quiet 'uv>=0.5'
-	$(BIN)/uv pip compile pyproject.toml --extra test --generate-hashes --universal \
+lock: | $(UV)
+	$(UV) pip compile pyproject.toml --extra test --generate-hashes --universal \
 	  --python-version 3.11 --custom-compile-command 'make lock' --quiet \
 	  $(if $(filter 1,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE))) \
 	  --output-file $(LOCK)
@@ -45,25 +51,29 @@ demo: $(STAMP)
 	@echo "building the certgen wheel the registry publishes (dist/)"
 	@rm -rf dist && $(BIN)/python -m build --outdir dist . > $(VENV)/dist.log 2>&1 || \
 	  { cat $(VENV)/dist.log; exit 1; }
-	@# libharfbuzz-subset0 makes WeasyPrint faster and byte-stable; optional, root only.
-	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
-	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi
+	@$(MAKE) --no-print-directory harfbuzz
 	@# Prints progress, what was built and the page to open; library log lines stay off the terminal.
 	$(BIN)/python -m certgen demo --out $(SITE) --wheel "$$(ls dist/certgen-*-py3-none-any.whl)"
 
 # worksteal: a worker that runs out of tests takes some of the other's, so one long test at the
 # end does not leave a core idle.
-test: $(STAMP) chromium postgresql axe poppler
+test: $(STAMP) chromium postgresql axe poppler harfbuzz
 	$(BIN)/python -m pytest -n auto --dist worksteal -q
 
-# The suite without the tests marked slow (pyproject.toml): under a minute on 2 cores, for the
-# edit-test loop. `make test` (and CI) still runs everything.
-test-fast: $(STAMP) chromium postgresql axe poppler
+# The suite without the tests marked slow (tests/slow_tests.txt): under 75 s on 2 cores, for the
+# edit-test loop (docs/testing.md). `make test` (and CI) still runs everything.
+test-fast: $(STAMP) chromium postgresql axe poppler harfbuzz
 	$(BIN)/python -m pytest -n auto --dist worksteal -q -m "not slow"
 
 # The fuzz suite at its long budget (3000 examples per input surface; `make test` runs 20).
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n auto -q tests/test_fuzz.py
+
+# libharfbuzz-subset0 lets WeasyPrint subset fonts with HarfBuzz: about twice as fast, the same
+# bytes. Optional (without it fontTools subsets), installed only as root; demo and test use it.
+harfbuzz:
+	-@if [ "$$(id -u)" = 0 ] && ! ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset; then \
+	  (apt-get install -y -qq libharfbuzz-subset0 >/dev/null 2>&1 || true); fi
 
 # The real-browser test needs Debian's chromium; install it once, before the parallel workers
 # start (two workers must not race for the dpkg lock). Without root the test says it did not run.

@@ -3,6 +3,7 @@
 Every function here is a thin, documented entry to one stage of the pipeline
 
     read_capture -> compute_figures            (one capture: SOP v1.1 figures and diagnostics)
+    report_captures                            (capture files to what `certgen metrics` prints)
     load_bundle -> check_bundle / make_record  (a bundle: card.yaml, captures, rules, fleet)
     render_certificate                         (a record -> HTML, PDF and record.json, in memory)
     build_certificates / build_report / build_site   (the builders: they write to disk)
@@ -28,15 +29,16 @@ from certgen.builders.certificate import BuildResult, check_verify_base
 from certgen.builders.report import build_report as _build_report
 from certgen.builders.report import report_date
 from certgen.builders.site import build_site as _build_site
-from certgen.captures.detect import read_capture_file
 from certgen.errors import CertgenError
 from certgen.fleet import FleetStore
 from certgen.inputs.bundle import load_bundle as _load
 from certgen.inputs.lab import load_lab
+from certgen.metrics.capturereport import read_runs
+from certgen.metrics.capturereport import report_captures as _report_captures
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import weights_of
-from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
+from certgen.model.capturereport import CaptureReport, RefusedCapture
 from certgen.pipeline import record_from_bundle, uncertainty_from_record
 from certgen.record import dump_record
 from certgen.render.certificate import (
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from certgen.inputs.bundle import LoadedBundle
     from certgen.inputs.lab import LabProfile
     from certgen.model import RunMetrics
+    from certgen.model.measured import DisplayTiming
     from certgen.model.uncertainty import (
         FigureIntervals,
         GateMargin,
@@ -64,7 +67,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BuildResult",
+    "CaptureReport",
     "CertgenError",
+    "RefusedCapture",
     "RenderedCertificate",
     "build_certificates",
     "build_report",
@@ -80,6 +85,7 @@ __all__ = [
     "read_capture",
     "record_json",
     "render_certificate",
+    "report_captures",
 ]
 
 
@@ -97,8 +103,7 @@ def read_capture(
     capture of several processes. Raises `CaptureFormatError` naming the file and line.
     """
 
-    return checked(read_capture_file(Path(path), name=str(path), format=format,
-                                     process=process))
+    return read_runs(Path(path), name=str(path), format=format, process=process)
 
 
 def compute_figures(capture: Capture, rules: Rules | None = None) -> RunMetrics:
@@ -128,6 +133,30 @@ def compute_stability(capture: Capture) -> SustainedStability:
     """The worst whole minute's average FPS over the best's, or why not (under two minutes)."""
 
     return sustained_stability(capture.frame_times_ms)
+
+
+def report_captures(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    format: str | None = None,
+    process: str | None = None,
+    interval: bool = False,
+    timing: DisplayTiming | None = None,
+    rules: Rules | None = None,
+) -> list[CaptureReport | RefusedCapture]:
+    """`certgen metrics`: one `CaptureReport` per run of each capture file, in the given order
+    (`.as_json()` is the object `metrics --json` prints), or a `RefusedCapture` in the place of
+    a file or run that cannot be measured (the others are measured as usual).
+
+    `process` applies to the captures that have process groups; when none of them has, the
+    first refusal is raised (`NoProcessGroupsError`). `interval` adds the measurement intervals
+    and sustained stability; `timing` (the display's refresh) the refresh-cadence figures that
+    need it. Weights from `rules` (default: the current SOP rules file).
+    """
+
+    weights = weights_of(rules if rules is not None else load_rules())
+    return _report_captures([os.fspath(p) for p in paths], weights, format=format,
+                            process=process, interval=interval, timing=timing)
 
 
 # --------------------------------------------------------------------------- one bundle

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol, overload, runtime_checkable
 
-from certgen.captures.detect import read_capture
 from certgen.captures.errata import capture_errata
 from certgen.captures.formats import FORMAT_TABLE
 from certgen.captures.model import Capture
@@ -33,6 +32,7 @@ from certgen.inputs.bundle import (
     load_bundle,
 )
 from certgen.inputs.lab import LabProfile, LocalizedText, add_months
+from certgen.metrics.capturereport import read_runs
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.figures import round_half_away, weights_of
 from certgen.metrics.framegen import (
@@ -41,7 +41,6 @@ from certgen.metrics.framegen import (
     observe_frame_generation,
 )
 from certgen.metrics.measured import measured_by
-from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import interval_seed, within_intervals
 from certgen.metrics.validity import declared_warnings
 from certgen.model import (
@@ -134,8 +133,8 @@ def _single_capture(bundle: LoadedBundle, name: str, run: CardRun, index: int, f
                     ) -> list[Capture]:
     """The one capture a file holds (read from the bundle's bytes); several is an error."""
 
-    captures = checked(read_capture(bundle.file(name).data, name=name, format=run.format,
-                                    process=run.process))
+    captures = read_runs(bundle.file(name).data, name=name, format=run.format,
+                         process=run.process)
     if len(captures) != 1:
         raise BundleError(
             f"{name} holds {len(captures)} runs; certgen never pools runs: give each "

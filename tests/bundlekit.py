@@ -211,7 +211,8 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 
 def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
-                      env: dict[str, str] | None = None) -> list[str]:
+                      env: dict[str, str] | None = None,
+                      render_cache: Path | None = None) -> list[str]:
     """Every path `open()`ed while `certgen ARGS` runs, in a fresh interpreter with an audit
     hook (sys.addaudithook cannot be removed, so never in the test process itself).
 
@@ -234,6 +235,14 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
         mimetypes.init()  # /etc/mime.types, read once per process by every library
         babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process
     """) if warm_up else ""
+    if render_cache is not None:  # the run's render cache (tests/rendercache.py), installed
+        # before the hook: its own imports are not the command's opens
+        prelude += textwrap.dedent(f"""
+            import sys, pathlib
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            from rendercache import RenderCache
+            RenderCache(pathlib.Path({str(render_cache)!r})).install()
+        """)
     script = prelude + textwrap.dedent(f"""
         import json, sys
         opened = []

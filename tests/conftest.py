@@ -23,9 +23,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    from rendercache import RenderCache
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("long", deadline=None, max_examples=1000)
@@ -44,6 +48,15 @@ SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 def slow_tests() -> set[str]:
     lines = (line.split("#", 1)[0].strip() for line in SLOW_TESTS.read_text("utf-8").splitlines())
     return {line for line in lines if line}
+
+
+SLOW_FIXTURES = {
+    "sample_site": "builds the whole sample site (every sample certificate, report and "
+                   "explainer PDF in three languages)",
+    "sample_site_opens": "the sample site, built with an audit hook",
+}
+"""Fixtures only slow tests may use: one not-slow test asking for one would pull its whole cost
+into `make test-fast` (tests/test_slow_tests.py checks it)."""
 
 
 def is_slow(nodeid: str, slow: set[str]) -> bool:
@@ -115,7 +128,10 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         with pytest.MonkeyPatch.context() as mp:  # undated, whatever ran before in this worker
             mp.delenv("SOURCE_DATE_EPOCH", raising=False)
             log = _opens_log(out)
-            opened = opened_during_cli(["site", "--out", str(out)], log)
+            # its renders fill the run's render cache, so a test that renders a sample
+            # again (the site-rebuild test) gets them from there
+            opened = opened_during_cli(["site", "--out", str(out)], log,
+                                       render_cache=render_cache_folder(tmp_path_factory))
         log.write_text(json.dumps(opened), encoding="utf-8")
 
     site = made_once(tmp_path_factory, "sample-site", build)
@@ -204,6 +220,40 @@ def signed_gold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     built = _listing(out)
     yield folder
     assert _listing(out) == built, "a test changed the shared signed GOLD build (copy it first)"
+
+
+# --- each distinct render once per run ---------------------------------------------------------
+
+
+def render_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the run's renders are kept: in the session's folder every xdist worker shares."""
+    folder = shared_folder(tmp_path_factory) / "render-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RenderCache]:
+    """The run's render cache (tests/rendercache.py), in the folder every xdist worker shares,
+    in place of `html_to_pdf` in certgen's renderers for the whole session (autouse, so that
+    it is in place before any other session fixture renders: GOLD's shared build)."""
+    from rendercache import RenderCache, restore
+
+    cache = RenderCache(render_cache_folder(tmp_path_factory))
+    replaced = cache.install()
+    yield cache
+    restore(replaced)
+
+
+@pytest.fixture(autouse=True)
+def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache) -> Iterator[None]:
+    """Every test renders through the cache, but a test marked `render_uncached` (a
+    determinism test, whose second render is the point) renders for real."""
+    enabled = render_cache.enabled
+    if request.node.get_closest_marker("render_uncached") is not None:
+        render_cache.enabled = False
+    yield
+    render_cache.enabled = enabled
 
 
 # --- the fleet on both backends ---------------------------------------------------------------

@@ -310,6 +310,7 @@ def test_without_a_date_the_report_prints_none(
     assert "SOURCE_DATE_EPOCH" not in os.environ  # rendering left the environment as it was
 
 
+@pytest.mark.render_uncached  # the second render is the point
 def test_undated_report_is_byte_stable(
     bench_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,

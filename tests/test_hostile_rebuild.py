@@ -270,14 +270,17 @@ def test_a_failed_compare_rebuild_keeps_the_previous_report(
 
 
 def test_a_failed_site_rebuild_keeps_the_whole_previous_site(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_site: Path
 ) -> None:
     """The site's parts (samples, reports, registry, pages) are staged together: a failure in
-    the last page leaves every part of the previous site, not new samples beside old pages."""
+    the last page leaves every part of the previous site, not new samples beside old pages.
+    The previous site is a copy of the run's shared one (`certgen site`, undated, whose renders
+    the run's render cache holds); the rebuild must give it back byte for byte."""
     import certgen.builders.site as module
 
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)  # undated, as the shared site
     out = tmp_path / "site"
-    module.build_site(out, pdf=False)
+    shutil.copytree(sample_site, out)
     before = _files(out)
     assert _whole(out) and _whole(out / "samples" / "SAMPLE-GOLD-0002")
     (out / "samples" / "SAMPLE-GOLD-0002" / "certificate.pt.html").unlink()  # to be rebuilt
@@ -285,15 +288,16 @@ def test_a_failed_site_rebuild_keeps_the_whole_previous_site(
     def fails(*args: Any, **kwargs: Any) -> Any:
         raise CertgenError("a render error", file="index.html")
 
+    render_index_html = module.render_index_html
     monkeypatch.setattr(module, "render_index_html", fails)
     with pytest.raises(CertgenError):
-        module.build_site(out, pdf=False)
+        module.build_site(out)
     after = _files(out)
     assert "samples/SAMPLE-GOLD-0002/certificate.pt.html" not in after  # nothing moved in
     assert after == {k: v for k, v in before.items()
                      if k != "samples/SAMPLE-GOLD-0002/certificate.pt.html"}
-    monkeypatch.undo()
-    module.build_site(out, pdf=False)
+    monkeypatch.setattr(module, "render_index_html", render_index_html)
+    module.build_site(out)
     assert _files(out) == before  # same inputs, same bytes; the removed file is back
 
 

@@ -1,6 +1,6 @@
 """requirements.lock is the environment: a drifting install fails here, loudly (issue 16).
 
-`make venv`, `make demo` and `make test` install the lock (`pip install --require-hashes -r
+`make venv`, `make demo` and `make test` install the lock (`uv pip install --require-hashes -r
 requirements.lock`, then certgen with --no-deps). These tests compare every locked package's
 version with the installed one (importlib.metadata), check the lock covers pyproject.toml's
 dependencies within their ranges, and that every pin carries a hash.

@@ -246,6 +246,7 @@ def test_the_signed_pdf_keeps_pdfa_metadata_attachment_and_fonts(built: Path) ->
     assert fonts and all(name.startswith("DejaVu") for name in fonts)
 
 
+@pytest.mark.render_uncached  # the second render is the point
 def test_two_signed_builds_are_byte_identical(built: Path, key: SigningKey,
                                               tmp_path: Path) -> None:
     time.sleep(1.1)  # a second later by the clock: nothing in the output may notice

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SLOW_TESTS, is_slow, slow_tests
+from conftest import SLOW_FIXTURES, SLOW_TESTS, is_slow, slow_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,3 +34,29 @@ def test_the_slow_marker_is_registered_and_given_to_the_listed_tests_only(
     for item in request.session.items:
         marked = item.get_closest_marker("slow") is not None
         assert marked == is_slow(item.nodeid, slow), item.nodeid
+
+
+def leaks(items: list[pytest.Item]) -> list[str]:
+    """Each test not marked slow that uses (directly or through another fixture) a fixture
+    of SLOW_FIXTURES, as 'nodeid: fixture'."""
+    return [f"{item.nodeid}: {name}" for item in items if item.get_closest_marker("slow") is None
+            for name in sorted(SLOW_FIXTURES) if name in getattr(item, "fixturenames", ())]
+
+
+def test_no_slow_fixture_leaks_into_the_fast_run(request: pytest.FixtureRequest) -> None:
+    """`make test-fast` stays fast: the tests it runs build no sample site."""
+    assert leaks(request.session.items) == []
+
+
+def test_the_leak_check_sees_a_fast_test_using_a_slow_fixture(
+        request: pytest.FixtureRequest) -> None:
+    class Item:
+        def __init__(self, nodeid: str, fixtures: tuple[str, ...], slow: bool) -> None:
+            self.nodeid, self.fixturenames, self.slow = nodeid, fixtures, slow
+
+        def get_closest_marker(self, name: str) -> object:
+            return True if self.slow and name == "slow" else None
+
+    items = [Item("a", ("tmp_path", "sample_site"), False), Item("b", ("sample_site",), True),
+             Item("c", ("sample_site_opens", "sample_site"), False), Item("d", (), False)]
+    assert leaks(items) == ["a: sample_site", "c: sample_site", "c: sample_site_opens"]  # type: ignore[arg-type]

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Final, Literal
 import yaml
 from pydantic_core import PydanticCustomError
 
-from certgen.captures.detect import read_capture_file
 from certgen.compare import statistics as compare
 from certgen.compare.report import (
     Compared,
@@ -61,10 +60,10 @@ from certgen.compare.statistics import SideInput
 from certgen.errors import CompareError
 from certgen.inputs.bundle import check_text
 from certgen.metrics import diagnostics
+from certgen.metrics.capturereport import read_runs
 from certgen.metrics.figures import round_half_away, weights_of
 from certgen.metrics.framegen import compute_frame_diagnostics
 from certgen.metrics.measured import measured_by
-from certgen.metrics.pagefigures import checked
 from certgen.model.base import LabText, LocalText
 from certgen.render.i18n import gettext_for
 from certgen.render.report import (
@@ -94,7 +93,7 @@ def _read_runs(path: Path, fmt: str | None, process: str | None,
                shown: str | None = None) -> list[Capture]:
     if not path.is_file():
         raise CompareError("no such capture file", file=shown or str(path))
-    return checked(read_capture_file(path, name=shown, format=fmt, process=process))
+    return read_runs(path, name=str(path) if shown is None else shown, format=fmt, process=process)
 
 
 def _one_run(path: Path, fmt: str | None, process: str | None,

@@ -6,11 +6,12 @@ array with one object per capture (per run, for files holding several). A batch 
 a bad file: every readable capture is reported, and each refused one is named (on stderr as
 `certgen: <the one-line message>`; in the JSON array, in its place in argument order, as
 `{"file": ..., "error": "<the one-line message>"}`); the exit code is 1 when any was refused.
-Each object has `recorded`: what the capture itself records about the system and the capture
-(docs/spec/captures.md, What a capture records), each value as written or null, then
-`unusable_columns`: the diagnostic columns set aside, each with the count of frames and why
-(their figures read not measured; docs/spec/captures.md, PresentMon family). With
---interval it ends with `interval`, each SOP figure's 95 % measurement interval or why it is
+Before it, `frame_generation` (the multiplier the capture shows, or why not) and `errata` (known
+defects of the tool version it records; docs/errata.md). Each object has `recorded`: what the
+capture itself records about the system and the capture (docs/spec/captures.md, What a capture
+records), each value as written or null, then `unusable_columns`: the diagnostic columns set
+aside, each with the count of frames and why (their figures read not measured;
+docs/spec/captures.md, PresentMon family). With --interval it ends with `interval`, each SOP figure's 95 % measurement interval or why it is
 not estimated, and `stability`, the worst whole minute's FPS over the best's
 (docs/spec/uncertainty.md; notes, never a grade).
 """
@@ -24,58 +25,30 @@ import os
 # started at import, would otherwise take CPU from the reader (~0.1 s of CPU on 2 cores).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import hashlib
 import json
-import pathlib
 import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import click
 from pydantic import ValidationError
 
-from certgen.captures.detect import FORMATS, read_capture_file
-from certgen.errors import CertgenError, NoProcessGroupsError
+from certgen.api import CaptureReport, RefusedCapture, report_captures
+from certgen.captures.detect import FORMATS
 from certgen.inputs.bundle import CardDisplayTiming, display_timing_of
-from certgen.metrics.diagnostics import compute_metrics
-from certgen.metrics.figures import weights_of
-from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
-from certgen.metrics.measured import measured_by
-from certgen.metrics.pagefigures import checked
-from certgen.metrics.uncertainty import figure_intervals, interval_seed, sustained_stability
-from certgen.metrics.validity import declared_warnings
-from certgen.model.measured import DisplayTiming
-from certgen.model.uncertainty import FIGURES
-from certgen.sop import load_rules
-
-if TYPE_CHECKING:
-    from certgen.captures.model import Capture
-    from certgen.errors import CertgenError
+from certgen.model.capture import Recorded, UnusableColumn
+from certgen.model.figures import DiagnosticFigures, FrameDiagnostics
+from certgen.model.measured import (
+    AnimationError,
+    DisplayTiming,
+    HitchCauses,
+    Latency,
+    LatencySpread,
+    PowerThermals,
+    RefreshCadence,
+)
+from certgen.model.uncertainty import FIGURES, FigureIntervals, SustainedStability
 from certgen.support.untrusted import escape_invisible
-
-
-def display_name(name: str, label: str | None) -> str:
-    """How one run of a file is named: the file, plus `#label` for multi-run files."""
-    return name if label is None else f"{name}#{label}"
-
-
-def notes(capture: Capture) -> list[str]:
-    """Reader warnings plus what the Capture counts (dropped, missing, skipped) as sentences."""
-    out = list(capture.warnings)
-    if capture.dropped_frames:
-        out.append(
-            f"{capture.dropped_frames} frames marked dropped by the tool are counted with their "
-            "present interval"
-        )
-    gpu = capture.gpu_summary()
-    if gpu is not None:
-        joined, median = gpu
-        frames = capture.frame_times_ms.size
-        out.append(
-            f"GPU time (gpu_ms joined to frames by gpu_tick) resolved for {joined} of {frames} "
-            "frames" + (f", median {median:.3f} ms" if median is not None else "")
-        )
-    return out
 
 
 def keep_freed_memory() -> None:
@@ -98,106 +71,15 @@ def keep_freed_memory() -> None:
     mallopt(m_trim_threshold, 512 << 20)
 
 
-def read_all(
-    paths: list[str], fmt: str | None, process: str | None
-) -> Iterator[tuple[str, Capture | CertgenError, str | None]]:
-    """(argument, Capture or the CertgenError refusing the file, note) per run, in argument
-    order, each as soon as it is read.
-
-    `--process` applies to the captures that have process groups (the PresentMon family,
-    CapFrameX CSV). When some given capture has them, the others are read without it and their
-    note says so; when none has, the option would do nothing and the first such capture is
-    refused once all are read (a user's option is never silently dropped).
-    """
-
-    refused: list[NoProcessGroupsError] = []
-    for arg in paths:
-        path = pathlib.Path(arg)
-        note = None
-        try:
-            try:
-                captures = checked(read_capture_file(path, name=arg, format=fmt,
-                                                     process=process))
-            except NoProcessGroupsError as exc:
-                refused.append(exc)
-                note = f"--process {exc.process!r} not applied: {exc.what} has no process groups"
-                captures = checked(read_capture_file(path, name=arg, format=fmt))
-        except CertgenError as exc:
-            yield arg, exc, None
-            continue
-        for capture in captures:
-            yield arg, capture, note
-    if refused and len(refused) == len(paths):
-        raise refused[0]
-
-
 def measure(paths: list[str], fmt: str | None, process: str | None,
             interval: bool = False, timing: DisplayTiming | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of `certgen metrics --json`, in argument order (`interval` adds each
-    capture's measurement intervals; `timing`, the display's refresh, the refresh-cadence
-    figures that need it).
+    """The JSON objects of `certgen metrics --json`, in argument order: the API's reports
+    (certgen.api.report_captures) as their pinned keys (`interval` adds each capture's
+    measurement intervals; `timing`, the display's refresh, the refresh-cadence figures that
+    need it). A capture refused gives `{"file": ..., "error": "<the one-line message>"}`."""
 
-    A capture refused (unreadable, or with nothing to score) gives `{"file": ..., "error":
-    "<the one-line message>"}` in its place; the others are measured as usual.
-    """
-
-    weights = weights_of(load_rules())
-    results: list[dict[str, Any]] = []
-    for arg, capture, note in read_all(paths, fmt, process):
-        if isinstance(capture, CertgenError):
-            results.append({"file": arg, "error": str(capture)})
-            continue
-        name = display_name(arg, capture.label)
-        capture = capture.with_warnings(declared_warnings(capture, timing))
-        try:
-            metrics = compute_metrics(capture.frame_times_ms, weights, source=name)
-        except CertgenError as exc:
-            results.append({"file": name, "error": str(exc)})
-            continue
-        entry: dict[str, Any] = {
-            "file": name,
-            "format": capture.format,
-            "group": capture.group.label() if capture.group else None,
-            "groups_left_out": [g.label() for g in capture.groups_left_out],
-            "interval_column": capture.interval_column,
-        }
-        entry.update(metrics.model_dump(mode="json"))
-        entry["incomplete"] = capture.incomplete
-        entry["incomplete_reason"] = capture.incomplete_reason
-        entry["warnings"] = notes(capture) + ([note] if note else [])
-        # Diagnostics, not graded: null where the capture lacks the column (docs/spec/metrics.md).
-        frame_diagnostics = compute_frame_diagnostics(capture, weights)
-        entry["frame_diagnostics"] = frame_diagnostics.model_dump(
-            mode="json", exclude={"frame_generation_observed"})  # given below, on its own key
-        # What the tool measured beside the intervals (pinned keys; null: not measured).
-        # latency, animation_error, refresh_cadence, hitch_causes, validity, power_thermals:
-        # as record.json's
-        # runs[].measured holds them (measured_by sets every key).
-        entry.update(measured_by(capture, timing).model_dump(mode="json"))
-        # Issue 42 (pinned): the frame-generation multiplier the capture shows, or why not.
-        entry["frame_generation"] = (frame_diagnostics.frame_generation_observed
-                                     or observe_frame_generation(capture.frame_times_ms, None)
-                                     ).model_dump(mode="json")
-        # Issue 42: known defects of the tool version the capture records, in a column read.
-        entry["errata"] = [e.model_dump(mode="json") for e in capture.errata]
-        # What the file itself says about the system and the capture, as written (pinned keys).
-        entry["recorded"] = capture.recorded.model_dump(mode="json")
-        # Diagnostic columns set aside (their figures above read not measured), and why: added
-        # after the pinned keys (issue 39).
-        entry["unusable_columns"] = [u.model_dump(mode="json") for u in capture.unusable_columns]
-        if interval:
-            group = capture.group.label() if capture.group else None
-            seed = interval_seed(file_sha256(pathlib.Path(arg)), group)
-            try:
-                entry["interval"] = figure_intervals(capture.frame_times_ms, weights,
-                                                     seed=seed).model_dump(mode="json")
-            except CertgenError as exc:  # a bootstrap over its bound (docs/limits.md)
-                results.append({"file": name, "error": f"{name}: {exc}"})
-                continue
-            entry["stability"] = sustained_stability(capture.frame_times_ms).model_dump(
-                mode="json")
-        results.append(entry)
-    return results
+    return [report.as_json() for report in report_captures(paths, format=fmt, process=process,
+                                                            interval=interval, timing=timing)]
 
 
 COLUMNS = (
@@ -221,84 +103,90 @@ def _cell(value: object, spec: str) -> str:
     return "-" if value is None else spec.format(value)
 
 
-def render_table(results: list[dict[str, Any]]) -> str:
+def _column(report: CaptureReport, key: str) -> object:
+    """A table column's value: the file, or one of the SOP figures."""
+    return report.file if key == "file" else getattr(report.figures, key)
+
+
+def render_table(reports: list[CaptureReport]) -> str:
     """An aligned text table, one row per capture, then the notes that qualify the figures."""
     rows = [[title for _, title, _ in COLUMNS]]
-    rows += [[_cell(r[key], spec) for key, _, spec in COLUMNS] for r in results]
+    rows += [[_cell(_column(r, key), spec) for key, _, spec in COLUMNS] for r in reports]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = []
     for row in rows:
         cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
-    for r in results:
-        extra = [f"format {r['format']}, interval {r['interval_column']}"]
-        if r["group"]:
-            extra.append(f"group used: {r['group']}")
-        if r["groups_left_out"]:
-            extra.append("groups left out: " + "; ".join(r["groups_left_out"]))
-        recorded = recorded_note(r["recorded"])
+    for r in reports:
+        figures, measured = r.figures, r.measured
+        extra = [f"format {r.format}, interval {r.interval_column}"]
+        if r.group:
+            extra.append(f"group used: {r.group}")
+        if r.groups_left_out:
+            extra.append("groups left out: " + "; ".join(r.groups_left_out))
+        recorded = recorded_note(r.recorded)
         if recorded:
             extra.append(recorded)
-        if r["dropped_nonpositive"]:
-            extra.append(f"{r['dropped_nonpositive']} frames <= 0 ms dropped")
-        if r["too_short"]:
-            extra.append(f"too short: {r['frames']} frames (< 900), percentiles mean little")
-        if r["corrupted"]:
+        if figures.dropped_nonpositive:
+            extra.append(f"{figures.dropped_nonpositive} frames <= 0 ms dropped")
+        if figures.too_short:
+            extra.append(f"too short: {figures.frames} frames (< 900), percentiles mean little")
+        if figures.corrupted:
             extra.append("corrupted: the FPS figures are out of order")
-        if r["incomplete"]:
-            extra.append(f"incomplete: {r['incomplete_reason']}")
-        extra += r["warnings"]
-        extra += [f"known {e['tool']} {e['version']} defect {e['id']} in {', '.join(e['columns'])} "
-                  f"(effect: {e['effect']}): {e['defect']} {e['source']}" for e in r["errata"]]
-        fg = r["frame_generation"]
-        if fg["observed_multiplier"] is not None:
-            spread = fg["per_second"]
-            extra.append(f"frame generation: {fg['observed_multiplier']:.2f}x shown per "
+        if r.incomplete:
+            extra.append(f"incomplete: {r.incomplete_reason}")
+        extra += r.warnings
+        extra += [f"known {e.tool} {e.version} defect {e.id} in {', '.join(e.columns)} "
+                  f"(effect: {e.effect}): {e.defect} {e.source}" for e in r.errata]
+        fg = r.frame_generation
+        if fg.observed_multiplier is not None:
+            spread = fg.per_second
+            extra.append(f"frame generation: {fg.observed_multiplier:.2f}x shown per "
                          "application frame" + ("" if spread is None else
-                         f" ({spread['min']:.2f}x to {spread['max']:.2f}x per second)"))
-        extra += diagnostic_notes(r["frame_diagnostics"])
-        extra += measured_notes(r["latency"], r["animation_error"])
-        extra += unusable_notes(r["unusable_columns"])
-        extra += cadence_notes(r["refresh_cadence"], r["hitch_causes"])
-        extra += power_notes(r["power_thermals"])
-        if "interval" in r:
-            extra += interval_notes(r["interval"])
-            extra.append(stability_note(r["stability"]))
+                         f" ({spread.min:.2f}x to {spread.max:.2f}x per second)"))
+        extra += diagnostic_notes(r.frame_diagnostics)
+        extra += measured_notes(measured.latency, measured.animation_error)
+        extra += unusable_notes(r.unusable_columns)
+        extra += cadence_notes(measured.refresh_cadence, measured.hitch_causes)
+        extra += power_notes(measured.power_thermals)
+        if r.interval is not None and r.stability is not None:
+            extra += interval_notes(r.interval)
+            extra.append(stability_note(r.stability))
         lines.append("")
-        lines.append(f"{r['file']}:")
+        lines.append(f"{r.file}:")
         lines.extend(f"  - {e}" for e in extra)
     return "\n".join(lines)
 
 
-def recorded_note(recorded: dict[str, str | None]) -> str | None:
+def recorded_note(recorded: Recorded) -> str | None:
     """The table's note of what the capture records ("recorded by the capture: gpu …; driver
     …"), the values escaped as names read from a capture are; None when it records nothing."""
-    shown = [f"{key} {escape_invisible(value)}" for key, value in recorded.items()
-             if value is not None]
+    shown = [f"{key} {escape_invisible(value)}"
+             for key, value in recorded.model_dump(mode="json").items() if value is not None]
     return "recorded by the capture: " + "; ".join(shown) if shown else None
 
 
-def _figures(f: dict[str, Any]) -> str:
-    return (f"{f['frames']} frames, avg {_cell(f['avg_fps'], '{:.1f}')} FPS, 1% low "
-            f"{_cell(f['low_1pct_fps'], '{:.1f}')}, 0.1% low {_cell(f['low_0_1pct_fps'], '{:.1f}')}")
+def _figures(f: DiagnosticFigures) -> str:
+    return (f"{f.frames} frames, avg {_cell(f.avg_fps, '{:.1f}')} FPS, 1% low "
+            f"{_cell(f.low_1pct_fps, '{:.1f}')}, 0.1% low {_cell(f.low_0_1pct_fps, '{:.1f}')}")
 
 
-def diagnostic_notes(diag: dict[str, Any]) -> list[str]:
+def diagnostic_notes(diag: FrameDiagnostics) -> list[str]:
     """The frame-generation and display-timing diagnostics as table notes (not graded)."""
     out = []
-    fg = diag["frame_generation"]
+    fg = diag.frame_generation
     if fg is not None:
-        share = "-" if fg["generated_share"] is None else f"{fg['generated_share']:.2%}"
-        app = fg["application"]
-        out.append(f"diagnostic, not graded: {fg['generated_frames']} of {fg['frames']} frames "
+        share = "-" if fg.generated_share is None else f"{fg.generated_share:.2%}"
+        app = fg.application
+        out.append(f"diagnostic, not graded: {fg.generated_frames} of {fg.frames} frames "
                    f"generated ({share}); application frames only: "
                    + ("none" if app is None else _figures(app)))
-    display = diag["display"]
+    display = diag.display
     if display is not None:
-        fig = display["figures"]
-        out.append(f"diagnostic, not graded: from {display['column']} "
-                   f"({display['not_displayed']} frames not displayed): "
+        fig = display.figures
+        out.append(f"diagnostic, not graded: from {display.column} "
+                   f"({display.not_displayed} frames not displayed): "
                    + ("no display change" if fig is None else _figures(fig)))
     return out
 
@@ -307,26 +195,26 @@ LATENCY_NAMES = {"pc_latency_ms": "PC latency", "click_to_photon_ms": "click to 
                  "all_input_to_photon_ms": "all input to photon"}
 
 
-def measured_notes(latency: dict[str, Any], animation: dict[str, Any] | None) -> list[str]:
+def measured_notes(latency: Latency, animation: AnimationError | None) -> list[str]:
     """Latency and animation error as table notes (not graded), then one note naming what the
     capture did not measure."""
     out = []
     missing = []
     for key, name in LATENCY_NAMES.items():
-        spread = latency[key]
+        spread: LatencySpread | None = getattr(latency, key)
         if spread is None:
             missing.append(name)
         else:
-            left = f"; {spread['left_out']} negative values left out" if spread["left_out"] else ""
-            out.append(f"diagnostic, not graded: {name} ({spread['column']}, {spread['frames']} "
-                       f"frames): median {spread['median']:.2f} ms, p90 {spread['p90']:.2f} ms, "
-                       f"p99 {spread['p99']:.2f} ms{left}")
+            left = f"; {spread.left_out} negative values left out" if spread.left_out else ""
+            out.append(f"diagnostic, not graded: {name} ({spread.column}, {spread.frames} "
+                       f"frames): median {spread.median:.2f} ms, p90 {spread.p90:.2f} ms, "
+                       f"p99 {spread.p99:.2f} ms{left}")
     if animation is not None:
-        out.append(f"diagnostic, not graded: animation error ({animation['column']}, "
-                   f"{animation['frames']} frames): mean |error| {animation['mean_abs_ms']:.2f} "
-                   f"ms, p99 {animation['p99_abs_ms']:.2f} ms; time over 1 ms "
-                   f"{animation['time_share_over_1ms']:.1%}, over 4 ms "
-                   f"{animation['time_share_over_4ms']:.1%}")
+        out.append(f"diagnostic, not graded: animation error ({animation.column}, "
+                   f"{animation.frames} frames): mean |error| {animation.mean_abs_ms:.2f} "
+                   f"ms, p99 {animation.p99_abs_ms:.2f} ms; time over 1 ms "
+                   f"{animation.time_share_over_1ms:.1%}, over 4 ms "
+                   f"{animation.time_share_over_4ms:.1%}")
     else:
         missing.append("animation error")
     if missing:
@@ -341,97 +229,91 @@ UNUSABLE_WHY = {
 }
 
 
-def unusable_notes(unusable: list[dict[str, Any]]) -> list[str]:
+def unusable_notes(unusable: Sequence[UnusableColumn]) -> list[str]:
     """One note per diagnostic column set aside: its figures are not measured, and why."""
-    return [f"diagnostic: {u['column']} not measured: {u['frames']} of {u['of_frames']} frames "
-            f"hold a value the column cannot hold ({UNUSABLE_WHY[u['reason']]}; first at frame "
-            f"{u['first_frame']}); the SOP figures and the other columns stand"
+    return [f"diagnostic: {u.column} not measured: {u.frames} of {u.of_frames} frames "
+            f"hold a value the column cannot hold ({UNUSABLE_WHY[u.reason]}; first at frame "
+            f"{u.first_frame}); the SOP figures and the other columns stand"
             for u in unusable]
 
 
-def cadence_notes(cadence: dict[str, Any] | None, hitches: dict[str, Any] | None) -> list[str]:
+def cadence_notes(cadence: RefreshCadence | None, hitches: HitchCauses | None) -> list[str]:
     """Refresh cadence and hitch causes as table notes (not graded), or what they lack."""
     out = []
     if cadence is None:
         out.append("diagnostic: refresh cadence not measured by this capture (no display changes)")
-    elif cadence["refresh_hz"] is None:
-        out.append(f"diagnostic: refresh cadence ({cadence['column']}, {cadence['frames']} "
+    elif cadence.refresh_hz is None:
+        out.append(f"diagnostic: refresh cadence ({cadence.column}, {cadence.frames} "
                    "frames) needs the display's refresh: --refresh-hz [--vrr]")
     else:
-        if cadence["held"] is not None:
-            held = cadence["held"]
-            shares = (f"held 1 refresh {held['one']:.1%}, 2 {held['two']:.1%}, 3+ "
-                      f"{held['three_or_more']:.1%}; beyond one refresh")
+        if cadence.held is not None:
+            held = cadence.held
+            shares = (f"held 1 refresh {held.one:.1%}, 2 {held.two:.1%}, 3+ "
+                      f"{held.three_or_more:.1%}; beyond one refresh")
         else:
-            window = cadence["vrr_window"]
-            shares = (f"{cadence['vrr_min_hz']:g}-{cadence['vrr_max_hz']:g} Hz window: inside "
-                      f"{window['inside']:.1%}, below {window['below']:.1%}, above "
-                      f"{window['above']:.1%}; below the window")
-        out.append(f"diagnostic, not graded: refresh cadence at {cadence['refresh_hz']:g} Hz "
-                   f"({cadence['column']}, {cadence['frames']} frames): {shares} "
-                   f"{cadence['beyond_refresh_ms_per_min']:.0f} ms per minute; present and "
+            window = cadence.vrr_window
+            assert window is not None and cadence.vrr_min_hz is not None \
+                and cadence.vrr_max_hz is not None  # a declared refresh: fixed or VRR
+            shares = (f"{cadence.vrr_min_hz:g}-{cadence.vrr_max_hz:g} Hz window: inside "
+                      f"{window.inside:.1%}, below {window.below:.1%}, above "
+                      f"{window.above:.1%}; below the window")
+        out.append(f"diagnostic, not graded: refresh cadence at {cadence.refresh_hz:g} Hz "
+                   f"({cadence.column}, {cadence.frames} frames): {shares} "
+                   f"{cadence.beyond_refresh_ms_per_min:.0f} ms per minute; present and "
                    f"display apart by over half a refresh: "
-                   f"{cadence['present_display_mismatch_share']:.1%} of frames")
+                   f"{cadence.present_display_mismatch_share:.1%} of frames")
     if hitches is None:
         out.append("diagnostic: hitch causes not measured by this capture (no CPU or GPU busy)")
     else:
-        ledger = ", ".join(f"{t['cause']} {t['events']}" for t in hitches["ledger"])
-        out.append(f"diagnostic, not graded: hitch causes of {hitches['events']} stutter events "
-                   f"({', '.join(hitches['columns'].values())}): {ledger}")
+        ledger = ", ".join(f"{t.cause} {t.events}" for t in hitches.ledger)
+        out.append(f"diagnostic, not graded: hitch causes of {hitches.events} stutter events "
+                   f"({', '.join(hitches.columns.values())}): {ledger}")
     return out
 
 
-def power_notes(power: dict[str, Any] | None) -> list[str]:
+def power_notes(power: PowerThermals | None) -> list[str]:
     """FrameView's power and GPU sensors as a table note (not graded); nothing without them."""
     if power is None:
         return []
     parts = []
-    if power["avg_power_w"] is None:
+    if power.avg_power_w is None:
         parts.append("power: no reading")
     else:
-        parts.append(f"power {power['avg_power_w']:.1f} W ({power['power_column']}), "
-                     f"{_cell(power['fps_per_watt'], '{:.3f}')} FPS per W")
-    for key, name, unit in (("temperature_c", "GPU temperature", "°C"),
-                            ("clock_mhz", "GPU clock", "MHz")):
-        ends = power[key]
+        parts.append(f"power {power.avg_power_w:.1f} W ({power.power_column}), "
+                     f"{_cell(power.fps_per_watt, '{:.3f}')} FPS per W")
+    for ends, name, unit in ((power.temperature_c, "GPU temperature", "°C"),
+                             (power.clock_mhz, "GPU clock", "MHz")):
         if ends is not None:
-            parts.append(f"{name} {_cell(ends['start'], '{:.0f}')} -> "
-                         f"{_cell(ends['end'], '{:.0f}')} {unit}")
+            parts.append(f"{name} {_cell(ends.start, '{:.0f}')} -> "
+                         f"{_cell(ends.end, '{:.0f}')} {unit}")
     return [f"diagnostic, not graded: {'; '.join(parts)} (first and last "
-            f"{power['span_s']:g} s)"]
+            f"{power.span_s:g} s)"]
 
 
-def interval_notes(interval: dict[str, Any]) -> list[str]:
+def interval_notes(interval: FigureIntervals) -> list[str]:
     """The measurement intervals as table notes, each figure named and formatted as its column
     (COLUMNS): the printed ones, then the others grouped by why they are not estimated."""
     column = {key: (title, spec) for key, title, spec in COLUMNS if key in FIGURES}
-    shown = [f"{column[f][0]} {column[f][1].format(interval[f][0])}–"
-             f"{column[f][1].format(interval[f][1])}"
-             for f in FIGURES if interval[f] is not None]
-    level = f"{interval['level']:.0%}"
-    out = [f"measurement interval ({level}, within-capture, not graded): "
-           + ("; ".join(shown) or "none")]
+    ends: dict[str, tuple[float, float] | None] = {f: getattr(interval, f) for f in FIGURES}
+    shown = [f"{column[f][0]} {column[f][1].format(pair[0])}–{column[f][1].format(pair[1])}"
+             for f in FIGURES if (pair := ends[f]) is not None]
+    level = f"{interval.level:.0%}"
+    out = [f"measurement interval ({level}, not graded): " + ("; ".join(shown) or "none")]
     reasons: dict[str, list[str]] = {}
-    for figure, why in interval["not_estimated"].items():
+    for figure, why in interval.not_estimated.items():
         reasons.setdefault(why, []).append(column[figure][0])
     out += [f"not estimated ({', '.join(names)}): {why}" for why, names in reasons.items()]
     return out
 
 
-def stability_note(stability: dict[str, Any]) -> str:
+def stability_note(stability: SustainedStability) -> str:
     """Sustained stability as a table note."""
-    head = f"sustained stability (not graded, {stability['block_s']}-second blocks): "
-    if stability["ratio"] is None:
-        return head + f"not estimated: {stability['not_estimated']}"
-    return (head + f"worst {stability['worst_fps']:.1f} FPS / best {stability['best_fps']:.1f} "
-            f"FPS = {stability['ratio']:.2%} over {stability['blocks']} blocks (reference: "
-            f"3DMark's {stability['reference']:.0%})")
-
-
-def file_sha256(path: pathlib.Path) -> str:
-    """SHA-256 of a capture file (the interval's seed), read in blocks."""
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    head = f"sustained stability (not graded, {stability.block_s}-second blocks): "
+    if stability.ratio is None or stability.worst_fps is None or stability.best_fps is None:
+        return head + f"not estimated: {stability.not_estimated}"
+    return (head + f"worst {stability.worst_fps:.1f} FPS / best {stability.best_fps:.1f} "
+            f"FPS = {stability.ratio:.2%} over {stability.blocks} blocks (reference: "
+            f"3DMark's {stability.reference:.0%})")
 
 
 def display_timing_option(refresh_hz: float | None, vrr: str | None,
@@ -497,13 +379,14 @@ def command(captures: tuple[str, ...], fmt: str | None, process: str | None, as_
     """SOP v1.1 figures and diagnostics per capture."""
     keep_freed_memory()
     timing = display_timing_option(refresh_hz, vrr, presentation)
-    results = measure(list(captures), fmt, process, interval, timing)
-    good = [r for r in results if "error" not in r]
+    reports = report_captures(list(captures), format=fmt, process=process, interval=interval,
+                              timing=timing)
+    good = [r for r in reports if isinstance(r, CaptureReport)]
     if as_json:
-        click.echo(json.dumps(results, indent=2, ensure_ascii=False))
+        click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     elif good:
         click.echo(render_table(good))
-    errors = [r["error"] for r in results if "error" in r]
+    errors = [r.error for r in reports if isinstance(r, RefusedCapture)]
     for error in errors:
         click.echo(f"certgen: {error}", err=True)
     if errors:

@@ -1,0 +1,122 @@
+"""The suite's render cache (issue 43): each distinct PDF render once per test run.
+
+WeasyPrint is deterministic (tests/test_render_pdf.py proves it, uncached), and a run rendered
+the same inputs again and again: the same certificate from many tests, the same report from
+each language's test. So within one run the PDFs that certgen's renderers (certificate,
+report, calibration, the site's explainers) make through `html_to_pdf` are kept by the SHA-256
+of everything that goes into the render, in the session's folder the xdist workers share, and
+made by the first worker that asks (the others wait for it under a lock on that key).
+
+What stays a real render:
+- `certgen.render.pdf.html_to_pdf` itself, called directly (the renderer's own tests);
+- a render given its own URL fetcher (what it serves and refuses is the point);
+- the tests marked `render_uncached` (the determinism tests: a second render, compared);
+- every render in a subprocess (`certgen` run as a command), which this process cannot see;
+- the whole run with CERTGEN_TEST_RENDER_CACHE=0.
+
+What a render logs (WeasyPrint's warnings, which `certgen site` writes to its log) is kept with
+the PDF and logged again on a hit; the loggers' levels are part of the key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+
+from filelock import FileLock
+
+from certgen.render import pdf
+
+RENDERERS = ("certgen.render.certificate", "certgen.render.report", "certgen.render.calibration",
+             "certgen.builders.site")
+"""The modules that render through `html_to_pdf` (each imported it by name)."""
+
+LOGGERS = ("weasyprint", "fontTools")
+"""Whose levels decide what a render logs."""
+
+Render = Callable[..., bytes]
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.name, record.levelno, record.getMessage()))
+
+
+class RenderCache:
+    """A stand-in for `html_to_pdf` that renders each distinct input once per `folder`."""
+
+    def __init__(self, folder: Path, render: Render = pdf.html_to_pdf) -> None:
+        self.folder = folder
+        self.render = render
+        self.enabled = os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") != "0"
+        self.hits = 0
+        self.renders = 0
+
+    def key(self, html: str, *, lang: str, title: str, author: str,
+            attachments: Sequence[tuple[str, bytes, str]] = (), created: dt.datetime | None,
+            generator: str | None = None) -> str:
+        """SHA-256 of every input of the render, and of what else it reads: the build date
+        (SOURCE_DATE_EPOCH), where templates and fonts are, the loggers' levels."""
+        digest = hashlib.sha256()
+        parts: list[object] = [
+            html, lang, title, author, None if created is None else created.isoformat(),
+            generator, [(name, hashlib.sha256(data).hexdigest(), description)
+                        for name, data, description in attachments],
+            os.environ.get("SOURCE_DATE_EPOCH"), str(pdf.templates_dir()), str(pdf.fonts_conf()),
+            [logging.getLogger(name).getEffectiveLevel() for name in LOGGERS],
+        ]
+        digest.update(json.dumps(parts, ensure_ascii=False).encode("utf-8"))
+        return digest.hexdigest()
+
+    def __call__(self, html: str, **options: object) -> bytes:
+        if not self.enabled or options.get("fetcher") is not None:
+            self.renders += 1
+            return self.render(html, **options)
+        key = self.key(html, **{k: v for k, v in options.items() if k != "fetcher"})  # type: ignore[arg-type]
+        made, kept = self.folder / f"{key}.pdf", self.folder / f"{key}.log.json"
+        with FileLock(str(self.folder / f"{key}.lock")):
+            if made.exists():
+                self.hits += 1
+                for name, level, message in json.loads(kept.read_text("utf-8")):
+                    logging.getLogger(name).log(level, "%s", message)
+                return made.read_bytes()
+            handler = _Kept()
+            loggers = [logging.getLogger(name) for name in LOGGERS]
+            for logger in loggers:
+                logger.addHandler(handler)
+            try:
+                out = self.render(html, **options)
+            finally:
+                for logger in loggers:
+                    logger.removeHandler(handler)
+            self.renders += 1
+            kept.write_text(json.dumps(handler.records), "utf-8")
+            partial = made.with_suffix(".partial")
+            partial.write_bytes(out)
+            partial.replace(made)  # whole or absent, for a worker that reads it next
+            return out
+
+    def install(self) -> list[tuple[ModuleType, Render]]:
+        """Put this cache in place of `html_to_pdf` in each renderer; returns what to restore."""
+        replaced = []
+        for name in RENDERERS:
+            module = importlib.import_module(name)
+            replaced.append((module, module.html_to_pdf))
+            module.html_to_pdf = self  # type: ignore[attr-defined]
+        return replaced
+
+
+def restore(replaced: list[tuple[ModuleType, Render]]) -> None:
+    for module, render in replaced:
+        module.html_to_pdf = render  # type: ignore[attr-defined]
