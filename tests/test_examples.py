@@ -103,7 +103,7 @@ def test_sample_bundle_goes_through_the_pipeline_with_its_grade(bundle: str, fle
         assert "not_run" in statuses
         assert all(p is None for p in ranks)  # small cohorts: Provisional
     if bundle == "framegen-rx7800xt":  # issue 42: a 2x frame-generation run beside one without
-        from certgen.metrics.framegen import displayed_beside_graded
+        from certgen.metrics.diagnostics import displayed_beside_graded
 
         fg, off = record.runs
         assert (fg.frame_generation_mode, off.frame_generation_mode) == ("2x", "off")

@@ -22,7 +22,7 @@ from certgen.commands.metrics import measure
 from certgen.fleet import SCHEMA_VERSION, Cohort, FleetStore, migrate
 from certgen.fleet import store as fleet_store
 from certgen.fleet.schema import MIGRATIONS, _fill_aggregates
-from certgen.metrics.framegen import DisplayedBesideGraded, displayed_beside_graded
+from certgen.metrics.diagnostics import DisplayedBesideGraded, displayed_beside_graded
 from certgen.pipeline import check_bundle
 from certgen.render.certificate import render_certificate_html
 

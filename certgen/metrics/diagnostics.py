@@ -21,6 +21,7 @@ The stutter rule, precisely (`stutter_events`; every comparison is in float64):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -32,7 +33,7 @@ from certgen.metrics.figures import (
     positive_frames,
     round_half_away,
 )
-from certgen.model.figures import RunMetrics
+from certgen.model.figures import FrameDiagnostics, RunMetrics
 from certgen.model.thresholds import Weights
 
 FloatArray = npt.NDArray[np.float64]
@@ -423,3 +424,49 @@ def compute_metrics(frame_times_ms: FloatArray, weights: Weights, *, source: str
         stutter_count=diag.stutter_count,
         too_short=diag.too_short,
     )
+
+
+# --------------------------------------------------------------------------- shown on documents
+# Pure rules over a record's figures, so a document can apply them without reaching a reader.
+
+P99_MIN_SAMPLES: Final = 100
+"""The fewest values a 99th percentile is read from without a mark: below 100 values it is
+interpolated between the largest one or two, not a tail of the distribution, so documents mark
+it as indicative (docs/spec/metrics.md, "Measured by the capture")."""
+
+
+DISPLAYED_RATE_SHARE: Final = 0.10
+"""A run's displayed rate differs from its graded one when the two average FPS figures are more
+than this share of the graded figure apart (docs/spec/metrics.md, "Displayed beside graded")."""
+
+NOT_DISPLAYED_SHARE: Final = 0.01
+"""...or when more than this share of its frames never reached the screen (a tool writes no
+display change for the first frame of a swap chain: one frame is not a difference)."""
+
+
+@dataclass(frozen=True)
+class DisplayedBesideGraded:
+    """A run whose screen showed another rate than the one graded: both average FPS figures as
+    recorded, and the frames never displayed."""
+
+    graded_fps: float
+    displayed_fps: float
+    not_displayed: int
+
+
+def displayed_beside_graded(metrics: RunMetrics | None, diagnostics: FrameDiagnostics | None
+                            ) -> DisplayedBesideGraded | None:
+    """The graded and displayed rates of a run when they differ (DISPLAYED_RATE_SHARE,
+    NOT_DISPLAYED_SHARE), else None; None too without a display-change column or a figure.
+    The grade is never touched: the SOP grades presents."""
+    display = None if diagnostics is None else diagnostics.display
+    if metrics is None or display is None or display.figures is None:
+        return None
+    graded, shown = metrics.avg_fps, display.figures.avg_fps
+    if graded is None or shown is None or graded <= 0:
+        return None
+    rows = display.figures.frames + display.not_displayed  # every frame of the column
+    if abs(shown - graded) / graded > DISPLAYED_RATE_SHARE or \
+            display.not_displayed / rows > NOT_DISPLAYED_SHARE:
+        return DisplayedBesideGraded(graded, shown, display.not_displayed)
+    return None

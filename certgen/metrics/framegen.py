@@ -27,8 +27,7 @@ graded. No column, no figure: null, never 0.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +42,6 @@ from certgen.model.figures import (
     FrameGenerationObserved,
     FrameTypeCount,
     PerSecondRange,
-    RunMetrics,
 )
 
 if TYPE_CHECKING:
@@ -201,40 +199,3 @@ def compute_frame_diagnostics(capture: Capture, weights: Weights) -> FrameDiagno
                                         capture.frame_type_codes)
     return FrameDiagnostics(frame_generation=fg, display=display,
                             frame_generation_observed=observed)
-
-
-DISPLAYED_RATE_SHARE: Final = 0.10
-"""A run's displayed rate differs from its graded one when the two average FPS figures are more
-than this share of the graded figure apart (docs/spec/metrics.md, "Displayed beside graded")."""
-
-NOT_DISPLAYED_SHARE: Final = 0.01
-"""...or when more than this share of its frames never reached the screen (a tool writes no
-display change for the first frame of a swap chain: one frame is not a difference)."""
-
-
-@dataclass(frozen=True)
-class DisplayedBesideGraded:
-    """A run whose screen showed another rate than the one graded: both average FPS figures as
-    recorded, and the frames never displayed."""
-
-    graded_fps: float
-    displayed_fps: float
-    not_displayed: int
-
-
-def displayed_beside_graded(metrics: RunMetrics | None, diagnostics: FrameDiagnostics | None
-                            ) -> DisplayedBesideGraded | None:
-    """The graded and displayed rates of a run when they differ (DISPLAYED_RATE_SHARE,
-    NOT_DISPLAYED_SHARE), else None; None too without a display-change column or a figure.
-    The grade is never touched: the SOP grades presents."""
-    display = None if diagnostics is None else diagnostics.display
-    if metrics is None or display is None or display.figures is None:
-        return None
-    graded, shown = metrics.avg_fps, display.figures.avg_fps
-    if graded is None or shown is None or graded <= 0:
-        return None
-    rows = display.figures.frames + display.not_displayed  # every frame of the column
-    if abs(shown - graded) / graded > DISPLAYED_RATE_SHARE or \
-            display.not_displayed / rows > NOT_DISPLAYED_SHARE:
-        return DisplayedBesideGraded(graded, shown, display.not_displayed)
-    return None

@@ -89,10 +89,6 @@ ANIMATION_ERROR_LIMITS_MS: Final = (1.0, 4.0)
 rules (at 60 Hz, 1 ms is a sixteenth of a refresh and 4 ms a quarter)."""
 
 
-P99_MIN_SAMPLES: Final = 100
-"""The fewest values a 99th percentile is read from without a mark: below 100 values it is
-interpolated between the largest one or two, not a tail of the distribution, so documents mark
-it as indicative (docs/spec/metrics.md, "Measured by the capture")."""
 
 def latency_spread(values: FloatArray, column: str) -> LatencySpread | None:
     """Median, p90 and p99 of the positive values, or None without one. NaN and 0 are no

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import quote
 
 from certgen.errors import RenderError
-from certgen.metrics.framegen import displayed_beside_graded
-from certgen.metrics.measured import P99_MIN_SAMPLES
+from certgen.metrics.diagnostics import P99_MIN_SAMPLES, displayed_beside_graded
 from certgen.model import (
     CapturesGpuDiffer,
     CaptureTooOld,
