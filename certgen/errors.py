@@ -170,6 +170,11 @@ class ClusterError(CertgenError, RuntimeError):
     """The Dask cluster cannot run this build (unreachable, misconfigured workers)."""
 
 
+class IntervalTooCostlyError(CertgenError):
+    """A capture whose bootstrap would exceed certgen.metrics.uncertainty.MAX_BOOTSTRAP_BLOCKS
+    (a one-line refusal of the interval; the figures without it are not affected)."""
+
+
 class CompareError(CertgenError, ValueError):
     """A before/after input that cannot be compared (wrong number of runs, bad series file)."""
 

@@ -244,11 +244,30 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
             RenderCache(pathlib.Path({str(render_cache)!r})).install()
         """)
     script = prelude + textwrap.dedent(f"""
-        import json, sys
+        import json, os, sys, threading
         opened = []
+        # The audit event of os.open does not carry dir_fd, and the writer opens its output
+        # relative to folder descriptors (no symlink followed on the way): os.open is wrapped to
+        # name such a file by its descriptor's folder, which the hook records instead of the
+        # bare relative name.
+        pending = threading.local()
+        real_open = os.open
+        def open_at(path, flags, mode=0o777, *, dir_fd=None):
+            name = os.fsdecode(path)
+            if dir_fd is not None and not os.path.isabs(name):
+                pending.name = os.path.normpath(
+                    os.path.join(os.readlink(f"/proc/self/fd/{{dir_fd}}"), name))
+            try:
+                return real_open(path, flags, mode, dir_fd=dir_fd)
+            finally:
+                pending.name = None
+        os.open = open_at
         def hook(event, args):
             if event == "open" and args and isinstance(args[0], (str, bytes)):
-                opened.append(args[0] if isinstance(args[0], str) else args[0].decode())
+                resolved = getattr(pending, "name", None)
+                pending.name = None
+                opened.append(resolved if resolved is not None
+                              else args[0] if isinstance(args[0], str) else args[0].decode())
         sys.addaudithook(hook)
         from certgen.cli import main
         try:

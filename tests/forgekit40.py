@@ -407,6 +407,12 @@ def _restated_links_and_outline(pdf: bytes, host: str, js: str
     return out
 
 
+def restated_numbers(pdf: bytes) -> list[int]:
+    """The numbers of the objects `restate_links` restates, in the order it writes them: they
+    move whenever the rendered document gains or loses an object."""
+    return [number for number, _ in _restated_links_and_outline(pdf, EVIL_HOST, "")]
+
+
 def restate_links(pdf: bytes, *, host: str = EVIL_HOST, js: str = "app.alert('PLATINUM')",
                   how: Literal["plain", "objstm", "duplicate", "duplicate-hybrid", "duplicate-objstm",
                                "copied-eof", "copied-eof-objstm"] = "plain") -> bytes:

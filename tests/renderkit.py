@@ -44,10 +44,10 @@ def visible_text(html: str) -> str:
 KEPT_IN_ENGLISH = {"FPS", "Fluidity", "Score", "SHA-256", "SOP", "GPU", "VRM", "p99", "low",
                    "record", "json", "certgen", "PLATINUM", "GOLD", "SILVER", "n", "sha256",
                    "https", "certificates", "example", "org", "verify", "ray", "tracing",
-                   "upscaler", "Driver", "ms", "GB", "PDF", "index", "QR-", "GPU-001"}
+                   "upscaler", "Driver", "ms", "GB", "PDF", "index", "QR-", "GPU-001", "ILAC-G8"}
 """Latin words a ru/pt certificate may show: glossary terms kept in English (locales/glossary.yaml),
 units, the verification URL and the status list (index.json), the QR code (ru QR-код), the
-SOP's number (GPU-001),
+SOP's number (GPU-001), the decision rule's standard (ILAC-G8, cited by the how-sure box),
 the file formats the navigation links (PDF, record.json)."""
 
 ENGLISH_ONLY = {"the", "and", "of", "is", "are", "run", "runs", "stutter", "required", "needed",

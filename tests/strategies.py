@@ -30,6 +30,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from certgen.model.cohort import FRAME_GENERATION_MODES
+
 # --------------------------------------------------------------------------------------------
 # Frame times
 # --------------------------------------------------------------------------------------------
@@ -354,13 +356,18 @@ def labs(draw: st.DrawFn) -> dict[str, Any]:
 def fleet_rows(draw: st.DrawFn) -> dict[str, Any]:
     """One fleet JSON Lines object (certgen.fleet.JSONL_FIELDS, in order) a store imports:
     FPS figures to 1 decimal with F0.1% <= F1% <= F, g and s from them, S_F in 0-100; any
-    figure may be null."""
+    figure may be null; frame_generation_mode "off" with frame generation off, else a mode or
+    null (not stated)."""
     upscaler = draw(st.sampled_from(["none", "DLSS", "FSR", "XeSS"]))
     fps = sorted((round(draw(st.floats(0, 2000)), 1) for _ in range(3)), reverse=True)
     avg, low1, low01 = (None if draw(st.integers(0, 9)) == 0 else v for v in fps)
     g = round(1 - low1 / avg, 4) if avg and low1 is not None else None
     s = round(1 - low01 / low1, 4) if low1 and low01 is not None else None
     score = round(100 * (1 - (0.7 * g + 0.3 * s)), 2) if g is not None and s is not None else None
+    frame_generation = draw(st.booleans())
+    # "off" exactly when frame generation is off; on, a declared mode or null (not stated)
+    mode = draw(st.one_of(st.none(), st.sampled_from([m for m in FRAME_GENERATION_MODES
+                                                      if m != "off"]))) if frame_generation else "off"
     return {
         "certificate_id": draw(_cert_id), "run_index": draw(st.integers(0, 40)),
         "issued": draw(st.one_of(st.none(), st.dates().map(lambda d: d.isoformat()))),
@@ -370,7 +377,7 @@ def fleet_rows(draw: st.DrawFn) -> dict[str, Any]:
         "ray_tracing": draw(st.booleans()), "upscaler": upscaler,
         "upscaler_mode": None if upscaler == "none" else draw(
             st.sampled_from(["Quality", "Balanced", "Performance"])),
-        "frame_generation": draw(st.booleans()),
+        "frame_generation": frame_generation, "frame_generation_mode": mode,
         "fluidity_score": score, "consistency_gap": g, "stutter": s,
         "avg_fps": avg, "low_1pct_fps": low1, "low_0_1pct_fps": low01,
         "source": draw(st.sampled_from(["import", "record:sha256:" + "ab" * 32])),

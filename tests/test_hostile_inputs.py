@@ -324,7 +324,12 @@ def test_registry_and_verify_hold_one_size_limit_for_revocations_yaml(
     assert (code, _one_line(err)) == (1, f"certgen: {expected}")
     # An index.json past 16 MiB is still read by verify (a registry of some 20,000 certificates).
     index = tmp_path / "index.json"
-    rows = [{"id": f"C-{i}", "revoked": None, "pad": "p" * 900} for i in range(20_000)]
+    # Entries as the registry writes them (verify reads index.json strictly: an id, the
+    # record's SHA-256, a status agreeing with `revoked`).
+    rows: list[dict[str, Any]] = [
+        {"id": f"C-{i}", "record_sha256": "0" * 64, "status": "valid", "revoked": None,
+         "pad": "p" * 900} for i in range(20_000)]
+    rows[7]["status"] = "revoked"
     rows[7]["revoked"] = {"date": "2026-01-02", "reason": {"en": "withdrawn"}}
     index.write_text(json.dumps({"format": "certgen-registry/1", "as_of": "2026-12-01",
                                  "certificates": rows}))

@@ -113,7 +113,9 @@ def test_page_one_of_every_sample_certificate_holds_grade_reason_issuer_and_veri
     for path in sorted(site.glob("samples/*/certificate.*.pdf")):
         lang, cert = path.name.split(".")[1], path.parent.name
         found[(cert, lang)] = page_one_problems(path, lang, cert)
-    assert len(found) == 9 and {lang for _, lang in found} == {"en", "ru", "pt"}
+    # Every sample (four since issue 42's frame-generation sample), each in en, ru and pt.
+    assert len(found) >= 12 and len(found) % 3 == 0 and \
+        {lang for _, lang in found} == {"en", "ru", "pt"}
     assert {key: lines for key, lines in found.items() if lines} == {}
 
 

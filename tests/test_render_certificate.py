@@ -442,3 +442,19 @@ def test_no_text_ends_in_whitespace_before_its_closing_tag(lang: str) -> None:
     trailing = re.findall(r"[^>\s][^<>]{0,30}\s+</(?:li|div|p|td|th|dd|dt|h\d|figcaption|span|strong|a)>",
                           body)
     assert trailing == []
+
+
+def test_the_certificate_reads_the_capture_minimums_own_sentence() -> None:
+    """certgen.render.certificate.shortfall_of reads the sentence certgen.rules.completeness
+    writes as a first capture's re-run reason (issue 39), so ru/pt certificates word it in
+    their language; a reader's own reason is left as written."""
+    from certgen.render.certificate import shortfall_of
+    from certgen.rules.completeness import Extent, shortfall
+    from certgen.sop.capture_limits import DEFAULT_LIMITS
+
+    sentence = shortfall(Extent(frames=18, seconds=0.3), DEFAULT_LIMITS)
+    assert shortfall_of(sentence) == {
+        "frames": "18", "seconds": "0.3", "min_seconds": f"{DEFAULT_LIMITS.min_seconds:g}",
+        "min_frames": str(DEFAULT_LIMITS.min_frames)}
+    assert shortfall_of("the capture ended early") is None
+    assert shortfall_of(None) is None

@@ -27,6 +27,9 @@ from certgen.render.sign import signing_key
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
+SUBJECT = "CN=A. Sample,O=Sample Frame-Pacing Laboratory (SPECIMEN\\, not a real laboratory)"
+"""The test signer's subject as a refusal names it (RFC 4514): pkikit issues the sample lab's
+name as O, which verify and build --sign bind to lab.yaml's `name` (issue 40, item 5)."""
 
 
 def test_a_signer_without_a_crl_address_is_refused_before_anything_is_written(
@@ -45,12 +48,12 @@ def test_a_signer_without_a_crl_address_is_refused_before_anything_is_written(
     assert exited.value.code == 1, err
     assert err.count("\n") == 1, err
     assert err.startswith("certgen: --tsa http://127.0.0.1:1/tsa: no revocation information "
-                          "can be embedded for the certificate 'CN=A. Sample,O=certgen tests' "
+                          f"can be embedded for the certificate '{SUBJECT}' "
                           "(it names no CRL distribution point and no OCSP responder)"), err
     assert not out.exists() or not any(out.iterdir())
     # Without --tsa the same key signs: the check is the timestamp's, not the signature's.
     assert signing_key(key.read_bytes(), PASSPHRASE, source="lab.p12").no_revocation_address \
-        == ("CN=A. Sample,O=certgen tests",)
+        == (SUBJECT,)
 
 
 def test_a_chain_whose_file_lacks_validation_data_is_refused_after_timestamping(
@@ -70,7 +73,7 @@ def test_a_chain_whose_file_lacks_validation_data_is_refused_after_timestamping(
             b"lab", lab, cert, [*(chain or []), x509.load_pem_x509_certificate(tsa.ca_pem)],
             BestAvailableEncryption(PASSPHRASE))
         key = signing_key(p12, PASSPHRASE, source="lab.p12").with_tsa(tsa.tsa_url)
-        assert key.no_revocation_address == ("CN=A. Sample,O=certgen tests",)
+        assert key.no_revocation_address == (SUBJECT,)
         with pytest.raises(CertgenError) as refused:
             build_bundle(bundle, tmp_path / "out", languages=["en"], lab=LAB,
                          sign=dataclasses.replace(key, no_revocation_address=()))
@@ -78,7 +81,7 @@ def test_a_chain_whose_file_lacks_validation_data_is_refused_after_timestamping(
     message = str(refused.value)
     assert "\n" not in message
     assert message.startswith(f"--tsa {tsa.tsa_url}: no revocation information can be embedded "
-                              "for the certificate 'CN=A. Sample,O=certgen tests' (the file's "
+                              f"for the certificate '{SUBJECT}' (the file's "
                               "validation data holds no CRL or OCSP answer for it)"), message
     assert any(r.startswith("POST") for r in asked)  # it was timestamped, then refused
     assert not list((tmp_path / "out").glob("*/certificate.en.pdf"))

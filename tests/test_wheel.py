@@ -206,21 +206,25 @@ def test_the_registry_publishes_this_certgen_s_own_wheel(installed: Path, tmp_pa
         changed = tmp_path / str(fix_record) / wheel.name
         changed.parent.mkdir()
         with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(changed, "w") as dst:
-            patched = src.read("certgen/verify/verdict.py").replace(b"VERIFIED", b"VERIFIED!", 1)
+            # The module holding verify's verdict words (certgen/verify/outcome.py since verify
+            # was split); the patch must change it, or nothing would be tested.
+            original = src.read("certgen/verify/outcome.py")
+            patched = original.replace(b"VERIFIED", b"VERIFIED!", 1)
+            assert patched != original
             digest = base64.urlsafe_b64encode(hashlib.sha256(patched).digest()).rstrip(b"=")
             for item in src.infolist():
                 data = src.read(item)
-                if item.filename == "certgen/verify/verdict.py":
+                if item.filename == "certgen/verify/outcome.py":
                     data = patched
                 elif item.filename.endswith(".dist-info/RECORD") and fix_record:
                     data = b"\n".join(
-                        b"certgen/verify/verdict.py,sha256=" + digest + b"," + str(len(patched)).encode()
-                        if line.startswith(b"certgen/verify/verdict.py,") else line
+                        b"certgen/verify/outcome.py,sha256=" + digest + b"," + str(len(patched)).encode()
+                        if line.startswith(b"certgen/verify/outcome.py,") else line
                         for line in data.split(b"\n"))
                 dst.writestr(item, data)
         with pytest.raises(CertgenError) as refused:
             load_wheel(str(changed))
-        assert str(refused.value) == f"{changed}: the wheel's certgen/verify/verdict.py {reason}"
+        assert str(refused.value) == f"{changed}: the wheel's certgen/verify/outcome.py {reason}"
     with pytest.raises(CertgenError) as other:
         check_wheel(wheel.read_bytes(), name="certgen-9.9.9-py3-none-any.whl", source="x.whl")
     assert "a wheel of certgen 9.9.9; this is certgen 0.2.0" in str(other.value)

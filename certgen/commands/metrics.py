@@ -298,7 +298,8 @@ def interval_notes(interval: FigureIntervals) -> list[str]:
     shown = [f"{column[f][0]} {column[f][1].format(pair[0])}–{column[f][1].format(pair[1])}"
              for f in FIGURES if (pair := ends[f]) is not None]
     level = f"{interval.level:.0%}"
-    out = [f"measurement interval ({level}, not graded): " + ("; ".join(shown) or "none")]
+    out = [f"measurement interval ({level}, within-capture, not graded): "
+           + ("; ".join(shown) or "none")]
     reasons: dict[str, list[str]] = {}
     for figure, why in interval.not_estimated.items():
         reasons.setdefault(why, []).append(column[figure][0])

@@ -13,13 +13,12 @@ from collections.abc import Iterator, Sequence
 from certgen.captures.common import Data
 from certgen.captures.detect import read_capture, read_capture_file
 from certgen.captures.model import Capture
-from certgen.errors import CertgenError, NoProcessGroupsError
+from certgen.errors import CertgenError, IntervalTooCostlyError, NoProcessGroupsError
 from certgen.metrics.diagnostics import compute_metrics
 from certgen.metrics.framegen import compute_frame_diagnostics, observe_frame_generation
 from certgen.metrics.measured import measured_by
 from certgen.metrics.pagefigures import checked
 from certgen.metrics.uncertainty import (
-    IntervalTooCostlyError,
     figure_intervals,
     interval_seed,
     sustained_stability,

@@ -110,8 +110,9 @@ def _multiplier(frames: int, application: int) -> float:
 def observe_frame_generation(frame_times_ms: FloatArray, frame_types: npt.NDArray[np.object_]
                              | None, codes: FrameTypeCodes | None = None
                              ) -> FrameGenerationObserved:
-    """The frame-generation multiplier a capture shows (docs/spec/metrics.md, "Frame-generation
-    mode"): typed frames per application frame, over the capture and per whole second.
+    """The frame-generation multiplier a capture shows (docs/spec/metrics.md,
+    "Frame-generation mode"): typed frames per application frame, over the capture and per whole
+    second.
 
     The multiplier is (application + generated) / application, on the scale of the modes
     card.yaml declares (a 2x mode shows one generated frame per application frame). Seconds

@@ -44,7 +44,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from certgen.errors import CertgenError
+from certgen.errors import IntervalTooCostlyError
 from certgen.metrics.figures import (
     LOW_0_1PCT_DENOMINATOR,
     LOW_1PCT_DENOMINATOR,
@@ -453,10 +453,6 @@ across a long capture (10M constant frames) widened it to the whole capture, 10 
 gigabytes; a capture of up to this many frames never reaches it."""
 
 
-class IntervalTooCostlyError(CertgenError):
-    """The bootstrap of this capture would exceed MAX_BOOTSTRAP_BLOCKS (a one-line refusal)."""
-
-
 def figure_intervals(
     frame_times_ms: FloatArray,
     weights: Weights,
@@ -604,7 +600,7 @@ def sustained_stability(frame_times_ms: FloatArray) -> SustainedStability:
 # The percentile interval above is too narrow for the slow tail (a resample can only repeat the
 # capture's own hitches); dividing each resample's deviation by its own standard error lets a
 # resample holding more of the worst blocks count for less, which restores most of the missing
-# width (docs/spec/uncertainty.md, the coverage study).
+# width (docs/spec/uncertainty.md, "Coverage, measured").
 
 STUDENTIZED_METHOD = "circular block bootstrap, studentized (within-capture)"
 WITHIN_FROM = 20_000

@@ -112,6 +112,21 @@ class SopName:
 _RULES_ID: Final = re.compile(r"sop-([a-z]+-[0-9]+)-v([0-9]+(?:\.[0-9]+)*)")
 
 
+_SHORTFALL = re.compile(
+    r"(?P<frames>\d+) frames over (?P<seconds>[0-9.e+-]+) s, below the minimum to be graded "
+    r"\(at least (?P<min_seconds>[0-9.e+-]+) s and (?P<min_frames>\d+) frames")
+
+
+def shortfall_of(reason: str | None) -> dict[str, str] | None:
+    """The figures of a first capture's re-run reason when it is certgen's own "below the
+    capture minimum" sentence (certgen.rules.completeness.shortfall, issue 39), so the
+    certificate words it in its language; None for any other reason (a reader's, shown as
+    written). The record holds the sentence, not its figures: a structured reason is a later
+    record key (tests/test_render_certificate.py holds this reading to shortfall's wording)."""
+    found = None if reason is None else _SHORTFALL.match(reason)
+    return None if found is None else found.groupdict()
+
+
 def sop_name(rules_version: str) -> SopName | None:
     """The SOP a rules file id names, or None when the id is not of that form (a draft or a
     lab's own rules file): the certificate then shows the id as it is."""
@@ -490,6 +505,7 @@ def certificate_context(
         "status_url": status_list_url(verify_base),
         "qr_svg": Markup(qr_svg(url, _("QR code: opens this certificate's verification page"))),
         "rules_name": sop_name(record.rules_version),
+        "shortfall_of": shortfall_of,
         "gate_marks": [gate_mark(gate) for gate in record.grade.reasons],
         "p99_min_samples": P99_MIN_SAMPLES,
         # Issue 42: runs whose display showed another rate than the graded one (page 1).
