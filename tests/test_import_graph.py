@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -205,14 +206,21 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def violations(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
-    """Every import of the package at `root` the map does not allow, as 'a -> b (why)'."""
-    arch = arch or load_map()
+def _mapped_graph(root: Path, arch: ArchitectureMap
+                  ) -> tuple[dict[str, Path], dict[str, set[str]], Callable[[str], Part | None]]:
+    """The package's modules, its import graph, and the part of the map each module is in."""
     modules, graph = module_graph(root)
 
     def part(name: str) -> Part | None:
         return arch.part_of(modules[name].relative_to(root.parent).as_posix())
 
+    return modules, graph, part
+
+
+def violations(root: Path, arch: ArchitectureMap | None = None) -> list[str]:
+    """Every import of the package at `root` the map does not allow, as 'a -> b (why)'."""
+    arch = arch or load_map()
+    _, graph, part = _mapped_graph(root, arch)
     out: list[str] = []
     for name in sorted(graph):
         source = part(name)
@@ -261,11 +269,7 @@ def broken_promises(root: Path, arch: ArchitectureMap | None = None) -> list[str
     """Every chain of imports that breaks a `never_reaches` promise, as 'source never reaches
     target: a -> b -> c (why)', the shortest chain per module and part reached."""
     arch = arch or load_map()
-    modules, graph = module_graph(root)
-
-    def part(name: str) -> Part | None:
-        return arch.part_of(modules[name].relative_to(root.parent).as_posix())
-
+    modules, graph, part = _mapped_graph(root, arch)
     out: list[str] = []
     for name in sorted(graph):
         source = part(name)
