@@ -339,3 +339,14 @@ def test_a_scheduler_address_sending_garbage_is_one_line(
     assert (code, _one_line(err)) == (
         1, f"certgen: the listener at {address} is not a Dask scheduler: its first message "
            f"declares {declared} bytes (a Dask greeting declares at most 65536 bytes)")
+
+
+def test_a_library_message_over_several_lines_is_worded_on_one() -> None:
+    """tests/test_fuzz.py found a timestamp reply whose asn1crypto error spans lines; the
+    --tsa refusal quotes it on one line, cut to 300 characters, invisible characters escaped."""
+    from certgen.render.sign import _one_line
+
+    text = _one_line(ValueError("Error parsing asn1crypto.tsp.PKIStatusInfo -\n    class "
+                                "should have been universal\u202e" + "x" * 400))
+    assert "\n" not in text and len(text) == 300 and "\\u202e" in text
+    assert text.startswith("Error parsing asn1crypto.tsp.PKIStatusInfo - class should")

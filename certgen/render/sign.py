@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from certgen.errors import CertgenError
+from certgen.support.untrusted import escape_invisible, shorten
 
 if TYPE_CHECKING:
     from asn1crypto import cms
@@ -391,7 +392,7 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
         # pyHanko's own: a refused timestamp, validation data not found
         raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
                            f"completed with its validation data ({type(exc).__name__}: "
-                           f"{str(exc)[:300]})") from None
+                           f"{_one_line(exc)})") from None
     missing = _without_validation_data(out.getvalue())
     if missing:
         raise CertgenError(_NO_REVOCATION.format(
@@ -435,6 +436,12 @@ def _without_validation_data(pdf: bytes) -> list[str]:
             if cert.self_signed == "no" and cert.issuer.dump() not in crl_issuers
             and not has_answer(cert)]
 
+
+def _one_line(exc: BaseException) -> str:
+    """A library's message as one short line: pyHanko and asn1crypto wrap what they found over
+    several lines (a fuzzed timestamp reply: "Error parsing asn1crypto.tsp.PKIStatusInfo -\n…"),
+    and the reply's bytes may show in it (invisible characters escaped)."""
+    return shorten(escape_invisible(" ".join(str(exc).split())), 300)
 
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     """The first exception of `kind` in exc's chain (pyHanko wraps what the stamper raises)."""
