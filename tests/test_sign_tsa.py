@@ -46,7 +46,8 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     bundle = simple_bundle(out / "bundle", [(120.0, 108.0, 90.0)])
     with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample") as tsa:
         key = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12").with_tsa(tsa.tsa_url)
-        folder = Path(build_bundle(bundle, out, languages=["en"], lab=LAB, sign=key).folder)
+        built = build_bundle(bundle, out, languages=["en"], lab=LAB, sign=key)
+        folder = Path(built.folder)
         without = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12")
         with pytest.raises(CertgenError) as refused:
             build_bundle(bundle, out / "plain", languages=["en"], lab=LAB, sign=without)
@@ -61,7 +62,7 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped, "plain": plain,
             "converted": converted, "ca_key": tsa.ca_key,
             "requests": requests, "refused": str(refused.value), "key": unsigned_key,
-            "key_expires": tsa.lab_not_after, "folder": folder}
+            "key_expires": tsa.lab_not_after, "folder": folder, "notes": built.notes}
 
 
 def _plain(folder: Path, key: object) -> bytes:
@@ -143,11 +144,11 @@ def test_it_verifies_after_the_key_expired_offline(timestamped: dict[str, object
     result = _verify(timestamped, at=later)
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
     assert "the timestamps prove the signature existed at " in _detail(result, "trust")
-    # The CA's CRL the build embedded was issued before the signature: the verdict says it shows
-    # the key unrevoked only until then (issue 40), and claims no later time.
-    assert ("the embedded validation data shows the certificate unrevoked only until its CRL of "
-            in _detail(result, "trust"))
-    assert "give the CA's current CRL (--crl)" in _detail(result, "trust")
+    # The build fetched the CA's CRL again after the signature timestamp and embedded it under
+    # a second document timestamp: the file alone shows the key unrevoked when it signed
+    # (issue 40), so nothing is fetched now (the server is stopped) and no note was printed.
+    assert ", embedded, shows its key unrevoked then" in _detail(result, "trust")
+    assert timestamped["notes"] == ()
     # pyHanko's own AdES LTA validation agrees, at the same time, offline.
     import asyncio
     import io
@@ -187,12 +188,32 @@ def test_without_a_timestamp_the_short_key_is_refused_and_its_signature_dies(
     assert "or add a timestamp (--tsa URL)" in str(timestamped["refused"])
     plain = timestamped["plain"]  # signed anyway, as an older certgen did
     assert isinstance(plain, bytes)
-    assert _verify(timestamped, plain).verdict == "verified"
+    # Its key names a CRL address, now gone (the server is stopped): nothing shows the key
+    # unrevoked when it signed (issue 40), until the CA's later CRL is given.
+    unshown = _verify(timestamped, plain)
+    assert unshown.verdict == "verified-except", _detail(unshown, "trust")
+    assert "cannot be reached" in _detail(unshown, "trust")
+    assert verify_pdf(plain, trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                      crl=_later_crl(timestamped)).verdict == "verified"
     expired = timestamped["key_expires"]
     assert isinstance(expired, dt.datetime)
     late = _verify(timestamped, plain, at=expired + dt.timedelta(days=5))
     assert late.failed() == ["trust"]
     assert _detail(late, "trust").startswith("fail expired: the signer's certificate ")
+
+
+def _later_crl(data: dict[str, object]) -> bytes:
+    """The CA's CRL issued now, listing nothing."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    ca = x509.load_pem_x509_certificate(data["ca"])  # type: ignore[arg-type]
+    now = dt.datetime.now(dt.UTC)
+    return (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
+            .last_update(now).next_update(now + dt.timedelta(days=7))
+            .sign(data["ca_key"], hashes.SHA256())  # type: ignore[arg-type]
+            .public_bytes(Encoding.DER))
 
 
 def test_an_overlay_after_the_timestamps_is_not_verified(timestamped: dict[str, object]) -> None:
@@ -242,7 +263,8 @@ def test_a_document_timestamp_from_an_untrusted_authority_is_not_verified(
     the timestamp must chain to the trusted roots before it counts for anything."""
     plain = timestamped["plain"]
     assert isinstance(plain, bytes)
-    assert _verify(timestamped, plain).verdict == "verified"
+    assert verify_pdf(plain, trust=timestamped["ca"], revocations=(),  # type: ignore[arg-type]
+                      crl=_later_crl(timestamped)).verdict == "verified"
     result = _verify(timestamped, rogue_timestamp(plain))
     # A plain signature followed by timestamps is refused before any timestamp counts (issue 40).
     assert _detail(result, "intact").startswith(

@@ -45,6 +45,9 @@ class Authority:
     """The paths asked for, in order (the test shows the CRL and the TSA were used)."""
     ca_key: Any = None
     """The CA's private key (a test issues a later CRL with it: a revoked lab key)."""
+    revoked: list[tuple[int, dt.datetime]] | None = None
+    """(serial, when) the CA has revoked: every CRL served from now on lists them (a test
+    appends to it)."""
 
 
 def _name(common: str) -> x509.Name:
@@ -95,9 +98,12 @@ ess_cert_id_alg = sha256
 
 @contextmanager
 def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
-                      tsa_names_crl: bool = True) -> Iterator[Authority]:
+                      tsa_names_crl: bool = True, fresh_crl: bool = True) -> Iterator[Authority]:
     """Start the TSA and CRL server; yield what the test needs; stop it. `tsa_names_crl=False`:
-    the TSA's certificate names no CRL distribution point (a chain a verifier cannot check)."""
+    the TSA's certificate names no CRL distribution point (a chain a verifier cannot check).
+    The CA issues its CRL at each request (`fresh_crl`, as a CA with an online CRL signer
+    does: one issued after a signature shows the key unrevoked when it signed), or serves the
+    one it issued when it started (`fresh_crl=False`: a CA that re-issues on a schedule)."""
     if shutil.which("openssl") is None:
         raise RuntimeError("openssl is missing: the TSA tests need OpenSSL's `ts` command")
     folder = Path(tempfile.mkdtemp(prefix="certgen-tsa-"))
@@ -139,17 +145,28 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
     if tsa_names_crl:
         tsa_builder = tsa_builder.add_extension(dp, critical=False)
     tsa = tsa_builder.sign(ca_key, hashes.SHA256())
-    crl = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
-           .last_update(now - dt.timedelta(minutes=5)).next_update(now + dt.timedelta(days=30))
-           .add_extension(aki, critical=False).add_extension(x509.CRLNumber(1), critical=False)
-           .sign(ca_key, hashes.SHA256()))
+    revoked: list[tuple[int, dt.datetime]] = []
+
+    def crl_der() -> bytes:
+        # A revocation is published at once (docs/verify.md): a fresh CRL from then on.
+        issued = dt.datetime.now(dt.UTC).replace(microsecond=0) if fresh_crl or revoked else \
+            now - dt.timedelta(minutes=5)
+        builder = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
+                   .last_update(issued).next_update(issued + dt.timedelta(days=30))
+                   .add_extension(aki, critical=False)
+                   .add_extension(x509.CRLNumber(int(issued.timestamp())), critical=False))
+        for serial, when in list(revoked):
+            builder = builder.add_revoked_certificate(
+                x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(when)
+                .build())
+        return builder.sign(ca_key, hashes.SHA256()).public_bytes(serialization.Encoding.DER)
+
     pem = serialization.Encoding.PEM
     (folder / "tsa.pem").write_bytes(tsa.public_bytes(pem))
     (folder / "chain.pem").write_bytes(tsa.public_bytes(pem) + ca.public_bytes(pem))
     (folder / "tsa.key").write_bytes(tsa_key.private_bytes(
         pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
     config = _openssl_config(folder)
-    crl_der = crl.public_bytes(serialization.Encoding.DER)
     requests: list[str] = []
     lock = threading.Lock()
 
@@ -167,7 +184,7 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
         def do_GET(self) -> None:
             requests.append(f"GET {self.path}")
             if self.path == "/ca.crl":
-                self._send(crl_der, "application/pkix-crl")
+                self._send(crl_der(), "application/pkix-crl")
             else:
                 self.send_error(404)
 
@@ -190,7 +207,7 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
     try:
         yield Authority(tsa_url=f"{base}/tsa", crl_url=crl_url, ca_pem=ca.public_bytes(pem),
                         lab_p12=p12, lab_not_after=lab_not_after, requests=requests,
-                        ca_key=ca_key)
+                        ca_key=ca_key, revoked=revoked)
     finally:
         server.shutdown()
         server.server_close()

@@ -44,7 +44,12 @@ from certgen.render.certificate import (
     render_certificate_pdf,
 )
 from certgen.render.i18n import check_language
-from certgen.render.sign import check_key_outlives, check_signing_key, sign_pdf
+from certgen.render.sign import (
+    check_key_outlives,
+    check_signing_key,
+    sign_pdf,
+    stale_crl_note,
+)
 from certgen.sop import rules_folders
 from certgen.support.paths import locales_dir, templates_dir
 from certgen.support.software import creator_line, current_software
@@ -107,6 +112,9 @@ class BuildResult:
     folder: str
     rebuilt: bool
     record_sha256: str
+    notes: tuple[str, ...] = ()
+    """What a build should know but did not stop it (printed as `note:` lines): a timestamped
+    certificate without a CRL issued after its signature."""
 
 
 def _hash_tree(root: Path, digest: _Digest, label: str) -> None:
@@ -371,7 +379,11 @@ def build_bundle(
                 "timestamp_authority": sign.tsa_url,
             }}),
         })
-    return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha)
+    stale = [] if sign is None or sign.tsa_url is None else sorted(
+        {note for name, data in documents.items() if name.endswith(".pdf")
+         and (note := stale_crl_note(data)) is not None})
+    return BuildResult(str(bundle), cert_id, langs, str(writer.root), True, record_sha,
+                       tuple(stale))
 
 
 def check_verify_base(url: str | None) -> None:

@@ -160,6 +160,8 @@ def command(
         state = "built" if result.rebuilt else "unchanged"
         click.echo(f"{state} {result.certificate_id} ({', '.join(result.languages)}) -> "
                    f"{result.folder}")
+        for note in result.notes:
+            click.echo(f"certgen: note: {result.certificate_id}: {note}", err=True)
     if bugs:
         for bundle, result in results:
             if isinstance(result, CertgenError):

@@ -1,7 +1,8 @@
 """`certgen verify CERT.pdf [--bundle DIR] [--trust CA.pem] [--tsa-trust CA.pem]
-[--revocations FILE [--allow-unsigned-list]] [--crl FILE] [--json]`.
+[--revocations FILE [--allow-unsigned-list]] [--crl FILE] [--offline] [--json]`.
 
-Offline checks of one certificate PDF (certgen.verify, docs/verify.md): one verdict line per
+Checks of one certificate PDF (certgen.verify, docs/verify.md), offline but for the CA's CRL
+when the file shows none issued after the signature (--offline: never): one verdict line per
 check (PASS, FAIL, SKIP), warnings, and a last line: VERIFIED (exit 0) when every check ran and
 held, VERIFIED EXCEPT naming the checks that did not run (exit 3), NOT VERIFIED naming every
 failed check (exit 1). Every input is a regular file within its size limit. Needs the `sign`
@@ -40,6 +41,10 @@ from certgen.verify.verdict import verify_pdf
 @click.option("--crl", "crl", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="The CA's current certificate revocation list (the registry's ca.crl): the "
                    "signer's certificate must not be revoked in it.")
+@click.option("--offline", is_flag=True,
+              help="Do not fetch the CA's CRL from the address the signer's certificate names "
+                   "(by default verify does when the file shows no CRL issued after the "
+                   "signature and --crl is not given).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as one JSON object.")
 @click.option("--at", "at_time", default=None, metavar="TIME",
               help="Check the signer's certificate at this time (ISO 8601 with its zone) "
@@ -49,7 +54,7 @@ from certgen.verify.verdict import verify_pdf
                                             "stderr (for a bug report).")
 def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | None,
             revocations: str | None, allow_unsigned_list: bool, crl: str | None,
-            as_json: bool, at_time: str | None, debug: bool) -> None:
+            offline: bool, as_json: bool, at_time: str | None, debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
 
     at = None if at_time is None else time_option(at_time, "--at")
@@ -66,6 +71,7 @@ def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | No
         revocations=None if revocations is None else load_revocations(revocations),
         bundle=bundle, debug=debug, at=at, allow_unsigned_list=allow_unsigned_list,
         crl=None if crl is None else read_input(crl, limit=MAX_TRUST_BYTES, what="a CRL"),
+        offline=offline,
     )
     if as_json:
         click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))

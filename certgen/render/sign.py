@@ -353,7 +353,161 @@ def _sign_with(pdf: bytes, signer: Signer, *, name: str, when: dt.datetime,
         return out.getvalue()
 
     asyncio.run(_sign_timestamped(writer, out, DatedSigner, signer, name, tsa_url))
-    return out.getvalue()
+    return _with_fresh_crl(out.getvalue(), signer, tsa_url)
+
+
+FRESH_CRL_WAIT_S = 5
+"""How long `--tsa` waits, after the signature timestamp, for its clock to pass the timestamp's
+second before it fetches the CA's CRL again (a CRL states its date to the second)."""
+
+
+def signature_time(pdf: bytes) -> dt.datetime | None:
+    """The time of the signature timestamp of a timestamped certificate (None: there is none)."""
+    from asn1crypto import cms, tsp
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    try:
+        [sig] = PdfFileReader(io.BytesIO(pdf), strict=False).embedded_regular_signatures
+        for attr in sig.signer_info["unsigned_attrs"]:
+            if attr["type"].native == "signature_time_stamp_token":
+                token = cms.ContentInfo.load(attr["values"][0].dump())
+                info = tsp.TSTInfo.load(token["content"]["encap_content_info"]["content"]
+                                        .parsed.dump())
+                when: dt.datetime = info["gen_time"].native
+                return when
+    except Exception:
+        return None
+    return None
+
+
+def embedded_signer_crl_date(pdf: bytes) -> dt.datetime | None:
+    """When the newest CRL of the signer's CA in the file's document security store was issued
+    (None: there is none)."""
+    from asn1crypto import crl as crls
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+
+    try:
+        reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+        [sig] = reader.embedded_regular_signatures
+        issuer = sig.signer_cert.issuer.dump()
+        dates = [listed["tbs_cert_list"]["this_update"].native
+                 for listed in (crls.CertificateList.load(ref.get_object().data)
+                                for ref in DocumentSecurityStore.read_dss(reader).crls)
+                 if listed["tbs_cert_list"]["issuer"].dump() == issuer]
+    except Exception:
+        return None
+    return max(dates, default=None)
+
+
+def stale_crl_note(pdf: bytes) -> str | None:
+    """What a timestamped certificate cannot show (None: nothing): the CRL of the signer's CA it
+    embeds was issued before the signature timestamp, so it shows the key unrevoked only until
+    then; verify then reads the CA's next CRL (fetched, or --crl) instead (issue 40)."""
+    signed = signature_time(pdf)
+    issued = embedded_signer_crl_date(pdf)
+    if signed is None or (issued is not None and issued >= signed):
+        return None
+    return ("the CA's CRL at the signing key's CRL address was "
+            + ("not embedded" if issued is None else
+               f"issued on {issued.isoformat(sep=' ')}, before the signature timestamp "
+               f"({signed.isoformat(sep=' ')})")
+            + ": until the CA publishes a later one, verify cannot show the key unrevoked when "
+              "it signed (VERIFIED EXCEPT; docs/verify.md, 'A CRL after the signature')")
+
+
+def _with_fresh_crl(pdf: bytes, signer: Signer, tsa_url: str) -> bytes:
+    """`pdf` (B-LTA from pyHanko), completed with a CRL of the signer's CA issued after the
+    signature timestamp when the CA serves one: pyHanko fetched the CRL before signing, which
+    shows the key unrevoked only until then (issue 40). The CRL is fetched again once the
+    clock passes the timestamp's second; a later one goes into a document security store
+    update covered by a new document timestamp. A CA that re-issues its CRL only on a schedule
+    serves the old one: the file is left as it is (stale_crl_note says what it lacks)."""
+    import time
+
+    from asn1crypto import crl as crls
+    from asn1crypto import x509 as ax509
+
+    from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+
+    signed = signature_time(pdf)
+    issued = embedded_signer_crl_date(pdf)
+    if signed is None or signer.signing_cert is None or (issued is not None and issued >= signed):
+        return pdf
+    cert = ax509.Certificate.load(signer.signing_cert.dump())
+    wait = signed.timestamp() + 1 - time.time()
+    if 0 < wait <= FRESH_CRL_WAIT_S:
+        time.sleep(wait)
+    for url in crl_addresses(cert.crl_distribution_points)[:4]:
+        try:
+            data = fetch_crl(url, timeout=TSA_TIMEOUT_S)
+            listed = crls.CertificateList.load(_der(data))
+            fresh = (listed["tbs_cert_list"]["issuer"].dump() == cert.issuer.dump()
+                     and listed["tbs_cert_list"]["this_update"].native >= signed
+                     and _signed_by_a_root(listed, signer))
+        except (CrlFetchError, ValueError, TypeError, KeyError):
+            continue
+        if fresh:
+            return asyncio.run(_add_crl_and_timestamp(pdf, listed, signer, tsa_url))
+    return pdf
+
+
+def _signed_by_a_root(listed: Any, signer: Signer) -> bool:
+    """The CRL is signed by a CA of the PKCS#12 file (what a verifier will check anyway: an
+    answer from the address that is not the CA's is not embedded)."""
+    from cryptography import x509 as cx509
+
+    crl = cx509.load_der_x509_crl(listed.dump())
+    for root in signer.cert_registry:
+        ca = cx509.load_der_x509_certificate(root.dump())
+        try:
+            if crl.issuer == ca.subject and crl.is_signature_valid(
+                    ca.public_key()):  # type: ignore[arg-type]
+                return True
+        except Exception:
+            continue
+    return False
+
+
+def _der(data: bytes) -> bytes:
+    from asn1crypto import pem
+
+    return bytes(pem.unarmor(data)[2]) if pem.detect(data) else data
+
+
+async def _add_crl_and_timestamp(pdf: bytes, listed: Any, signer: Signer, tsa_url: str) -> bytes:
+    """`pdf` with `listed` (a CRL) added to its document security store and a document timestamp
+    over it (with the authority's own validation data after it, as pyHanko writes a B-LTA)."""
+    import aiohttp
+    from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+    from pyhanko.sign.signers import PdfTimeStamper
+    from pyhanko.sign.timestamps.aiohttp_client import HTTPTimeStamper
+    from pyhanko.sign.validation.dss import DocumentSecurityStore
+    from pyhanko_certvalidator import ValidationContext
+    from pyhanko_certvalidator.fetchers.aiohttp_fetchers import AIOHttpFetcherBackend
+
+    roots = [cert for cert in signer.cert_registry if cert.self_signed]
+    timeout = aiohttp.ClientTimeout(total=TSA_TIMEOUT_S)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            writer = IncrementalPdfFileWriter(io.BytesIO(pdf))
+            DocumentSecurityStore.supply_dss_in_writer(writer, None, crls=[listed])
+            context = ValidationContext(trust_roots=roots, allow_fetching=True,
+                                        fetcher_backend=AIOHttpFetcherBackend(session))
+            stamper = _bounded_stamper(HTTPTimeStamper)(tsa_url, session=session,
+                                                        timeout=TSA_TIMEOUT_S)
+            out = io.BytesIO()
+            await PdfTimeStamper(stamper).async_timestamp_pdf(
+                writer, "sha256", validation_context=context, output=out)
+            return out.getvalue()
+    except Exception as exc:
+        if (large := _cause(exc, TSAReplyTooLargeError)) is not None:
+            raise CertgenError(f"--tsa {tsa_url}: {large}") from None
+        if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError)):
+            raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
+        raise CertgenError(f"--tsa {tsa_url}: the CA's later CRL could not be added under a "
+                           f"document timestamp ({type(exc).__name__}: {_one_line(exc)})"
+                           ) from None
 
 
 async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from certgen.errors import CertgenError, RevocationsError
 from certgen.registry import INDEX_FORMAT, parse_revocations
@@ -296,15 +296,26 @@ def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | R
     return Check("revocation", "pass", f"{cert_id} is not in the revocation list{where}")
 
 
-def crl_problem(data: bytes, cert: x509.Certificate, roots: list[x509.Certificate], *,
+@dataclass(frozen=True)
+class CrlFinding:
+    """What the CA's CRL says of the signer's key at the time it must cover: `pass` (not
+    revoked then), `fail` (revoked then, or a CRL that is not the CA's) or `stale` (issued before
+    that time, so it cannot say: no fault of the file, but nothing shown either)."""
+
+    verdict: Literal["pass", "fail", "stale"]
+    detail: str
+
+
+def crl_finding(data: bytes, cert: x509.Certificate, roots: list[x509.Certificate], *,
                 signed_at: dt.datetime | None, proven: dt.datetime | None,
-                source: str = "--crl") -> tuple[str | None, str]:
+                source: str = "--crl") -> CrlFinding:
     """The signer's certificate held against its CA's CRL (--crl, as the registry publishes it:
-    ca.crl): (why it fails or None, what was checked). The CRL must be signed by a CA of
-    --trust that issued the certificate and be issued after the time it must cover (the time
-    the timestamps prove, else the signing time the signature states). A certificate revoked
-    at or before that time fails; without a timestamp any revocation fails, since nothing
-    proves when the key signed."""
+    ca.crl, or as fetched from the certificate's CRL address). The CRL must be signed by a CA of
+    --trust that issued the certificate and be issued at or after the time it must cover (the
+    time the timestamps prove, else the signing time the signature states): an older one shows
+    the key unrevoked only until its own date. A certificate revoked at or before that time
+    fails; without a timestamp any revocation fails, since nothing proves when the key
+    signed."""
     from asn1crypto import pem
     from cryptography import x509 as cx509
     from cryptography.exceptions import InvalidSignature
@@ -313,12 +324,14 @@ def crl_problem(data: bytes, cert: x509.Certificate, roots: list[x509.Certificat
         der = pem.unarmor(data)[2] if pem.detect(data) else data
         crl = cx509.load_der_x509_crl(der)
     except Exception:
-        raise CertgenError("expected the CA's certificate revocation list (CRL, PEM or DER)",
-                           file=source) from None
+        if source == "--crl":
+            raise CertgenError("expected the CA's certificate revocation list (CRL, PEM or DER)",
+                               file=source) from None
+        return CrlFinding("fail", f"the CRL at {source} is not a certificate revocation list")
     issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
     if issuer is None:
-        return f"the CRL {source} cannot be checked: no CA of --trust issued the signer's " \
-               "certificate", ""
+        return CrlFinding("fail", f"the CRL {source} cannot be checked: no CA of --trust issued "
+                          "the signer's certificate")
     try:
         ca = cx509.load_der_x509_certificate(issuer.dump())
         signed = crl.issuer == ca.subject and crl.is_signature_valid(
@@ -326,21 +339,73 @@ def crl_problem(data: bytes, cert: x509.Certificate, roots: list[x509.Certificat
     except (InvalidSignature, ValueError, TypeError):
         signed = False
     if not signed:
-        return f"the CRL {source} is not signed by the CA that issued the signer's certificate", ""
+        return CrlFinding("fail", f"the CRL {source} is not signed by the CA that issued the "
+                          "signer's certificate")
     issued = crl.last_update_utc
     covers = proven or signed_at
-    if covers is not None and issued < covers:
-        return (f"the CRL {source} was issued on {issued.isoformat(sep=' ')}, before the "
-                f"signature ({covers.isoformat(sep=' ')}): it cannot show the key was not "
-                "revoked when it signed; give the CA's current CRL"), ""
     entry = crl.get_revoked_certificate_by_serial_number(int(cert.serial_number))
-    if entry is None:
-        return None, f"not revoked in its CA's CRL of {issued.date().isoformat()}"
-    when = entry.revocation_date_utc
-    if proven is not None and when > proven:
-        return None, (f"revoked by its CA on {when.isoformat(sep=' ')}, after the timestamps "
-                      f"prove the signature existed ({proven.isoformat(sep=' ')})")
-    return (f"revoked: the signer's certificate (serial {cert.serial_number}) was revoked by "
-            f"its CA on {when.isoformat(sep=' ')} (CRL of {issued.date().isoformat()})"
-            + ("" if proven is not None else "; without a timestamp nothing proves the key "
-               "signed before that")), ""
+    when = None if entry is None else entry.revocation_date_utc
+    if when is not None and (proven is None or when <= proven):
+        return CrlFinding("fail", f"revoked: the signer's certificate (serial "
+                          f"{cert.serial_number}) was revoked by its CA on "
+                          f"{when.isoformat(sep=' ')} (CRL of {issued.date().isoformat()})"
+                          + ("" if proven is not None else "; without a timestamp nothing "
+                             "proves the key signed before that"))
+    if covers is not None and issued < covers:
+        return CrlFinding("stale", f"the CRL {source} was issued on {issued.isoformat(sep=' ')}, "
+                          f"before the signature ({covers.isoformat(sep=' ')}): it cannot show "
+                          "the key was not revoked when it signed")
+    if when is not None:
+        assert proven is not None  # a revocation with nothing proving the time failed above
+        return CrlFinding("pass", f"revoked by its CA on {when.isoformat(sep=' ')}, after the "
+                          f"timestamps prove the signature existed ({proven.isoformat(sep=' ')})")
+    return CrlFinding("pass", f"not revoked in its CA's CRL of {issued.date().isoformat()}"
+                      + ("" if source == "--crl" else f" ({source})"))
+
+
+def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certificate], *,
+                  signed_at: dt.datetime | None, proven: dt.datetime | None,
+                  shown: str | None, crl: bytes | None, offline: bool) -> Check:
+    """The trust check, completed with the signer's key status when it signed (issue 40, item
+    4): the CA's CRL given with --crl; else what the file embeds, if issued after the signature
+    (`shown`); else the CRL the certificate's own CRL address serves now (not with --offline). A
+    key revoked by then fails; nothing that shows it either way leaves the check unrun (VERIFIED
+    EXCEPT), never passed. A certificate naming no CRL address has no status to check."""
+    from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+
+    if trust.verdict != "pass":
+        return trust
+    if crl is not None:
+        finding = crl_finding(crl, cert, roots, signed_at=signed_at, proven=proven)
+        if finding.verdict == "stale":  # given by the user for this: it cannot do the job
+            return Check("trust", "fail", f"{finding.detail}; give the CA's current CRL")
+        return (Check("trust", "fail", finding.detail) if finding.verdict == "fail" else
+                Check("trust", "pass", f"{trust.detail}; {finding.detail}"))
+    if shown is not None:
+        return trust
+    if not cert.crl_distribution_points:
+        return trust
+    addresses = crl_addresses(cert.crl_distribution_points)
+    unshown = "the signer's key status when it signed not shown"
+    if offline or not addresses:
+        why = ("--offline: its CA's CRL was not fetched" if offline else
+               "its certificate names no http(s) CRL address")
+        return Check("trust", "skip", f"{trust.detail}; {why}, and the file shows no CRL issued "
+                     "after the signature: give the CA's current CRL (--crl, the registry's "
+                     "ca.crl)", short=unshown)
+    reasons = []
+    for url in addresses[:4]:
+        try:
+            data = fetch_crl(url)
+        except CrlFetchError as exc:
+            reasons.append(f"{url}: {exc}")
+            continue
+        finding = crl_finding(data, cert, roots, signed_at=signed_at, proven=proven, source=url)
+        if finding.verdict == "pass":
+            return Check("trust", "pass", f"{trust.detail}; {finding.detail}")
+        if finding.verdict == "fail":
+            return Check("trust", "fail", finding.detail)
+        reasons.append(finding.detail)
+    return Check("trust", "skip", f"{trust.detail}; no CRL issued after the signature shows "
+                 f"the key unrevoked when it signed ({'; '.join(reasons)}): give the CA's "
+                 "current CRL (--crl) once it has published one", short=unshown)

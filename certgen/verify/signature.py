@@ -48,6 +48,10 @@ class SignatureFindings:
     """The signer's certificate (for the CA's CRL, --crl)."""
     proven: dt.datetime | None = None
     """When the timestamps prove the signature existed (a timestamped signature that holds)."""
+    shown: str | None = None
+    """What in the file shows the signer's key unrevoked when it signed: a CRL of its CA issued
+    at or after the time the timestamps prove (None: nothing does; verify then needs the CA's
+    current CRL, issue 40)."""
 
 
 
@@ -321,16 +325,16 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         if problem:
             out.checks.append(Check("trust", "fail", problem))
             return out
-        # Say only what the embedded CRL shows: a CRL issued before the signature shows the key
-        # unrevoked until its own date, not at the time the timestamps prove (issue 40).
+        # An embedded CRL counts only if issued at or after the time it must cover: one of
+        # before shows the key unrevoked until its own date, not when it signed (issue 40).
         issued = _embedded_crl_date(sig, cert)
         assert out.proven is not None
-        shows = ("the embedded validation data shows the certificate valid then"
-                 if issued is not None and issued >= out.proven else
-                 "the embedded validation data shows the certificate unrevoked only until "
-                 + ("no date (no CRL of its CA is embedded)" if issued is None else
-                    f"its CRL of {issued.isoformat(sep=' ')}, before that")
-                 + ": give the CA's current CRL (--crl) to check it was not revoked before")
+        if issued is not None and issued >= out.proven:
+            out.shown = f"its CA's CRL of {issued.isoformat(sep=' ')}"
+            shows = f"{out.shown}, embedded, shows its key unrevoked then"
+        else:
+            shows = ("the file embeds no CRL of its CA" if issued is None else
+                     f"the CRL the file embeds ({issued.isoformat(sep=' ')}) predates that")
         out.checks.append(Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
                                 f"trusted CA; the timestamps prove the signature existed at "
                                 f"{proven}; {shows} (checked at {shown}, offline)"))

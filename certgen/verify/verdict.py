@@ -27,8 +27,8 @@ from certgen.verify.revocation import (
     Holding,
     RevocationList,
     RevokedCertificate,
-    crl_problem,
     revocation_check,
+    signer_status,
 )
 from certgen.verify.signature import signature_checks
 
@@ -49,22 +49,26 @@ def verify_pdf(
     tsa_trust: bytes | None = None,
     allow_unsigned_list: bool = False,
     crl: bytes | None = None,
+    offline: bool = False,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
     failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
-    certificate is checked at (default: now)."""
+    certificate is checked at (default: now). `offline`: never fetch the CA's CRL from the
+    address the signer's certificate names (the key's status when it signed is then shown only
+    by --crl or the file)."""
 
     require_sign_extra()
     with quiet_libraries(debug):
         return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
                        revocations=revocations, bundle=bundle, at=at, tsa_trust=tsa_trust,
-                       allow_unsigned_list=allow_unsigned_list, crl=crl)
+                       allow_unsigned_list=allow_unsigned_list, crl=crl, offline=offline)
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             revocations: Sequence[RevokedCertificate] | RevocationList | None, bundle: str | None,
             at: dt.datetime | None, tsa_trust: bytes | None = None,
-            allow_unsigned_list: bool = False, crl: bytes | None = None) -> Verification:
+            allow_unsigned_list: bool = False, crl: bytes | None = None,
+            offline: bool = False) -> Verification:
     import pypdf
 
     roots = None if trust is None else load_trust(trust, trust_source)
@@ -113,14 +117,13 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
                                  at, tsa_roots, None if issuer is None else issuer.name)
     checks = list(signature.checks)
     cert_id = None if record is None else record.certificate.id
-    if crl is not None and roots is not None and signature.cert is not None:
-        # The signer's key against its CA's current CRL (--crl): part of the trust check.
-        problem, held = crl_problem(crl, signature.cert, roots, signed_at=signature.when,
-                                    proven=signature.proven)
+    if roots is not None and signature.cert is not None:
+        # The signer's key status when it signed: part of the trust check (issue 40).
         for number, check in enumerate(checks):
-            if check.name == "trust" and check.verdict == "pass":
-                checks[number] = (Check("trust", "fail", problem) if problem else
-                                  Check("trust", "pass", f"{check.detail}; {held}"))
+            if check.name == "trust":
+                checks[number] = signer_status(check, signature.cert, roots,
+                                               signed_at=signature.when, proven=signature.proven,
+                                               shown=signature.shown, crl=crl, offline=offline)
 
     if revocations is None:
         checks.append(Check("revocation", "skip", "not checked: give --revocations, the lab's "

@@ -1,0 +1,85 @@
+"""Fetch a CA's certificate revocation list from the address a certificate names (its CRL
+distribution point): what `build --tsa` embeds after signing and what `verify` reads when the
+file itself does not show the signer's key unrevoked at signing (issue 40).
+
+Bounded like every other input (docs/limits.md): http:// and https:// only (a redirect to
+anything else is refused), one answer of at most MAX_CRL_BYTES, within CRL_TIMEOUT_S. What comes
+back is not trusted: the caller checks the CRL's signature against the CA it was given.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from urllib.parse import urlsplit
+
+CRL_TIMEOUT_S = 20
+"""How long one CRL address may take to answer (connect and read)."""
+MAX_CRL_BYTES = 10 * 1024 * 1024
+"""The largest CRL read (a lab's CA lists a few revocations; a large public CA's CRL is a few
+MB): a longer answer is refused, not read to the memory's end."""
+
+
+class CrlFetchError(Exception):
+    """A CRL address that could not be read (the message says why, in one line)."""
+
+
+class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    # urllib would follow a redirect to ftp://; a CRL address is http(s) and so is its move.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if urlsplit(newurl).scheme not in ("http", "https"):
+            raise CrlFetchError(f"redirected to {newurl[:200]!r}, not an http(s) address")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def crl_addresses(points: object) -> list[str]:
+    """The http(s) URLs among a certificate's CRL distribution points (asn1crypto's
+    `crl_distribution_points`), in order; LDAP and the like are skipped."""
+    found = []
+    for point in points or []:  # type: ignore[attr-defined]
+        try:
+            names = point["distribution_point"].native
+        except Exception:
+            continue
+        for name in names if isinstance(names, list) else []:
+            if isinstance(name, str) and urlsplit(name).scheme in ("http", "https"):
+                found.append(name)
+    return found
+
+
+def fetch_crl(url: str, *, timeout: float = CRL_TIMEOUT_S, limit: int = MAX_CRL_BYTES) -> bytes:
+    """The bytes at `url` (a CRL, DER or PEM: the caller parses it); CrlFetchError naming why
+    not in one line."""
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise CrlFetchError("not an http:// or https:// address")
+    opener = urllib.request.build_opener(_HttpOnlyRedirects)
+    try:
+        with opener.open(urllib.request.Request(url, headers={"User-Agent": "certgen"}),
+                         timeout=timeout) as answer:
+            # The socket timeout bounds each read; the deadline bounds them all (an answer
+            # dripped a byte at a time would otherwise take limit x timeout).
+            deadline = time.monotonic() + timeout
+            chunks: list[bytes] = []
+            size = 0
+            while size <= limit:
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+                chunk = answer.read(min(65536, limit + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            data = b"".join(chunks)
+    except CrlFetchError:
+        raise
+    except urllib.error.HTTPError as exc:
+        raise CrlFetchError(f"answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+            raise CrlFetchError(f"did not answer within {timeout:g} s") from None
+        raise CrlFetchError(f"cannot be reached ({type(reason).__name__})") from None
+    if len(data) > limit:
+        raise CrlFetchError(f"answered more than {limit} bytes")
+    return data
