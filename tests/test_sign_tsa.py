@@ -44,7 +44,9 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     # certificate has twice as many and takes four times as long); what is tested here is
     # the signature and its timestamps, not what the certificate shows.
     bundle = simple_bundle(out / "bundle", [(120.0, 108.0, 90.0)])
-    with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample") as tsa:
+    # The CA's next CRL comes out just after the signature: the build must fetch it again.
+    with running_authority(lab_valid_for=dt.timedelta(days=2), signatory="A. Sample",
+                           fresh_crl="after-signing") as tsa:
         key = signing_key(tsa.lab_p12, PASSPHRASE, source="lab.p12").with_tsa(tsa.tsa_url)
         built = build_bundle(bundle, out, languages=["en"], lab=LAB, sign=key)
         folder = Path(built.folder)
@@ -59,10 +61,13 @@ def timestamped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         # The plain-to-LTA conversion (issue 40): anyone appends a document timestamp from a
         # TSA the customer trusts to a plainly signed certificate, then a forged revision.
         converted = _timestamp(plain, tsa.tsa_url)
+        other_stack = sign_pdf(_other_stack(folder), key.at(dt.datetime.now(dt.UTC), given=False),
+                               name="A. Sample")
     return {"pdf": pdf, "ca": tsa.ca_pem, "restamped": restamped, "plain": plain,
             "converted": converted, "ca_key": tsa.ca_key,
             "requests": requests, "refused": str(refused.value), "key": unsigned_key,
-            "key_expires": tsa.lab_not_after, "folder": folder, "notes": built.notes}
+            "key_expires": tsa.lab_not_after, "folder": folder, "notes": built.notes,
+            "other_stack": other_stack}
 
 
 def _plain(folder: Path, key: object) -> bytes:
@@ -79,6 +84,41 @@ def _plain(folder: Path, key: object) -> bytes:
                                    verify_base=LAB.lab.verification_base, signed=True)
     return sign_pdf(render_certificate_pdf(html, record, record_bytes, "en"), key,  # type: ignore[arg-type]
                     name="A. Sample")
+
+
+def _other_stack(folder: Path) -> bytes:
+    """The certificate of `folder` rendered from its record edited to name another software
+    stack (Pango 1.0.0), unsigned: what verify compares as drawn, not bytes."""
+    import hashlib
+
+    from certgen.record import dump_record, load_record
+    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+
+    record = load_record((folder / "record.json").read_bytes())
+    assert record.software is not None
+    record = record.model_copy(update={"software": record.software.model_copy(
+        update={"pango": "1.0.0"})})
+    record_bytes = dump_record(record)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
+                                   verify_base=LAB.lab.verification_base, signed=True)
+    pdf = render_certificate_pdf(html, record, record_bytes, "en")
+    # Another stack's bytes differ from this one's render: here, the catalog restated as is.
+    from forgekit40 import Revision, _facts, _unparse, append_revision
+
+    root = _facts(pdf).root
+    return append_revision(pdf, Revision(objects=[(root, _unparse(pdf, root))]))
+
+
+def test_a_timestamped_certificate_of_another_stack_is_compared_as_signed(
+        timestamped: dict[str, object]) -> None:
+    """A B-LTA certificate whose record names another software stack: its pages are compared
+    as the signed revision has them (the document timestamps' widgets that follow are held by
+    the strict revision reader, not counted as annotations the record lacks)."""
+    result = _verify(timestamped, timestamped["other_stack"])  # type: ignore[arg-type]
+    assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
+    assert _detail(result, "content").startswith("pass every page, as PDFium and poppler draw it")
+    assert result.warnings and "compared the pages as drawn" in result.warnings[0]
 
 
 def _timestamp(pdf: bytes, url: str) -> bytes:
@@ -116,13 +156,15 @@ def _detail(result: Verification, name: str) -> str:
 def test_the_tsa_and_the_crl_were_used(timestamped: dict[str, object]) -> None:
     requests = timestamped["requests"]
     assert isinstance(requests, list)
-    assert "GET /ca.crl" in requests and requests.count("POST /tsa") >= 2  # signature + document
+    # The CRL before signing and again after the signature timestamp; the signature timestamp,
+    # a document timestamp over the first validation data, one over the later CRL.
+    assert requests.count("GET /ca.crl") >= 2 and requests.count("POST /tsa") >= 3
 
 
 def test_a_timestamped_certificate_verifies_now(timestamped: dict[str, object]) -> None:
     result = _verify(timestamped)
     assert result.verdict == "verified", "\n".join(c.line() for c in result.checks)
-    assert "document timestamp(s) follow" in _detail(result, "intact")
+    assert "2 document timestamp(s) follow" in _detail(result, "intact")
     assert _detail(result, "content").startswith("pass the file is, byte for byte, ")
     # Every certificate the long-term validation needs has its revocation information inside.
     import io
@@ -202,6 +244,18 @@ def test_without_a_timestamp_the_short_key_is_refused_and_its_signature_dies(
     assert _detail(late, "trust").startswith("fail expired: the signer's certificate ")
 
 
+def _appended(data: dict[str, object]) -> int:
+    """The number a revision appended to the genuine file has, counted after the signed one
+    (the genuine file's own validation data and timestamps come first)."""
+    import io
+
+    from pyhanko.pdf_utils.reader import PdfFileReader
+
+    reader = PdfFileReader(io.BytesIO(data["pdf"]), strict=False)  # type: ignore[arg-type]
+    [sig] = reader.embedded_regular_signatures
+    return reader.xrefs.total_revisions - sig.signed_revision
+
+
 def _later_crl(data: dict[str, object]) -> bytes:
     """The CA's CRL issued now, listing nothing."""
     from cryptography import x509
@@ -231,7 +285,7 @@ def test_an_overlay_under_a_fresh_document_timestamp_is_not_verified(
     result = _verify(timestamped, timestamped["restamped"])  # type: ignore[arg-type]
     assert result.verdict == "not-verified"
     assert _detail(result, "intact").startswith(
-        "fail revision 3 after the signed one (bytes "), _detail(result, "intact")
+        f"fail revision {_appended(timestamped)} after the signed one (bytes "), _detail(result, "intact")
     assert "is neither validation data nor a document timestamp" in _detail(result, "intact")
 
 
@@ -253,7 +307,7 @@ def test_what_pyhanko_lets_pass_as_an_lta_update_is_not_verified(
     wanted = {"js": "(/Type /Annot) is neither validation data nor a document timestamp",
               "freetext": "(/Type /Annot) is neither validation data nor a document timestamp",
               "title": "(the document information) changes /Title (readers show it)"}
-    assert detail.startswith("fail revision 3 after the signed one (bytes "), detail
+    assert detail.startswith(f"fail revision {_appended(timestamped)} after the signed one (bytes "), detail
     assert wanted[variant] in detail, detail
 
 
@@ -408,7 +462,7 @@ def test_a_revision_after_the_timestamps_that_is_not_certgen_s_is_not_verified(
         return
     assert result.failed()[0] == "intact", result.failed()
     detail = _detail(result, "intact")
-    assert detail.startswith("fail revision 3 after the signed one ("), detail
+    assert detail.startswith(f"fail revision {_appended(timestamped)} after the signed one ("), detail
     expected = {"dup-xref-table": "lists object", "dup-xref-table-origfirst": "lists object",
                 "dup-xref-stream": "lists object", "copied-eof-table": "`startxref` at byte",
                 "copied-eof-stream": "`startxref` at byte", "links-plain": "of an earlier "

@@ -98,12 +98,16 @@ ess_cert_id_alg = sha256
 
 @contextmanager
 def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
-                      tsa_names_crl: bool = True, fresh_crl: bool = True) -> Iterator[Authority]:
+                      tsa_names_crl: bool = True,
+                      fresh_crl: bool | str = True) -> Iterator[Authority]:
     """Start the TSA and CRL server; yield what the test needs; stop it. `tsa_names_crl=False`:
     the TSA's certificate names no CRL distribution point (a chain a verifier cannot check).
     The CA issues its CRL at each request (`fresh_crl`, as a CA with an online CRL signer
     does: one issued after a signature shows the key unrevoked when it signed), or serves the
-    one it issued when it started (`fresh_crl=False`: a CA that re-issues on a schedule)."""
+    one it issued when it started (`fresh_crl=False`: a CA that re-issues on a schedule), or
+    that one until it has answered a timestamp query and fresh ones after
+    (`fresh_crl="after-signing"`: the CA's next CRL comes out just after a signature, so a
+    build must fetch again to embed it)."""
     if shutil.which("openssl") is None:
         raise RuntimeError("openssl is missing: the TSA tests need OpenSSL's `ts` command")
     folder = Path(tempfile.mkdtemp(prefix="certgen-tsa-"))
@@ -149,7 +153,9 @@ def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
 
     def crl_der() -> bytes:
         # A revocation is published at once (docs/verify.md): a fresh CRL from then on.
-        issued = dt.datetime.now(dt.UTC).replace(microsecond=0) if fresh_crl or revoked else \
+        fresh = fresh_crl is True or bool(revoked) or (
+            fresh_crl == "after-signing" and any(r.startswith("POST") for r in requests))
+        issued = dt.datetime.now(dt.UTC).replace(microsecond=0) if fresh else \
             now - dt.timedelta(minutes=5)
         builder = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
                    .last_update(issued).next_update(issued + dt.timedelta(days=30))

@@ -107,14 +107,17 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
                      "; validation data and timestamps follow)")), None
     theirs = software_line(record) if record.software is not None else None
     ours = creator_line(current_software())
-    producer = _producer(pdf)
+    # What follows a timestamped signature (validation data, the timestamps' invisible widgets)
+    # was held by the strict revision reader and the drawn comparison already: the pages are
+    # compared as the signed revision has them, not with the timestamp widgets counted in.
+    producer = _producer(signed_revision)
     from pyhanko.pdf_utils.metadata.model import VENDOR
 
     # The record decides which comparison is made, never the file: a /Producer other than
     # pyHanko's (another signing tool over certgen's render) is no reason to compare less.
     same_stack = theirs == ours
     try:
-        seen = seen_of(pypdf.PdfReader(io.BytesIO(pdf)))
+        seen = seen_of(pypdf.PdfReader(io.BytesIO(signed_revision)))
         expected = _expected_seen(unsigned)
         difference = seen_difference(seen, expected, signature_widgets=1)
     except Exception as exc:
