@@ -449,6 +449,10 @@ RULE_WORDS = {"en": "Decision rule: simple acceptance",
               "pt": "Regra de decisão: aceitação simples"}
 
 
+AROUND = {"en": "around ", "ru": "вокруг ", "pt": "em torno de "}
+"""How the how-sure table introduces an interval's centre, per language (certgen.po)."""
+
+
 def _margin_text(margin: float, lang: str) -> str:
     from certgen.render.i18n import fmt_score
 
@@ -463,6 +467,7 @@ def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
 
     pdfs = sorted(sample_site.glob("samples/*/certificate.*.pdf"))
     samples = sorted(p.name for p in sample_site.glob("samples/*") if p.is_dir())
+    centred = 0
     assert len(samples) >= 4 and len(pdfs) == 3 * len(samples), pdfs  # each in en, ru and pt
     for pdf in pdfs:
         lang = pdf.name.split(".")[1]
@@ -472,6 +477,15 @@ def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
         assert "ILAC-G8" in first, pdf
         for gate in record["uncertainty"]["gates"]:
             assert _margin_text(gate["margin"], lang) in first, (pdf, gate)
+        # An interval is printed with its own centre (the mean over every capture), since the
+        # Mean column is the SOP's, over the recorded captures only: GOLD's 2560x1440 tier
+        # printed a mean of 91.42 beside an interval of 85.43-93.56 without saying why.
+        for tier in record["uncertainty"]["tiers"]:
+            if tier["interval"] is not None:
+                around = AROUND[lang] + _margin_text(tier["centre"], lang).lstrip("+")
+                assert around in first, (pdf, tier["tier"], around)
+                centred += 1
+    assert centred, "no sample prints an interval: GOLD's repeats should"
 
 
 def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on_dask(
