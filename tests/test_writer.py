@@ -222,10 +222,12 @@ def test_a_file_where_the_new_build_needs_a_folder_is_one_line_and_blocks_nothin
         writer.finish()
     assert str(info.value) == ("charts/a.svg: cannot put the new file in place: a file stands "
                                "where a folder must go")
-    with pytest.raises(OutputError):  # the next writer tries to complete that commit once
-        Writer(tmp_path)
+    # The failed commit is never completed later: its staging folder is removed at once, and
+    # the folder reads as interrupted until a build's commit succeeds.
+    assert not (tmp_path / STAGING_NAME).exists() and read_manifest(tmp_path) is None
+    assert (tmp_path / "charts").read_text() == "the lab's own file"
     (tmp_path / "charts").unlink()
-    again = Writer(tmp_path)  # then the folder is free again
+    again = Writer(tmp_path)  # the folder is free
     again.write("charts/a.svg", b"<svg/>")
     again.finish()
     assert (tmp_path / "charts" / "a.svg").read_bytes() == b"<svg/>"
