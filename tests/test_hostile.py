@@ -541,6 +541,8 @@ def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(
     again.finish()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "record.json"]
     assert again.removed() == ["certificate.en.pdf", "certificate.ru.pdf", "charts/a.svg"]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
 
 
 def test_a_second_build_into_one_folder_waits_then_refuses(
