@@ -658,8 +658,9 @@ class Writer:
             self._commit()
         except OSError as exc:
             try:
-                self._note_interrupted()
-                self._drop_staging()
+                if self._staging_fd is not None:  # else the commit got as far as dropping it
+                    self._note_interrupted()
+                    self._drop_staging()
             except OSError:
                 pass  # the staging folder is kept: the next writer notes it and removes it
             self.close()
