@@ -297,6 +297,30 @@ def test_the_writer_says_when_it_found_an_interrupted_commit(
     assert not (out / CERT / STAGING_NAME).exists()
 
 
+def test_kill_9_mid_commit_of_a_report_the_next_compare_equals_a_clean_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The report's caller keeps no cache: after a compare (en to en,ru) killed between its
+    renames, the next compare (en) rebuilds the report whole, the files the killed commit moved
+    in and the next one does not write are removed, and the folder equals a clean compare's
+    into an empty folder, hidden files included."""
+    compare = ["compare", str(CHANGE / "before.json"), str(CHANGE / "after.json"), "--out"]
+    assert run_cli([*compare, str(tmp_path / "clean")], capsys)[0] == 0
+    report = tmp_path / "report"
+    assert run_cli([*compare, str(report)], capsys)[0] == 0
+    before = _files(report)
+    _killed_build(tmp_path, "commit", 3, [*compare, str(report), "--lang", "en,ru"])
+    assert read_manifest(report) is None and (report / STAGING_NAME).is_dir()
+    assert set(_files(report)) - set(before) - {LOCK_NAME}  # a ru file moved in
+    keep = tmp_path / "kept-links"
+    leftover = _plant(report / STAGING_NAME, keep)
+    code, _out, err = run_cli([*compare, str(report)], capsys)
+    assert (code, err) == (0, "")
+    assert _files(report) == _files(tmp_path / "clean") and _whole(report)
+    assert not {p for p in report.rglob("*") if p.is_file() and p.stat().st_ino in leftover}
+    assert all(p.stat().st_nlink == 1 for p in keep.iterdir())
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="giving a folder to another user needs root; "
                     "test_writer_redirect refuses one writable by others without it")
 @pytest.mark.parametrize("leftover", ["a symlink", "another user's", "holds a symlink"])
