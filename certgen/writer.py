@@ -18,13 +18,14 @@ ones; the folder then reads as interrupted, because the commit moves the live ma
 (to `.manifest.previous.json`) before the first rename and puts the new one in after the last:
 throughout the window a mix can exist, the folder has no manifest.json. Every caller's cache
 trusts a folder only through its manifest.json (builders/certificate.py: present, the same
-inputs key, every listed file intact; the site and reports never reuse an output), so the next
-run builds every output again and its commit replaces each one. What the interrupted build may
+inputs key, every listed file intact; the site, reports, calibration and registry never
+reuse an output), so the next run builds every output again and its commit replaces each one. What the interrupted build may
 already have moved in is not forgotten: before removing its staging folder, the next writer
 adds every path its staged manifests list (the folder's own and the nested ones, below their
 folders) to `.manifest.previous.json`, so the next commit removes those it does not write
 (`interrupted` is then True). Only the list is read from the leftover folder, through its
-descriptor; no file of it is ever published.
+descriptor; no file of it is ever published. A commit that fails part-way in this run (a file
+where a folder must go) does the same at once: notes its list, removes its staging folder.
 
 A path that would leave the folder (absolute, `..`, a symlink leading out) is refused, and so
 is a second output with the same path or a name the writer keeps for itself. The manifest (file
@@ -63,9 +64,9 @@ output descriptors, after checking that the name `.certgen-new` still leads to t
 only when it is this user's, no one else can write to it, and it holds nothing but folders and
 regular files of this user (what the writer makes): anything else is one OutputError line and
 the folder is left as it is. It is emptied through its descriptor with unlinkat / rmdir at
-each level, never following a link. A writer made inside
-another's staging folder (the site) opens its folder from that writer's descriptor. A link where
-the writer expects its own folder or file is one OutputError line.
+each level, never following a link. A writer made inside another's staging folder (the site)
+opens its folder from that writer's descriptor. A link where the writer expects its own folder
+or file is one OutputError line.
 
 Disk errors (ENOSPC, a read-only folder, permissions, an --out that is a file) are OutputErrors
 naming the file or folder and the system's reason, with the OSError kept as the cause.
