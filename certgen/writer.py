@@ -7,11 +7,25 @@ staging folder, and that file is the commit point: the staged files are then mov
 with `os.replace` (same file system, each rename atomic), stale files are removed and the
 manifest goes in last. Until the commit point the previous build stays exactly as it was, files
 and manifest, whatever stops this one: a full disk, a render or signing error, kill -9. A
-writer that stops early (an error, `close` without `finish`) removes its staging folder; one
-left by a killed process is removed by the next writer on the folder, or, when it holds its
-manifest (killed during the commit's few renames), rolled forward: the commit is completed.
-The output folder itself is never renamed or swapped: it may be a mount point, or hold the
-lab's own files beside the build's.
+writer that stops early (an error, `close` without `finish`) removes its staging folder. The
+output folder itself is never renamed or swapped: it may be a mount point, or hold the lab's
+own files beside the build's.
+
+Nothing is ever moved out of a staging folder this writer did not create: one a killed (or
+failed) writer left is removed by the next writer on the folder, never completed, even when it
+holds its manifest. A commit stopped between its renames leaves some new files beside old
+ones; the folder then reads as interrupted, because the commit moves the live manifest aside
+(to `.manifest.previous.json`) before the first rename and puts the new one in after the last:
+throughout the window a mix can exist, the folder has no manifest.json. Every caller's cache
+trusts a folder only through its manifest.json (builders/certificate.py: present, the same
+inputs key, every listed file intact; the site, reports, calibration and registry never
+reuse an output), so the next run builds every output again and its commit replaces each one. What the interrupted build may
+already have moved in is not forgotten: before removing its staging folder, the next writer
+adds every path its staged manifests list (the folder's own and the nested ones, below their
+folders) to `.manifest.previous.json`, so the next commit removes those it does not write
+(`interrupted` is then True). Only the list is read from the leftover folder, through its
+descriptor; no file of it is ever published. A commit that fails part-way in this run (a file
+where a folder must go) does the same at once: notes its list, removes its staging folder.
 
 A path that would leave the folder (absolute, `..`, a symlink leading out) is refused, and so
 is a second output with the same path or a name the writer keeps for itself. The manifest (file
@@ -46,10 +60,13 @@ target never created) and must be a regular file; the staging folder is made wit
 held by descriptor. Staged files are created in it with O_EXCL | O_NOFOLLOW; the commit walks it
 with os.fwalk and moves each regular file of this user with os.replace between the staging and
 output descriptors, after checking that the name `.certgen-new` still leads to the folder held
-(a swap is refused before anything is published). A leftover staging folder is completed or
-emptied only when it is this user's and no one else can write to it. A writer made inside
-another's staging folder (the site) opens its folder from that writer's descriptor. A link where
-the writer expects its own folder or file is one OutputError line.
+(a swap is refused before anything is published). A leftover staging folder is removed
+only when it is this user's, no one else can write to it, and it holds nothing but folders and
+regular files of this user (what the writer makes): anything else is one OutputError line and
+the folder is left as it is. It is emptied through its descriptor with unlinkat / rmdir at
+each level, never following a link. A writer made inside another's staging folder (the site)
+opens its folder from that writer's descriptor. A link where the writer expects its own folder
+or file is one OutputError line.
 
 Disk errors (ENOSPC, a read-only folder, permissions, an --out that is a file) are OutputErrors
 naming the file or folder and the system's reason, with the OSError kept as the cause.
@@ -312,6 +329,10 @@ class Writer:
         self._staging_id: tuple[int, int] | None = None
         self._finished = False
         self._staged = False
+        self.interrupted = False
+        """True when this writer found a commit a killed (or failed) writer had begun: the
+        folder may hold some of that build's files beside older ones, and has no manifest
+        until this writer's commit (module docstring)."""
         self.manifest_name = manifest
         self._written: dict[str, tuple[int, str]] = {}
         self._removed: list[str] = []
@@ -408,9 +429,10 @@ class Writer:
                               f"{now}); nothing is published", file=str(self.staging))
 
     def _recover(self) -> None:
-        """Finish the commit a killed writer began (its staged manifest is there), else drop
-        what it staged: either way the folder holds one whole build afterwards. Only a folder
-        of this user that no one else can write to is ever completed or emptied."""
+        """Remove the staging folder a killed (or failed) writer left, moving nothing out of
+        it; first note what its commit may have moved in (`_note_interrupted`). Only a folder
+        of this user that no one else can write to, holding only what the writer makes, is
+        ever removed; anything else is refused in one line and left as it is."""
         assert self._root_fd is not None
         st = _lstat_at(self._root_fd, STAGING_NAME)
         if st is None:
@@ -421,16 +443,32 @@ class Writer:
             os.unlink(STAGING_NAME, dir_fd=self._root_fd)
             return
         self._staging_fd = self._open_own_staging()
-        if not _is_file_at(self._staging_fd, self.manifest_name):
-            self._drop_staging()
-            return
-        try:
-            self._commit()
-        except OSError:
-            # A commit that cannot be completed (a file now where a folder must go, say)
-            # is dropped, said once, and never blocks every later build of this folder.
-            self._drop_staging()
-            raise
+        _check_leftover(self._staging_fd, self.staging)
+        self.interrupted = self._note_interrupted()
+        self._drop_staging()
+
+    def _note_interrupted(self) -> bool:
+        """When the staging folder this writer holds has its manifest (past the commit point)
+        and the folder has none (moved aside before the first rename), the commit may have
+        moved some files in: add every path its staged manifests list to the previous list,
+        so the next commit removes what it does not write. True when it did. Only the lists are
+        read, through the held descriptor."""
+        root, staging = self._root_fd, self._staging_fd
+        assert root is not None and staging is not None
+        if not _is_file_at(staging, self.manifest_name) or _is_file_at(root, self.manifest_name):
+            return False
+        listed = {self.manifest_name, *_listed_at(staging, self.manifest_name)}
+        for rel in _files_under(staging):
+            path = PurePosixPath(rel)
+            # A nested writer's own leftover staging folder published nothing: skipped.
+            if (rel != self.manifest_name and path.name == MANIFEST_NAME
+                    and not RESERVED_NAMES.intersection(path.parts)):
+                listed.add(rel)
+                listed.update(f"{path.parent}/{inner}" for inner in _listed_at(staging, rel))
+        union = sorted(listed | set(_listed_at(root, PREVIOUS_NAME)))
+        _atomic_at(root, PREVIOUS_NAME, (json.dumps(
+            {"files": [{"path": p} for p in union]}, indent=2) + "\n").encode())
+        return True
 
     def _keep_previous(self) -> tuple[str, ...]:
         """Move the old manifest aside (merged with a leftover one); return what both list."""
@@ -613,26 +651,31 @@ class Writer:
             if isinstance(exc, OutputError):
                 raise
             raise _disk_error(self.manifest_name, exc) from exc
-        # The commit point: from here the staging folder is the next build of this folder, to
-        # be completed (by the next writer, if this commit fails or is killed), never dropped.
+        # The commit point: the renames begin. A commit that fails part-way is never completed
+        # later (nothing is moved out of a staging folder by another run): what it may have
+        # moved in is noted for the next commit to remove, and its staging folder removed.
         self._staged = False
         try:
             self._commit()
         except OSError as exc:
-            self.close()  # the lock; past the commit point, the staging folder is kept
+            try:
+                if self._staging_fd is not None:  # else the commit got as far as dropping it
+                    self._note_interrupted()
+                    self._drop_staging()
+            except OSError:
+                pass  # the staging folder is kept: the next writer notes it and removes it
+            self.close()
             if isinstance(exc, OutputError):
                 raise
-            # The next writer on this folder completes the commit.
             raise _disk_error(str(self.root), exc) from exc
         self._finished = True
         self.close()
         return self.root / self.manifest_name
 
     def _commit(self) -> None:
-        """Move a complete staging folder into place (module docstring); safe to repeat after
-        a kill at any point: what is already moved is not staged any more. Only regular files
-        of this user inside the staging folder this writer holds are moved, through
-        descriptors; the folder's name is checked to still lead to it first."""
+        """Move this writer's complete staging folder into place (module docstring). Only
+        regular files of this user inside the staging folder this writer created and holds are
+        moved, through descriptors; the folder's name is checked to still lead to it first."""
         staging = self._staging_fd
         assert staging is not None
         self._check_staging()
@@ -643,7 +686,6 @@ class Writer:
         # What each nested folder's live manifest lists, read before anything moves.
         assert self._root_fd is not None
         nested_old = {rel: _listed_at(self._root_fd, rel) for rel in nested}
-        written = set(_listed_at(staging, self.manifest_name))
         previous = self._keep_previous()
         for rel in staged_files:
             if rel != self.manifest_name and rel not in nested_old:
@@ -653,7 +695,9 @@ class Writer:
             new = set(_listed_at(staging, rel))
             self._remove_stale(set(nested_old[rel]) - new, prefix=f"{folder}/")
             self._move_in(rel)
-        self._remove_stale(set(previous) - written - {self.manifest_name})
+        # Never a file this commit publishes (a nested writer's files are in no list of
+        # this folder's own manifest, but may be in the previous list: _note_interrupted).
+        self._remove_stale(set(previous) - set(staged_files))
         self._move_in(self.manifest_name)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(PREVIOUS_NAME, dir_fd=self._root_fd)
@@ -805,6 +849,24 @@ def _fsync_tree(dir_fd: int) -> None:
     for _dirpath, _dirs, _files, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
         with contextlib.suppress(OSError):
             os.fsync(fd)
+
+
+def _check_leftover(dir_fd: int, shown: Path) -> None:
+    """Refuse a leftover staging folder holding anything the writer never makes (a symlink,
+    a FIFO, a device, another user's file or folder): it is then not removed, and says so in
+    one line. The walk never follows a link (os.fwalk, follow_symlinks=False)."""
+    uid = os.geteuid()
+    for dirpath, dirs, files, fd in os.fwalk(".", dir_fd=dir_fd, follow_symlinks=False):
+        for name in (*dirs, *files):
+            st = _lstat_at(fd, name)
+            if st is None:
+                continue
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) or st.st_uid != uid:
+                what = ("a symlink" if stat.S_ISLNK(st.st_mode) else
+                        "another user's file" if st.st_uid != uid else "a special file")
+                inner = (PurePosixPath(dirpath) / name).as_posix()
+                raise OutputError(f"holds {inner!r}, {what} certgen never makes; refusing to "
+                                  "remove it (remove the folder)", file=str(shown))
 
 
 def _clear(dir_fd: int) -> None:

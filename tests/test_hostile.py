@@ -24,6 +24,7 @@ from certgen.inputs.bundle import load_bundle, parse_card, read_card
 from certgen.writer import (
     LOCK_NAME,
     PREVIOUS_NAME,
+    STAGING_NAME,
     TEMP_PREFIX,
     Writer,
     read_manifest,
@@ -527,17 +528,21 @@ def test_an_interrupted_rebuild_does_not_forget_what_the_first_build_wrote(
     assert not (tmp_path / "manifest.json").exists() and (tmp_path / PREVIOUS_NAME).exists()
     (tmp_path / f"{TEMP_PREFIX}record.json.abc.tmp").write_bytes(b"half")  # an old kill -9
     (tmp_path / "charts" / f"{TEMP_PREFIX}a.svg.abc.tmp").write_bytes(b"half")
-    Writer(tmp_path).close()  # the next writer completes the commit first
-    assert (tmp_path / "certificate.en.pdf").read_bytes() == b"2"
-    manifest = read_manifest(tmp_path)
-    assert manifest is not None and verify_manifest(tmp_path, manifest)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "certificate.en.pdf", "manifest.json", "record.json"]
+    assert moved == ["certificate.en.pdf"] and (tmp_path / "certificate.en.pdf").read_bytes() == b"2"
+    staged = (tmp_path / STAGING_NAME / "record.json").stat().st_ino
+    nxt = Writer(tmp_path)  # the next writer removes the staging folder, moving nothing out
+    nxt.close()
+    assert nxt.interrupted and not (tmp_path / STAGING_NAME).exists()
+    assert (tmp_path / "record.json").read_bytes() == b"1"  # never the staged b"2"
+    assert (tmp_path / "record.json").stat().st_ino != staged
+    assert read_manifest(tmp_path) is None  # still reads as interrupted: no manifest
     again = Writer(tmp_path)
     again.write("record.json", b"3")
     again.finish()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "record.json"]
-    assert again.removed() == ["certificate.en.pdf"]
+    assert again.removed() == ["certificate.en.pdf", "certificate.ru.pdf", "charts/a.svg"]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and verify_manifest(tmp_path, manifest)
 
 
 def test_a_second_build_into_one_folder_waits_then_refuses(

@@ -142,7 +142,7 @@ import certgen.writer as module
 from certgen.cli import main
 
 where, count = sys.argv[1], int(sys.argv[2])
-name = "_write_new" if where == "write" else "_move_in"
+name = {"write": "_write_new", "keep": "_keep_previous", "commit": "_move_in"}[where]
 target = module if where == "write" else module.Writer
 real = getattr(target, name)
 calls = []
@@ -156,6 +156,9 @@ def dies(*args):
 setattr(target, name, dies)
 main(sys.argv[3:])
 """
+"""`where`: "write" kills at the count-th staged file; "keep" at the commit point, before the
+old manifest is moved aside; "commit" at the count-th rename of the commit (the manifest's is
+the last)."""
 
 
 def _killed_build(tmp_path: Path, where: str, count: int, args: list[str]) -> None:
@@ -184,20 +187,176 @@ def test_kill_9_mid_write_keeps_the_previous_build(
     assert "certificate.ru.pdf" in _files(out / CERT)
 
 
-def test_kill_9_mid_commit_is_completed_by_the_next_writer(
+EN_RU = ["certificate.en.html", "certificate.en.pdf", "certificate.ru.html",
+         "certificate.ru.pdf", "record.json"]
+"""The files an en,ru build stages, in the order its commit moves them (the manifest last)."""
+KILL_POINTS = {
+    "at-the-commit-point": ("keep", 1),
+    "before-the-first-rename": ("commit", 1),
+    "between-renames": ("commit", 4),
+    "after-the-last-rename": ("commit", len(EN_RU) + 1),
+}
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, bytes]]:
+    """The bundle built into an empty folder, per --lang: every file, hidden ones included."""
+    tmp = tmp_path_factory.mktemp("clean")
+    bundle = simple_bundle(tmp / "b", [(120.0, 90.0, 80.0)])
+    found = {}
+    for lang in ("en", "en,ru"):
+        out = tmp / lang
+        done = subprocess.run([sys.executable, "-m", "certgen", "build", str(bundle), "--out",
+                               str(out), "--lab", str(SAMPLE_LAB), "--lang", lang],
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+        found[lang] = _files(out / CERT)
+    return found
+
+
+def _plant(staging: Path, keep: Path) -> dict[int, str]:
+    """Tamper with a leftover staging folder as its owner could: a file this run does not
+    render, another this run renders with other bytes, and every staged file still there
+    changed. Each file of it is then hard-linked into `keep`, so its inode stays in use while
+    the next build runs (os.replace keeps a file's inode: one of them in the output would be a
+    file moved out of the leftover folder). Returns those inodes."""
+    (staging / "planted.txt").write_bytes(b"never published")
+    (staging / "certificate.pt.html").write_bytes(b"<p>planted</p>")
+    for path in staging.rglob("*"):
+        if path.is_file() and path.name not in ("manifest.json", "planted.txt"):
+            path.write_bytes(b"tampered: not what this run renders")
+    keep.mkdir()
+    inodes = {}
+    for i, path in enumerate(sorted(p for p in staging.rglob("*") if p.is_file())):
+        os.link(path, keep / str(i))
+        inodes[path.stat().st_ino] = path.relative_to(staging).as_posix()
+    return inodes
+
+
+@pytest.mark.parametrize(("point", "lang"), [
+    *((point, "en,ru") for point in KILL_POINTS),
+    ("between-renames", "en"),
+    ("after-the-last-rename", "en"),
+])
+def test_kill_9_mid_commit_the_next_build_moves_nothing_out_and_equals_a_clean_build(
+    built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path, point: str, lang: str,
+    clean: dict[str, dict[str, bytes]], capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A rebuild (en to en,ru) killed at each step of its commit. The next build removes the
+    leftover staging folder without moving anything out of it (the files planted there after
+    the kill never reach the output, nor does any file of it), builds every output again, and
+    its folder is byte for byte a clean build's into an empty folder, manifest included (no
+    field differs: same inputs, same bytes). With `en` the next build writes fewer files than
+    the killed one: the ru files that commit moved in are still removed."""
+    bundle, out, before = built
+    folder = out / CERT
+    where, count = KILL_POINTS[point]
+    args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
+    _killed_build(tmp_path, where, count, args)
+    staging = folder / STAGING_NAME
+    assert (staging / "manifest.json").is_file()  # past the commit point
+    live = {k: v for k, v in _files(folder).items()
+            if not k.startswith(f"{STAGING_NAME}/") and k != LOCK_NAME}
+    if where == "keep":
+        assert live == before and _whole(folder)  # nothing touched yet
+    else:
+        assert read_manifest(folder) is None  # a mix never reads as a complete build
+        moved = EN_RU[:count - 1]
+        assert {name for name in moved if name not in before} <= set(live)
+    keep = tmp_path / "kept-links"
+    leftover = _plant(staging, keep)
+    code, _out, err = _build(bundle, out, capsys, lang=lang)
+    assert (code, err) == (0, "")
+    assert not staging.exists()
+    assert _files(folder) == clean[lang]
+    assert _whole(folder)
+    assert not {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                if p.is_file() and p.stat().st_ino in leftover}
+    # Each file of the leftover folder was unlinked there, never linked anywhere else.
+    assert all(p.stat().st_nlink == 1 for p in keep.iterdir())
+    assert {p.stat().st_ino for p in keep.iterdir()} == set(leftover)
+
+
+def test_the_writer_says_when_it_found_an_interrupted_commit(
     built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path,
 ) -> None:
-    """Past the commit point (the staged manifest), a kill leaves a folder that reads as
-    interrupted; the next writer on it completes the commit: the new build, whole."""
-    bundle, out, before = built
+    """`Writer.interrupted`: True after a kill between renames (the folder's manifest is aside
+    and the staged one lists what may have moved in); False after a kill before the old
+    manifest moved aside (the previous build is whole)."""
+    bundle, out, _before = built
     args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
-    _killed_build(tmp_path, "commit", 2, args)
-    assert read_manifest(out / CERT) is None  # never a mix read as complete
-    Writer(out, CERT).close()
-    assert _whole(out / CERT) and not (out / CERT / STAGING_NAME).exists()
-    manifest = read_manifest(out / CERT)
-    assert manifest is not None and manifest["languages"] == ["en", "ru"]
-    assert _files(out / CERT)["record.json"] != b"" and set(before) < set(_files(out / CERT))
+    _killed_build(tmp_path, "keep", 1, args)
+    writer = Writer(out, CERT)
+    writer.close()
+    assert not writer.interrupted and _whole(out / CERT)
+    _killed_build(tmp_path, "commit", 3, args)
+    writer = Writer(out, CERT)
+    writer.close()
+    assert writer.interrupted and read_manifest(out / CERT) is None
+    assert not (out / CERT / STAGING_NAME).exists()
+
+
+def test_kill_9_mid_commit_of_a_report_the_next_compare_equals_a_clean_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The report's caller keeps no cache: after a compare (en to en,ru) killed between its
+    renames, the next compare (en) rebuilds the report whole, the files the killed commit moved
+    in and the next one does not write are removed, and the folder equals a clean compare's
+    into an empty folder, hidden files included."""
+    compare = ["compare", str(CHANGE / "before.json"), str(CHANGE / "after.json"), "--out"]
+    assert run_cli([*compare, str(tmp_path / "clean")], capsys)[0] == 0
+    report = tmp_path / "report"
+    assert run_cli([*compare, str(report)], capsys)[0] == 0
+    before = _files(report)
+    _killed_build(tmp_path, "commit", 3, [*compare, str(report), "--lang", "en,ru"])
+    assert read_manifest(report) is None and (report / STAGING_NAME).is_dir()
+    assert set(_files(report)) - set(before) - {LOCK_NAME}  # a ru file moved in
+    keep = tmp_path / "kept-links"
+    leftover = _plant(report / STAGING_NAME, keep)
+    code, _out, err = run_cli([*compare, str(report)], capsys)
+    assert (code, err) == (0, "")
+    assert _files(report) == _files(tmp_path / "clean") and _whole(report)
+    assert not {p for p in report.rglob("*") if p.is_file() and p.stat().st_ino in leftover}
+    assert all(p.stat().st_nlink == 1 for p in keep.iterdir())
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a folder to another user needs root; "
+                    "test_writer_redirect refuses one writable by others without it")
+@pytest.mark.parametrize("leftover", ["a symlink", "another user's", "holds a symlink"])
+def test_a_leftover_staging_folder_not_certgen_s_own_is_one_line_and_left_alone(
+    built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path, leftover: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """After a kill between renames, the leftover staging folder swapped for a link, given to
+    another user, or holding a link: the next build refuses in one line (exit 1), follows
+    nothing, removes nothing and moves nothing."""
+    bundle, out, _before = built
+    folder = out / CERT
+    args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
+    _killed_build(tmp_path, "commit", 3, args)
+    staging = folder / STAGING_NAME
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "lab.p12").write_bytes(b"the lab's key")
+    if leftover == "a symlink":
+        staging.rename(tmp_path / "moved-away")
+        staging.symlink_to(elsewhere)
+        message = ("is a symlink where certgen keeps its staging folder; refusing to follow it "
+                   "(a link certgen did not make: remove it)")
+    elif leftover == "another user's":
+        os.chown(staging, 65534, 65534)
+        message = ("is not certgen's own staging folder (another user's, or writable by "
+                   "others); refusing to use it (remove it)")
+    else:
+        (staging / "link").symlink_to(elsewhere / "lab.p12")
+        message = ("holds 'link', a symlink certgen never makes; refusing to remove it (remove "
+                   "the folder)")
+    before = {k: v for k, v in _files(folder).items() if k != LOCK_NAME}  # the killed one's
+    code, _out, err = _build(bundle, out, capsys, lang="en,ru")
+    assert (code, err) == (1, f"certgen: {staging}: {message}\n")
+    assert _files(folder) == before and (elsewhere / "lab.p12").read_bytes() == b"the lab's key"
+    assert staging.is_symlink() == (leftover == "a symlink")
 
 
 def _fill(folder: Path) -> Path:

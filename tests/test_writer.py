@@ -222,10 +222,12 @@ def test_a_file_where_the_new_build_needs_a_folder_is_one_line_and_blocks_nothin
         writer.finish()
     assert str(info.value) == ("charts/a.svg: cannot put the new file in place: a file stands "
                                "where a folder must go")
-    with pytest.raises(OutputError):  # the next writer tries to complete that commit once
-        Writer(tmp_path)
+    # The failed commit is never completed later: its staging folder is removed at once, and
+    # the folder reads as interrupted until a build's commit succeeds.
+    assert not (tmp_path / STAGING_NAME).exists() and read_manifest(tmp_path) is None
+    assert (tmp_path / "charts").read_text() == "the lab's own file"
     (tmp_path / "charts").unlink()
-    again = Writer(tmp_path)  # then the folder is free again
+    again = Writer(tmp_path)  # the folder is free
     again.write("charts/a.svg", b"<svg/>")
     again.finish()
     assert (tmp_path / "charts" / "a.svg").read_bytes() == b"<svg/>"
@@ -262,3 +264,67 @@ def test_a_stream_that_fails_half_way_keeps_the_previous_build(tmp_path: Path) -
     assert not (tmp_path / STAGING_NAME).exists()
     assert (tmp_path / "big.json").read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json", "manifest.json"]
+
+
+def _tree_build(out: Path, samples: dict[str, dict[str, bytes]], index: bytes,
+                die_after: int | None = None) -> Writer:
+    """A tree built as the site builds one: an outer writer, a nested writer per sample inside
+    its staging folder, the outer commit moving everything in. `die_after`: the outer commit
+    stops (as kill -9 would) after that many renames."""
+    outer = Writer(out)
+    for name, files in samples.items():
+        with Writer(outer.staging / "samples", name) as inner:
+            for relpath, data in files.items():
+                inner.write(relpath, data)
+            inner.finish()
+    outer.write("index.html", index)
+    if die_after is None:
+        outer.finish()
+        return outer
+    real = Writer._move_in
+    moved: list[str] = []
+
+    def dies(self: Writer, relpath: str) -> None:
+        if self is outer and len(moved) == die_after:
+            raise KeyboardInterrupt  # stands for kill -9: nothing after this point runs
+        moved.append(relpath)
+        real(self, relpath)
+
+    Writer._move_in = dies  # type: ignore[method-assign]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            outer.finish()
+    finally:
+        Writer._move_in = real  # type: ignore[method-assign]
+    outer.close()
+    return outer
+
+
+def _all_files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_interrupted_tree_commit_is_removed_and_the_next_tree_equals_a_clean_one(
+    tmp_path: Path,
+) -> None:
+    """A site-shaped commit killed after it moved a nested sample's new file in (listed only
+    by that sample's staged manifest, which never reached the output): the next writer moves
+    nothing out of the leftover staging folder, and the next build's commit removes that file,
+    so the tree equals the same build made into an empty folder, hidden files included."""
+    out = tmp_path / "site"
+    _tree_build(out, {"A": {"record.json": b"1", "x.html": b"1"},
+                      "B": {"record.json": b"1"}}, b"index 1")
+    killed = {"A": {"new.html": b"2", "record.json": b"2", "x.html": b"2"},
+              "B": {"record.json": b"2"}}
+    # Sorted moves: index.html, samples/A/new.html, then the kill.
+    _tree_build(out, killed, b"index 2", die_after=2)
+    assert (out / "samples" / "A" / "new.html").read_bytes() == b"2"
+    assert read_manifest(out) is None and (out / STAGING_NAME).is_dir()
+    (out / STAGING_NAME / "samples" / "A" / "x.html").write_bytes(b"planted")
+    final = {"A": {"record.json": b"3", "x.html": b"3"}, "B": {"record.json": b"3"}}
+    again = _tree_build(out, final, b"index 3")
+    assert again.interrupted
+    _tree_build(tmp_path / "clean", final, b"index 3")
+    assert _all_files(out) == _all_files(tmp_path / "clean")
+    assert "samples/A/new.html" in again.removed()

@@ -212,9 +212,9 @@ def test_a_planted_lock_link_through_the_cli_is_one_line(
 
 def test_a_leftover_staging_folder_others_can_write_to_is_never_published(
         previous: Path) -> None:
-    """A staging folder with a manifest (a killed commit) is completed only when it is this
-    user's and private: one another user could have filled (here, writable by all) is refused,
-    and nothing in it is moved."""
+    """A staging folder with a manifest (a killed commit) is never completed, and removed only
+    when it is this user's and private: one another user could have filled (here, writable by
+    all) is refused, and nothing in it is moved or removed."""
     planted = previous / STAGING_NAME
     planted.mkdir()
     (planted / "lab.p12").write_bytes(SECRET)
