@@ -361,8 +361,8 @@ def _entries_of_stream(xref: Stream, where: Said) -> list[tuple[int, int, int, s
             pos += row
             if kind == 2:
                 raise Refused(Said("%(where)s: object %(number)s is in an object stream (object "
-                                   "%(a)s); certgen writes none after signing", where=where,
-                                   number=number, a=a))
+                                   "%(stream)s); certgen writes none after signing", where=where,
+                                   number=number, stream=a))
             if kind not in (0, 1):
                 raise Refused(Said("%(where)s: object %(number)s has an xref entry of type "
                                    "%(kind)s", where=where, number=number, kind=kind))
