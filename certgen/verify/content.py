@@ -135,10 +135,14 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
         return Check("content", "fail", found if producer == VENDOR else Said(
             "%(found)s (the file was not signed by certgen: its producer is %(producer)s)",
             found=found, producer=repr(producer))), None
-    named: Said | str = theirs or Said("no software stack")
-    stack = Said("the record names %(stack)s", stack=named) if producer == VENDOR else Said(
-        "the record names %(stack)s and the signature %(producer)s", stack=named,
-        producer=producer)
+    if theirs is None:
+        stack = Said("the record names no software stack") if producer == VENDOR else Said(
+            "the record names no software stack and the signature %(producer)s",
+            producer=producer)
+    else:
+        stack = Said("the record names %(stack)s", stack=theirs) if producer == VENDOR else Said(
+            "the record names %(stack)s and the signature %(producer)s", stack=theirs,
+            producer=producer)
     warning = Said("%(stack)s; this is %(ours)s with %(vendor)s: the content check compared the "
                    "pages as drawn (and their text, images and actions), not bytes", stack=stack,
                    ours=ours, vendor=VENDOR)

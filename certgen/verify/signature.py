@@ -172,10 +172,14 @@ def identity_said(cert: x509.Certificate, name: str | None, signatory: str | Non
     if organization is not None and pinned is None:
         orgs = _names(cert, "organization_name")
         if orgs != [organization]:
+            if not orgs:
+                return Said("the signing certificate is made out to the organization none "
+                            "(%(subject)s); the issuing laboratory is %(organization)s (or pin "
+                            "the certificate in lab.yaml)", subject=cert.subject.human_friendly,
+                            organization=repr(organization))
             return Said("the signing certificate is made out to the organization %(orgs)s "
                         "(%(subject)s); the issuing laboratory is %(organization)s (or pin the "
-                        "certificate in lab.yaml)",
-                        orgs=", ".join(repr(o) for o in orgs) if orgs else Said("none"),
+                        "certificate in lab.yaml)", orgs=", ".join(repr(o) for o in orgs),
                         subject=cert.subject.human_friendly, organization=repr(organization))
     if cert.ca:
         return Said("the signing certificate is a CA certificate (CA:TRUE), not the signatory's "
