@@ -138,8 +138,14 @@ class Verification:
     source: str
     certificate_id: str | None
     checks: tuple[Check, ...]
-    warnings: tuple[Said | str, ...] = ()
+    notes: tuple[Said | str, ...] = ()
+    """The warnings, as messages."""
     lang: str = SOURCE_LANGUAGE
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings in English."""
+        return tuple(self.warnings_in(SOURCE_LANGUAGE))
 
     @property
     def ok(self) -> bool:
@@ -179,7 +185,7 @@ class Verification:
     def warnings_in(self, lang: str | None = None) -> list[str]:
         """The warnings in `lang` (default: the Verification's)."""
         return [w.render(lang or self.lang) if isinstance(w, Said) else w
-                for w in self.warnings]
+                for w in self.notes]
 
     def summary(self, lang: str | None = None) -> str:
         """The last line: VERIFIED, VERIFIED EXCEPT: … not checked, or NOT VERIFIED: … (the
