@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Literal
 from certgen.errors import CertgenError, RevocationsError
 from certgen.registry import INDEX_FORMAT, parse_revocations
 from certgen.support import jsonload
-from certgen.verify.outcome import Check, Said, joined
+from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+from certgen.verify.outcome import Check, Said, joined, verbatim
 from certgen.verify.reading import MAX_REGISTRY_INDEX_BYTES, MAX_TRUST_BYTES, read_input
 from certgen.verify.signature import identity_said
 
@@ -403,8 +404,6 @@ def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certifi
     (`shown`); else the CRL the certificate's own CRL address serves now (not with --offline). A
     key revoked by then fails; nothing that shows it either way leaves the check unrun (VERIFIED
     EXCEPT), never passed. A certificate naming no CRL address has no status to check."""
-    from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
-
     if trust.verdict != "pass":
         return trust
     if crl is not None:
@@ -432,8 +431,7 @@ def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certifi
         try:
             data = fetch_crl(url)
         except CrlFetchError as exc:
-            # The fetch's own words (support/crlfetch) are another part's: quoted as they are.
-            reasons.append(Said("%(url)s: %(error)s", url=url, error=str(exc)))
+            reasons.append(Said("%(url)s: %(error)s", url=url, error=_fetch_said(exc)))
             continue
         finding = crl_finding(data, cert, roots, signed_at=signed_at, proven=proven, source=url)
         if finding.verdict == "pass":
@@ -446,3 +444,18 @@ def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certifi
                                        "current CRL (--crl) once it has published one",
                                        detail=trust.said, reasons=joined(reasons)),
                  short=unshown)
+
+
+def _fetch_said(error: CrlFetchError) -> Said:
+    """Why a CRL address could not be read, as a message (certgen.support.crlfetch says it in
+    English for build's notes; its kind and value let verify say it in the line's language)."""
+    said = {
+        "redirect": Said("redirected to %(address)s, not an http(s) address",
+                         address=error.value),
+        "scheme": Said("not an http:// or https:// address"),
+        "http": Said("answered HTTP %(code)s", code=error.value),
+        "timeout": Said("did not answer within %(seconds)s s", seconds=error.value),
+        "unreachable": Said("cannot be reached (%(error)s)", error=error.value),
+        "size": Said("answered more than %(limit)s bytes", limit=error.value),
+    }.get(error.kind)
+    return said if said is not None else verbatim(str(error))
