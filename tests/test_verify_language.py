@@ -213,3 +213,18 @@ def test_the_cli_prints_the_pdf_s_language_and_lang_overrides_it(
     assert signature["detail"].startswith("signed in the name of A. Sample")  # pinned: English
     assert signature["detail_localized"].startswith("assinado em nome de A. Sample")
     assert data["summary_localized"].startswith("VERIFIED EXCEPT: não verificado: revocation: ")
+
+
+def test_a_crl_address_s_failure_is_said_in_the_line_s_language() -> None:
+    """crlfetch's English stays build's note; verify says the same in the line's language."""
+    from certgen.support.crlfetch import CrlFetchError, fetch_crl
+    from certgen.verify.revocation import _fetch_said
+
+    for url in ("file:///etc/passwd", "http://127.0.0.1:1/ca.crl"):
+        with pytest.raises(CrlFetchError) as info:
+            fetch_crl(url, timeout=5)
+        said = _fetch_said(info.value)
+        assert said.render("en") == str(info.value)
+        assert said.render("ru") != str(info.value) and said.render("pt") != str(info.value)
+    assert _fetch_said(CrlFetchError("answered HTTP 404", "http", "404")).render("ru") == (
+        "ответил HTTP 404")
