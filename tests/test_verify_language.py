@@ -228,3 +228,35 @@ def test_a_crl_address_s_failure_is_said_in_the_line_s_language() -> None:
         assert said.render("ru") != str(info.value) and said.render("pt") != str(info.value)
     assert _fetch_said(CrlFetchError("answered HTTP 404", "http", "404")).render("ru") == (
         "ответил HTTP 404")
+
+
+def test_the_uncertainty_findings_are_said_in_the_line_s_language() -> None:
+    """certgen.rules words its uncertainty findings in English; verify says each kind in the
+    line's language, in English exactly as rules does."""
+    from certgen.rules.uncertainty import Finding
+    from certgen.verify.derivation import _finding_said
+
+    findings = [
+        Finding("uncertainty: decision rule 'guard' at 0.95 does not follow from the rules "
+                "('simple' at 0.95)", "rule", (("stated_rule", "'guard'"), ("stated_level",
+                "0.95"), ("rule", "'simple'"), ("level", "0.95"))),
+        Finding("uncertainty.gates: 2 entries, the figures give 3", "count",
+                (("part", "gates"), ("count", "2"), ("derived", "3"))),
+        Finding("uncertainty.gates[0]: verdict do not follow from the record's figures",
+                "fields", (("part", "gates"), ("index", "0"), ("fields", "verdict"))),
+        Finding("run 1: the record cites 2 repeats, the bundle has 3", "repeat-count",
+                (("run", "1"), ("count", "2"), ("found", "3"))),
+        Finding("run 1: repeat a.csv has SHA-256 b in the bundle (c.csv), the record's is d",
+                "repeat-sha256", (("run", "1"), ("file", "a.csv"), ("sha256", "b"),
+                                  ("found", "c.csv"), ("recorded", "d"))),
+        Finding("run 1: repeat 1 (captures/A-1.csv): fluidity_score recomputed differently",
+                "repeat-figures", (("run", "1"), ("number", "1"), ("file", "captures/A-1.csv"),
+                                   ("fields", "fluidity_score"))),
+        Finding("run 1: the within-capture intervals recomputed differently", "within",
+                (("run", "1"),)),
+    ]
+    for finding in findings:
+        said = _finding_said(finding)
+        assert said.render("en") == finding.text
+        assert not ENGLISH.findall(_prose("x: " + said.render("ru"))), said.render("ru")
+        assert said.render("pt") != finding.text

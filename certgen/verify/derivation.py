@@ -13,7 +13,12 @@ from certgen.inputs.bundle import load_bundle
 from certgen.metrics.figures import ratios_from_fps, weights_of
 from certgen.model import RunMetrics, WhyIncomplete
 from certgen.pipeline import record_from_bundle
-from certgen.rules.uncertainty import recorded_runs, repeat_differences, uncertainty_problems
+from certgen.rules.uncertainty import (
+    Finding,
+    recorded_runs,
+    repeat_findings,
+    uncertainty_findings,
+)
 from certgen.rules.verdict import decide, run_facts
 from certgen.sop import load_rules
 from certgen.verify.outcome import Check, Said, joined, verbatim
@@ -95,8 +100,7 @@ def derivation_reasons(record: Record) -> list[Said]:
     if verdict.grade.value != record.grade.value:
         problems.append(Said("grade %(grade)s does not follow from the tiers (the rules give "
                              "%(derived)s)", grade=record.grade.value, derived=verdict.grade.value))
-    # certgen.rules words its own findings (in English): quoted as they are.
-    problems += [verbatim(p) for p in uncertainty_problems(
+    problems += [_finding_said(f) for f in uncertainty_findings(
         record.uncertainty, record.tiers, recorded_runs(
             [(r.index, r.resolution, r.status, r.metrics) for r in record.runs]), rules)]
     return problems
@@ -178,10 +182,32 @@ def bundle_checks(record: Record, bundle: str) -> list[Check]:
     if len(record.runs) != len(again.runs):
         differ.append(Said("the bundle has %(count)s runs, the record %(recorded)s",
                            count=len(again.runs), recorded=len(record.runs)))
-    # certgen.rules words its own findings (in English): quoted as they are.
-    differ += [verbatim(d) for d in repeat_differences(record.uncertainty, again.uncertainty)]
+    differ += [_finding_said(f) for f in repeat_findings(record.uncertainty, again.uncertainty)]
     checks.append(Check("recomputed", "fail", joined(differ)) if differ else
                   Check("recomputed", "pass", Said("every run's and first capture's figures, "
                                                    "recomputed from the captures, equal the "
                                                    "record's")))
     return checks
+
+
+def _finding_said(finding: Finding) -> Said:
+    """An uncertainty finding of certgen.rules as a message (rules words it in English; its kind
+    and values let verify say it in the line's language)."""
+    v = dict(finding.values)
+    said = {
+        "rule": lambda: Said("uncertainty: decision rule %(stated_rule)s at %(stated_level)s does "
+                             "not follow from the rules (%(rule)s at %(level)s)", **v),
+        "count": lambda: Said("uncertainty.%(part)s: %(count)s entries, the figures give "
+                              "%(derived)s", **v),
+        "fields": lambda: Said("uncertainty.%(part)s[%(index)s]: %(fields)s do not follow from "
+                               "the record's figures", **v),
+        "repeat-count": lambda: Said("run %(run)s: the record cites %(count)s repeats, the bundle "
+                                     "has %(found)s", **v),
+        "repeat-sha256": lambda: Said("run %(run)s: repeat %(file)s has SHA-256 %(sha256)s in the "
+                                      "bundle (%(found)s), the record's is %(recorded)s", **v),
+        "repeat-figures": lambda: Said("run %(run)s: repeat %(number)s (%(file)s): %(fields)s "
+                                       "recomputed differently", **v),
+        "within": lambda: Said("run %(run)s: the within-capture intervals recomputed "
+                               "differently", **v),
+    }.get(finding.kind)
+    return said() if said is not None else verbatim(finding.text)
