@@ -1,5 +1,5 @@
 """`certgen verify CERT.pdf [--bundle DIR] [--trust CA.pem] [--tsa-trust CA.pem]
-[--revocations FILE [--allow-unsigned-list]] [--crl FILE] [--offline] [--json]`.
+[--revocations FILE [--allow-unsigned-list]] [--crl FILE] [--offline] [--lang en|ru|pt] [--json]`.
 
 Checks of one certificate PDF (certgen.verify, docs/verify.md), offline but for the CA's CRL
 when the file shows none issued after the signature (--offline: never): one verdict line per
@@ -7,6 +7,9 @@ check (PASS, FAIL, SKIP), warnings, and a last line: VERIFIED (exit 0) when ever
 held, VERIFIED EXCEPT naming the checks that did not run (exit 3), NOT VERIFIED naming every
 failed check (exit 1). Every input is a regular file within its size limit. Needs the `sign`
 extra (pyHanko, pypdf). No library log line or traceback reaches the terminal unless --debug.
+Each check's detail and the summary's words print in the PDF's language (--lang: another); the
+words PASS, FAIL, SKIP, the check names and VERIFIED / VERIFIED EXCEPT / NOT VERIFIED stay
+English, and --json keeps every `detail` English (adding `lang` and `detail_localized`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ from certgen.verify.verdict import verify_pdf
               help="Do not fetch the CA's CRL from the address the signer's certificate names "
                    "(by default verify does when the file shows no CRL issued after the "
                    "signature and --crl is not given).")
+@click.option("--lang", "lang", type=click.Choice(["en", "ru", "pt"]), default=None,
+              help="The language the details and the summary's words print in (default: the "
+                   "PDF's own language, else English); PASS, FAIL, SKIP, the check names and "
+                   "VERIFIED stay English.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as one JSON object.")
 @click.option("--at", "at_time", default=None, metavar="TIME",
               help="Check the signer's certificate at this time (ISO 8601 with its zone) "
@@ -54,7 +61,8 @@ from certgen.verify.verdict import verify_pdf
                                             "stderr (for a bug report).")
 def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | None,
             revocations: str | None, allow_unsigned_list: bool, crl: str | None,
-            offline: bool, as_json: bool, at_time: str | None, debug: bool) -> None:
+            offline: bool, lang: str | None, as_json: bool, at_time: str | None,
+            debug: bool) -> None:
     """Check a certificate PDF: signature, record, what it prints, grade, captures."""
 
     at = None if at_time is None else time_option(at_time, "--at")
@@ -71,14 +79,14 @@ def command(pdf: str, bundle: str | None, trust: str | None, tsa_trust: str | No
         revocations=None if revocations is None else load_revocations(revocations),
         bundle=bundle, debug=debug, at=at, allow_unsigned_list=allow_unsigned_list,
         crl=None if crl is None else read_input(crl, limit=MAX_TRUST_BYTES, what="a CRL"),
-        offline=offline,
+        offline=offline, lang=lang,
     )
     if as_json:
-        click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(result.as_json(localized=True), ensure_ascii=False, indent=2))
     else:
-        for check in result.checks:
-            click.echo(check.line())
-        for warning in result.warnings:
+        for line in result.lines():
+            click.echo(line)
+        for warning in result.warnings_in():
             click.echo(f"warning: {warning}", err=True)
         click.echo(result.summary())
     if result.exit_code:

@@ -33,11 +33,13 @@ import dataclasses
 import datetime as dt
 import hashlib
 import io
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from certgen.errors import CertgenError
+from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
 from certgen.support.untrusted import escape_invisible, shorten
 
 if TYPE_CHECKING:
@@ -423,12 +425,8 @@ def _with_fresh_crl(pdf: bytes, signer: Signer, tsa_url: str) -> bytes:
     clock passes the timestamp's second; a later one goes into a document security store
     update covered by a new document timestamp. A CA that re-issues its CRL only on a schedule
     serves the old one: the file is left as it is (stale_crl_note says what it lacks)."""
-    import time
-
     from asn1crypto import crl as crls
     from asn1crypto import x509 as ax509
-
-    from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
 
     signed = signature_time(pdf)
     issued = embedded_signer_crl_date(pdf)

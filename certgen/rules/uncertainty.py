@@ -286,8 +286,29 @@ def recorded_runs(runs: Sequence[tuple[int, str, str, RunMetrics | None]]
             if status == "recorded" and m is not None]
 
 
+@dataclass(frozen=True)
+class Finding:
+    """One finding of the uncertainty checks: its English sentence, and its kind and values for
+    a reader that words it in another language (`certgen verify` prints it in the PDF's)."""
+
+    text: str
+    kind: str
+    values: tuple[tuple[str, str], ...] = ()
+
+
+def _found(kind: str, text: str, **values: object) -> Finding:
+    return Finding(text, kind, tuple((k, str(v)) for k, v in values.items()))
+
+
 def uncertainty_problems(stated: Uncertainty | None, tiers: Sequence[Tier],
                          runs: Sequence[tuple[int, str, RunMetrics]], rules: Rules) -> list[str]:
+    """uncertainty_findings in English."""
+    return [f.text for f in uncertainty_findings(stated, tiers, runs, rules)]
+
+
+def uncertainty_findings(stated: Uncertainty | None, tiers: Sequence[Tier],
+                         runs: Sequence[tuple[int, str, RunMetrics]],
+                         rules: Rules) -> list[Finding]:
     """What of a record's `uncertainty` does not follow from its own figures under its rules
     (`certgen verify`): every number is derived again from the tiers, the recorded runs'
     figures and the repeats' figures the record holds. Empty: all of it follows. A record of an
@@ -299,52 +320,67 @@ def uncertainty_problems(stated: Uncertainty | None, tiers: Sequence[Tier],
     within = {r.run: (r.within, r.within_se) for r in stated.runs}
     derived = uncertainty_of(tiers, runs, {r.run: r.repeats for r in stated.runs if r.repeats},
                              rules, within)
-    problems: list[str] = []
+    problems: list[Finding] = []
     if stated.decision_rule != derived.decision_rule or stated.level != derived.level:
-        problems.append(f"uncertainty: decision rule {stated.decision_rule!r} at {stated.level} "
-                        f"does not follow from the rules ({derived.decision_rule!r} at "
-                        f"{derived.level})")
+        problems.append(_found(
+            "rule", f"uncertainty: decision rule {stated.decision_rule!r} at {stated.level} "
+            f"does not follow from the rules ({derived.decision_rule!r} at {derived.level})",
+            stated_rule=repr(stated.decision_rule), stated_level=stated.level,
+            rule=repr(derived.decision_rule), level=derived.level))
     for label, mine, theirs in (("runs", stated.runs, derived.runs),
                                 ("tiers", stated.tiers, derived.tiers),
                                 ("gates", stated.gates, derived.gates)):
         if len(mine) != len(theirs):
-            problems.append(f"uncertainty.{label}: {len(mine)} entries, the figures give "
-                            f"{len(theirs)}")
+            problems.append(_found(
+                "count", f"uncertainty.{label}: {len(mine)} entries, the figures give "
+                f"{len(theirs)}", part=label, count=len(mine), derived=len(theirs)))
             continue
         for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
             if a != b:
                 keys = [k for k in type(a).model_fields if getattr(a, k) != getattr(b, k)]
-                problems.append(f"uncertainty.{label}[{i}]: {', '.join(keys)} do not follow "
-                                "from the record's figures")
+                problems.append(_found(
+                    "fields", f"uncertainty.{label}[{i}]: {', '.join(keys)} do not follow "
+                    "from the record's figures", part=label, index=i, fields=", ".join(keys)))
     return problems
 
 
 def repeat_differences(stated: Uncertainty | None, again: Uncertainty | None) -> list[str]:
+    """repeat_findings in English."""
+    return [f.text for f in repeat_findings(stated, again)]
+
+
+def repeat_findings(stated: Uncertainty | None, again: Uncertainty | None) -> list[Finding]:
     """What differs between the repeats a record cites and the bundle's, read again
     (`certgen verify --bundle`): each repeat's file, SHA-256 and figures recomputed from its
     capture, and each run's within-capture standard error."""
     mine = {r.run: r for r in (stated.runs if stated else ())}
     theirs = {r.run: r for r in (again.runs if again else ())}
-    problems: list[str] = []
+    problems: list[Finding] = []
     for run in sorted(set(mine) | set(theirs)):
         a, b = mine.get(run), theirs.get(run)
         cited = () if a is None else a.repeats
         found = () if b is None else b.repeats
         if len(cited) != len(found):
-            problems.append(f"run {run + 1}: the record cites {len(cited)} repeats, the bundle "
-                            f"has {len(found)}")
+            problems.append(_found(
+                "repeat-count", f"run {run + 1}: the record cites {len(cited)} repeats, the "
+                f"bundle has {len(found)}", run=run + 1, count=len(cited), found=len(found)))
             continue
         for j, (x, y) in enumerate(zip(cited, found, strict=True)):
             if (x.file, x.sha256) != (y.file, y.sha256):
-                problems.append(f"run {run + 1}: repeat {x.file} has SHA-256 {y.sha256} in the "
-                                f"bundle ({y.file}), the record's is {x.sha256}")
+                problems.append(_found(
+                    "repeat-sha256", f"run {run + 1}: repeat {x.file} has SHA-256 {y.sha256} in "
+                    f"the bundle ({y.file}), the record's is {x.sha256}", run=run + 1,
+                    file=x.file, sha256=y.sha256, found=y.file, recorded=x.sha256))
             elif x.metrics != y.metrics:
                 keys = [k for k in RunMetrics.model_fields
                         if getattr(x.metrics, k) != getattr(y.metrics, k)]
-                problems.append(f"run {run + 1}: repeat {j + 1} ({x.file}): {', '.join(keys)} "
-                                "recomputed differently")
+                problems.append(_found(
+                    "repeat-figures", f"run {run + 1}: repeat {j + 1} ({x.file}): "
+                    f"{', '.join(keys)} recomputed differently", run=run + 1, number=j + 1,
+                    file=x.file, fields=", ".join(keys)))
         if a is not None and b is not None and (a.within, a.within_se) != (b.within,
                                                                             b.within_se):
-            problems.append(f"run {run + 1}: the within-capture intervals recomputed "
-                            "differently")
+            problems.append(_found(
+                "within", f"run {run + 1}: the within-capture intervals recomputed differently",
+                run=run + 1))
     return problems

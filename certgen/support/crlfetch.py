@@ -22,14 +22,21 @@ MB): a longer answer is refused, not read to the memory's end."""
 
 
 class CrlFetchError(Exception):
-    """A CRL address that could not be read (the message says why, in one line)."""
+    """A CRL address that could not be read (the message says why, in one line; `kind` and
+    `value` say it for a reader that words it in another language: certgen verify)."""
+
+    def __init__(self, message: str, kind: str = "", value: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.value = value
 
 
 class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
     # urllib would follow a redirect to ftp://; a CRL address is http(s) and so is its move.
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
         if urlsplit(newurl).scheme not in ("http", "https"):
-            raise CrlFetchError(f"redirected to {newurl[:200]!r}, not an http(s) address")
+            raise CrlFetchError(f"redirected to {newurl[:200]!r}, not an http(s) address",
+                                "redirect", repr(newurl[:200]))
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -52,7 +59,7 @@ def fetch_crl(url: str, *, timeout: float = CRL_TIMEOUT_S, limit: int = MAX_CRL_
     """The bytes at `url` (a CRL, DER or PEM: the caller parses it); CrlFetchError naming why
     not in one line."""
     if urlsplit(url).scheme not in ("http", "https"):
-        raise CrlFetchError("not an http:// or https:// address")
+        raise CrlFetchError("not an http:// or https:// address", "scheme")
     opener = urllib.request.build_opener(_HttpOnlyRedirects)
     try:
         with opener.open(urllib.request.Request(url, headers={"User-Agent": "certgen"}),
@@ -74,12 +81,14 @@ def fetch_crl(url: str, *, timeout: float = CRL_TIMEOUT_S, limit: int = MAX_CRL_
     except CrlFetchError:
         raise
     except urllib.error.HTTPError as exc:
-        raise CrlFetchError(f"answered HTTP {exc.code}") from None
+        raise CrlFetchError(f"answered HTTP {exc.code}", "http", str(exc.code)) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-            raise CrlFetchError(f"did not answer within {timeout:g} s") from None
-        raise CrlFetchError(f"cannot be reached ({type(reason).__name__})") from None
+            raise CrlFetchError(f"did not answer within {timeout:g} s", "timeout",
+                                f"{timeout:g}") from None
+        raise CrlFetchError(f"cannot be reached ({type(reason).__name__})", "unreachable",
+                            type(reason).__name__) from None
     if len(data) > limit:
-        raise CrlFetchError(f"answered more than {limit} bytes")
+        raise CrlFetchError(f"answered more than {limit} bytes", "size", str(limit))
     return data

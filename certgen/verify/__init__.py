@@ -45,6 +45,7 @@ the signature and what it covers; `revisions` and `drawn` what may follow it), `
 and the content checks compare), `content` (record-sha256's printed address and content: the
 render), `derivation` (derivation, captures, recomputed: the record and the bundle),
 `revocation` (revocation: the list, its signature, the id). `outcome` holds the Check and the
-Verification every module returns, `reading` verify's own inputs and their limits, and `verdict`
+Verification every module returns (each detail a Said: a msgid of locales/*/verify.po and its
+values, printed in the PDF's language or --lang's), `reading` verify's own inputs and their limits, and `verdict`
 is the hub that runs the checks in order (`verify_pdf`).
 """

@@ -18,9 +18,9 @@ from certgen.render.i18n import LANGUAGES
 from certgen.render.sign import replay_signature
 from certgen.support.software import creator_line, current_software
 from certgen.verify.drawn import drawn_difference
-from certgen.verify.outcome import Check
+from certgen.verify.outcome import Check, Said
 from certgen.verify.reading import MAX_RECORD_RUNS
-from certgen.verify.seen import Seen, seen_difference, seen_of
+from certgen.verify.seen import Seen, seen_of, seen_said
 from certgen.verify.signature import SignatureFindings
 
 if TYPE_CHECKING:
@@ -65,33 +65,36 @@ def _expected_seen(unsigned: bytes) -> Seen:
 
 
 def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: str, text: str,
-                   lang: str, signature: SignatureFindings, vouched: bool) -> tuple[Check, str | None]:
+                   lang: str, signature: SignatureFindings, vouched: bool) -> tuple[Check, Said | None]:
     """The content check (see the module doc) and, when the record names another stack, the
     warning that says so."""
     import pypdf
 
     if not vouched or signature.cms_der is None or signature.when is None:
-        return Check("content", "skip", "not compared: no signature holds for this file, so "
-                     "nothing vouches for its record"), None
+        return Check("content", "skip", Said("not compared: no signature holds for this file, so "
+                                             "nothing vouches for its record")), None
     if lang not in LANGUAGES:
-        return Check("content", "fail", f"the PDF's language {lang!r} is not one certgen "
-                                        "renders"), None
+        return Check("content", "fail", Said("the PDF's language %(lang)s is not one certgen "
+                                             "renders", lang=repr(lang))), None
     if len(record.runs) > MAX_RECORD_RUNS:
-        return Check("content", "fail", f"the record has {len(record.runs)} runs, more than the "
-                     f"{MAX_RECORD_RUNS} verify renders"), None
+        return Check("content", "fail", Said("the record has %(count)s runs, more than the "
+                                             "%(max_record_runs)s verify renders",
+                                             count=len(record.runs),
+                                             max_record_runs=MAX_RECORD_RUNS)), None
     base = printed_base(text, record.certificate.id, record_sha)
     if base is None:
-        return Check("content", "fail", "the verification address with the record's SHA-256 "
-                                        "is not printed"), None
+        return Check("content", "fail", Said("the verification address with the record's SHA-256 "
+                                             "is not printed")), None
     try:
         html = render_certificate_html(record, lang, record_sha256=record_sha, verify_base=base,
                                        signed=record.issuer is not None)
         unsigned = _rendered(html, record, record_bytes, lang)
     except CertgenError as exc:
-        return Check("content", "fail", f"the record cannot be rendered: {exc}"), None
+        return Check("content", "fail", Said("the record cannot be rendered: %(error)s",
+                                             error=str(exc))), None
     except Exception as exc:  # a schema-valid record no certificate was rendered from
-        return Check("content", "fail", f"the record cannot be rendered "
-                     f"({type(exc).__name__})"), None
+        return Check("content", "fail", Said("the record cannot be rendered (%(error)s)",
+                                             error=type(exc).__name__)), None
     assert signature.name is not None and signature.reserved is not None
     try:
         replayed: bytes | None = replay_signature(
@@ -101,10 +104,13 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
         replayed = None
     signed_revision = pdf if signature.sig_end is None else pdf[:signature.sig_end]
     if replayed == signed_revision:
-        return Check("content", "pass", "the file is, byte for byte, the certificate this "
-                     "certgen renders from the attached record, signed once by certgen (nothing "
-                     "added, restated or changed" + (")" if not signature.timestamped else
-                     "; validation data and timestamps follow)")), None
+        return Check("content", "pass", Said(
+            "the file is, byte for byte, the certificate this certgen renders from the attached "
+            "record, signed once by certgen (nothing added, restated or changed)")
+            if not signature.timestamped else Said(
+            "the file is, byte for byte, the certificate this certgen renders from the attached "
+            "record, signed once by certgen (nothing added, restated or changed; validation "
+            "data and timestamps follow)")), None
     theirs = software_line(record) if record.software is not None else None
     ours = creator_line(current_software())
     # What follows a timestamped signature (validation data, the timestamps' invisible widgets)
@@ -119,19 +125,27 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
     try:
         seen = seen_of(pypdf.PdfReader(io.BytesIO(signed_revision)))
         expected = _expected_seen(unsigned)
-        difference = seen_difference(seen, expected, signature_widgets=1)
+        difference = seen_said(seen, expected, signature_widgets=1)
     except Exception as exc:
-        difference = f"its pages cannot be read ({type(exc).__name__})"
+        difference = Said("its pages cannot be read (%(error)s)", error=type(exc).__name__)
     if same_stack:
-        signer = ("" if producer == VENDOR else f" (the file was not signed by certgen: its "
-                  f"producer is {producer!r})")
-        return Check("content", "fail", (difference or "the file's bytes are not what certgen "
-                     "writes for its record: an object was added, restated or changed (its text "
-                     "and images are the same)") + signer), None
-    stack = f"the record names {theirs or 'no software stack'}" + (
-        f" and the signature {producer}" if producer != VENDOR else "")
-    warning = (f"{stack}; this is {ours} with {VENDOR}: the content check compared the pages "
-               "as drawn (and their text, images and actions), not bytes")
+        found = difference or Said(
+            "the file's bytes are not what certgen writes for its record: an object was added, "
+            "restated or changed (its text and images are the same)")
+        return Check("content", "fail", found if producer == VENDOR else Said(
+            "%(found)s (the file was not signed by certgen: its producer is %(producer)s)",
+            found=found, producer=repr(producer))), None
+    if theirs is None:
+        stack = Said("the record names no software stack") if producer == VENDOR else Said(
+            "the record names no software stack and the signature %(producer)s",
+            producer=producer)
+    else:
+        stack = Said("the record names %(stack)s", stack=theirs) if producer == VENDOR else Said(
+            "the record names %(stack)s and the signature %(producer)s", stack=theirs,
+            producer=producer)
+    warning = Said("%(stack)s; this is %(ours)s with %(vendor)s: the content check compared the "
+                   "pages as drawn (and their text, images and actions), not bytes", stack=stack,
+                   ours=ours, vendor=VENDOR)
     if difference:
         return Check("content", "fail", difference), warning
     # Text and images miss a vector overlay (issue 40): the pages as PDFium and poppler draw
@@ -139,9 +153,10 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
     drawn = drawn_difference(signed_revision, unsigned)
     if drawn is not None:
         return Check("content", "fail", drawn), warning
-    return Check("content", "pass", "every page, as PDFium and poppler draw it, equals this "
-                 "certgen's rendering of the record, with the same text and images and no "
-                 "action or script (another software stack made the file)"), warning
+    return Check("content", "pass", Said("every page, as PDFium and poppler draw it, equals this "
+                                         "certgen's rendering of the record, with the same text "
+                                         "and images and no action or script (another software "
+                                         "stack made the file)")), warning
 
 
 def _producer(pdf: bytes) -> str | None:

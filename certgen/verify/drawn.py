@@ -20,6 +20,8 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING, cast
 
+from certgen.verify.outcome import Said
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -74,13 +76,14 @@ ENGINES: dict[str, Callable[[bytes], list[bytes]]] = {
     "PDFium": _pdfium_pages, "poppler (pdftoppm)": _poppler_pages}
 
 
-def _differs(name: str, final: list[bytes], signed: list[bytes]) -> str | None:
+def _differs(name: str, final: list[bytes], signed: list[bytes]) -> Said | None:
     if len(final) != len(signed):
-        return (f"{name} draws {len(final)} pages of the file and {len(signed)} of the signed "
-                "revision")
+        return Said("%(engine)s draws %(count)s pages of the file and %(signed)s of the signed "
+                    "revision", engine=name, count=len(final), signed=len(signed))
     for number, (a, b) in enumerate(zip(final, signed), start=1):
         if a != b:
-            return f"{name} draws page {number} of the file otherwise than the signed revision's"
+            return Said("%(engine)s draws page %(number)s of the file otherwise than the signed "
+                        "revision's", engine=name, number=number)
     return None
 
 
@@ -218,70 +221,92 @@ def _catalogs(pdf: bytes) -> dict[str, tuple[object, ...]]:
 
 
 def parsers_problem(pdf: bytes) -> str | None:
+    """Where pyHanko, pypdf and qpdf read the file's pages differently, in English (None: they
+    agree)."""
+    said = parsers_said(pdf)
+    return None if said is None else said.render()
+
+
+def parsers_said(pdf: bytes) -> Said | None:
     """Where pyHanko, pypdf and qpdf read the file's pages differently (None: they agree)."""
     read: dict[str, list[Page]] = {}
     for name, parse in PARSERS.items():
         try:
             read[name] = parse(pdf)
         except Exception as exc:
-            return f"{name} cannot read the file's pages ({type(exc).__name__})"
+            return Said("%(parser)s cannot read the file's pages (%(error)s)", parser=name,
+                        error=type(exc).__name__)
     try:
         catalogs = _catalogs(pdf)
     except Exception as exc:
-        return f"a parser cannot read the file's catalog ({type(exc).__name__})"
+        return Said("a parser cannot read the file's catalog (%(error)s)",
+                    error=type(exc).__name__)
     (first_parser, catalog), *rest = catalogs.items()
     for name, theirs_catalog in rest:
         if theirs_catalog != catalog:
-            return (f"{first_parser} and {name} read the catalog or the outline differently "
-                    "(its entries, an opening action, an outline item's title or action)")
+            return Said("%(first)s and %(other)s read the catalog or the outline differently "
+                        "(its entries, an opening action, an outline item's title or action)",
+                        first=first_parser, other=name)
     (first, pages), *others = read.items()
     for name, theirs in others:
         if len(theirs) != len(pages):
-            return f"{first} reads {len(pages)} pages, {name} {len(theirs)}"
+            return Said("%(first)s reads %(count)s pages, %(other)s %(other_count)s",
+                        first=first, count=len(pages), other=name, other_count=len(theirs))
         for number, (a, b) in enumerate(zip(pages, theirs), start=1):
             if a[0] != b[0]:
-                return f"{first} and {name} read page {number}'s content differently"
+                return Said("%(first)s and %(other)s read page %(number)s's content "
+                            "differently", first=first, other=name, number=number)
             if a[1] != b[1]:
-                return f"{first} and {name} read page {number}'s annotations differently"
+                return Said("%(first)s and %(other)s read page %(number)s's annotations "
+                            "differently", first=first, other=name, number=number)
     return None
 
 
-def drawn_difference(pdf: bytes, expected: bytes) -> str | None:
+def drawn_difference(pdf: bytes, expected: bytes) -> Said | None:
     """Where either engine draws `pdf` otherwise than `expected` (None: every page alike)."""
     for name, draw in ENGINES.items():
         try:
             theirs, ours = draw(pdf), draw(expected)
         except FileNotFoundError:
-            return (f"what readers draw cannot be compared: {name} is not installed (Debian: "
-                    "poppler-utils)")
+            return Said("what readers draw cannot be compared: %(engine)s is not installed "
+                        "(Debian: poppler-utils)", engine=name)
         except Exception as exc:
-            return f"{name} cannot draw the file ({type(exc).__name__})"
+            return Said("%(engine)s cannot draw the file (%(error)s)", engine=name,
+                        error=type(exc).__name__)
         if len(theirs) != len(ours):
-            return f"{name} draws {len(theirs)} pages where this certgen's rendering has {len(ours)}"
+            return Said("%(engine)s draws %(count)s pages where this certgen's rendering has "
+                        "%(expected)s", engine=name, count=len(theirs), expected=len(ours))
         for number, (a, b) in enumerate(zip(theirs, ours), start=1):
             if a != b:
-                return (f"{name} draws page {number} otherwise than this certgen's rendering of "
-                        "the record")
+                return Said("%(engine)s draws page %(number)s otherwise than this certgen's "
+                            "rendering of the record", engine=name, number=number)
     return None
 
 
 def drawn_problem(pdf: bytes, sig_end: int) -> str | None:
+    """drawn_said in English."""
+    said = drawn_said(pdf, sig_end)
+    return None if said is None else said.render()
+
+
+def drawn_said(pdf: bytes, sig_end: int) -> Said | None:
     """Why what readers draw of the file is not the signed revision's, or the parsers disagree
     (None: every engine draws the same pages and every parser reads the same page tree)."""
     if sig_end >= len(pdf):
         return None
-    problem = parsers_problem(pdf)
-    if problem is not None:
-        return f"the PDF parsers disagree: {problem}"
+    disagree = parsers_said(pdf)
+    if disagree is not None:
+        return Said("the PDF parsers disagree: %(problem)s", problem=disagree)
     signed = pdf[:sig_end]
     for name, draw in ENGINES.items():
         try:
             problem = _differs(name, draw(pdf), draw(signed))
         except FileNotFoundError:
-            return (f"what readers draw cannot be compared: {name} is not installed (Debian: "
-                    "poppler-utils)")
+            return Said("what readers draw cannot be compared: %(engine)s is not installed "
+                        "(Debian: poppler-utils)", engine=name)
         except Exception as exc:
-            return f"{name} cannot draw the file ({type(exc).__name__})"
+            return Said("%(engine)s cannot draw the file (%(error)s)", engine=name,
+                        error=type(exc).__name__)
         if problem is not None:
             return problem
     return None

@@ -32,6 +32,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from certgen.verify.outcome import Said, verbatim
+
 if TYPE_CHECKING:
     from pypdf import PdfReader
 
@@ -43,6 +45,10 @@ MAX_REVISIONS = 64
 
 class Refused(Exception):
     """The bytes after the signed revision are not certgen's own (the message says why)."""
+
+    def __init__(self, said: Said) -> None:
+        super().__init__(said.render())
+        self.said = said
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,9 +87,9 @@ class Stream:
             try:
                 return zlib.decompressobj().decompress(self.data, 64 << 20)
             except zlib.error:
-                raise Refused("a stream's data cannot be inflated") from None
-        raise Refused(f"a stream with the filter {filters!r}, which certgen never writes after "
-                      "signing")
+                raise Refused(Said("a stream's data cannot be inflated")) from None
+        raise Refused(Said("a stream with the filter %(filters)s, which certgen never writes after"
+                           " signing", filters=repr(filters)))
 
 
 _WHITE = b"\x00\t\n\x0c\r "
@@ -107,22 +113,24 @@ class Lexer:
         while pos < len(data) and data[pos] in _WHITE:
             pos += 1
         if pos < len(data) and data[pos] == ord("%"):
-            raise Refused(f"a comment at byte {pos}, which certgen never writes after signing")
+            raise Refused(Said("a comment at byte %(pos)s, which certgen never writes after "
+                               "signing", pos=pos))
         self.pos = pos
 
     def expect(self, word: bytes) -> None:
         self.skip_space()
         if not self.data.startswith(word, self.pos):
-            raise Refused(f"expected {word.decode()!r} at byte {self.pos}")
+            raise Refused(Said("expected %(word)s at byte %(pos)s", word=repr(word.decode()),
+                               pos=self.pos))
         self.pos += len(word)
 
     def value(self, depth: int = 0) -> object:
         if depth > MAX_DEPTH:
-            raise Refused(f"objects nested more than {MAX_DEPTH} deep")
+            raise Refused(Said("objects nested more than %(max_depth)s deep", max_depth=MAX_DEPTH))
         self.skip_space()
         data, pos = self.data, self.pos
         if pos >= len(data):
-            raise Refused("the file ends inside an object")
+            raise Refused(Said("the file ends inside an object"))
         head = data[pos]
         if data.startswith(b"<<", pos):
             self.pos += 2
@@ -134,9 +142,11 @@ class Lexer:
                     return out
                 key = self.value(depth + 1)
                 if not isinstance(key, Name):
-                    raise Refused(f"a dictionary key that is not a name at byte {self.pos}")
+                    raise Refused(Said("a dictionary key that is not a name at byte %(pos)s",
+                                       pos=self.pos))
                 if key in out:
-                    raise Refused(f"the key /{key} twice in one dictionary at byte {self.pos}")
+                    raise Refused(Said("the key /%(key)s twice in one dictionary at byte %(pos)s",
+                                       key=key, pos=self.pos))
                 out[key] = self.value(depth + 1)
         if head == ord("["):
             self.pos += 1
@@ -156,20 +166,20 @@ class Lexer:
                 text = re.sub(rb"#([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
                               raw).decode("utf-8")
             except UnicodeDecodeError:
-                raise Refused(f"a name that is not UTF-8 at byte {pos}") from None
+                raise Refused(Said("a name that is not UTF-8 at byte %(pos)s", pos=pos)) from None
             return Name(text)
         if head == ord("("):
             return self._literal()
         if head == ord("<"):
             close = data.find(b">", pos)
             if close < 0:
-                raise Refused(f"an unterminated hex string at byte {pos}")
+                raise Refused(Said("an unterminated hex string at byte %(pos)s", pos=pos))
             digits = bytes(b for b in data[pos + 1:close] if b not in _WHITE)
             self.pos = close + 1
             try:
                 return bytes.fromhex((digits + b"0" * (len(digits) % 2)).decode("ascii"))
             except ValueError:
-                raise Refused(f"a hex string with other characters at byte {pos}") from None
+                raise Refused(Said("a hex string with other characters at byte %(pos)s", pos=pos)) from None
         for word, meaning in ((b"true", True), (b"false", False), (b"null", None)):
             if data.startswith(word, pos) and (pos + len(word) == len(data)
                                                or data[pos + len(word)] in _WHITE + _DELIMITERS):
@@ -177,7 +187,7 @@ class Lexer:
                 return meaning
         number = _NUMBER.match(data, pos)
         if number is None:
-            raise Refused(f"an unknown token at byte {pos}")
+            raise Refused(Said("an unknown token at byte %(pos)s", pos=pos))
         self.pos = number.end()
         token = number.group()
         if b"." in token:
@@ -225,35 +235,37 @@ class Lexer:
                     return bytes(out)
             out.append(byte)
             pos += 1
-        raise Refused(f"an unterminated string at byte {self.pos}")
+        raise Refused(Said("an unterminated string at byte %(pos)s", pos=self.pos))
 
 
 def read_object(data: bytes, pos: int) -> tuple[int, object, int]:
     """(object number, value, the offset after `endobj`) of the object `N 0 obj` at `pos`."""
     match = _OBJ.match(data, pos)
     if match is None:
-        raise Refused(f"expected an object at byte {pos}")
+        raise Refused(Said("expected an object at byte %(pos)s", pos=pos))
     number, generation = int(match.group(1)), int(match.group(2))
     if generation != 0:
-        raise Refused(f"object {number} has generation {generation}; certgen writes 0")
+        raise Refused(Said("object %(number)s has generation %(generation)s; certgen writes 0",
+                           number=number, generation=generation))
     lexer = Lexer(data, match.end())
     value = lexer.value()
     lexer.skip_space()
     if data.startswith(b"stream", lexer.pos):
         if not isinstance(value, dict):
-            raise Refused(f"object {number}: a stream without a dictionary")
+            raise Refused(Said("object %(number)s: a stream without a dictionary", number=number))
         start = lexer.pos + len(b"stream")
         if data.startswith(b"\r\n", start):
             start += 2
         elif data.startswith(b"\n", start):
             start += 1
         else:
-            raise Refused(f"object {number}: `stream` is not followed by an end of line")
+            raise Refused(Said("object %(number)s: `stream` is not followed by an end of line",
+                               number=number))
         length = value.get(Name("Length"))
         if not isinstance(length, int) or isinstance(length, bool) or length < 0 \
                 or start + length > len(data):
-            raise Refused(f"object {number}: its stream's /Length is not a direct length "
-                          "within the file")
+            raise Refused(Said("object %(number)s: its stream's /Length is not a direct length "
+                               "within the file", number=number))
         lexer.pos = start + length
         lexer.expect(b"endstream")
         value = Stream(value, data[start:start + length])
@@ -281,8 +293,9 @@ class Revision:
     xref_number: int | None = None
     """The object number of its cross-reference stream (None: a classic table)."""
 
-    def where(self) -> str:
-        return (f"revision {self.number} after the signed one (bytes {self.start}–{self.end})")
+    def where(self) -> Said:
+        return Said("revision %(number)s after the signed one (bytes %(start)s–%(end)s)",
+                    number=self.number, start=self.start, end=self.end)
 
 
 _EOL = re.compile(rb"\r\n|\n|\r")
@@ -291,7 +304,8 @@ _SUBSECTION = re.compile(rb"(\d+) (\d+)[\x00\t\x0c\r\n ]*")
 _TAIL = re.compile(rb"[\x00\t\x0c\r\n ]*startxref(?:\r\n|\n|\r)(\d+)(?:\r\n|\n|\r)%%EOF")
 
 
-def _entries_of_table(data: bytes, pos: int, where: str) -> tuple[list[tuple[int, int, int, str]], int]:
+def _entries_of_table(data: bytes, pos: int, where: Said
+                      ) -> tuple[list[tuple[int, int, int, str]], int]:
     """(number, offset, generation, n|f) per entry of the table at `pos` (after `xref`), and
     the offset of `trailer`."""
     entries: list[tuple[int, int, int, str]] = []
@@ -302,20 +316,21 @@ def _entries_of_table(data: bytes, pos: int, where: str) -> tuple[list[tuple[int
             return entries, pos
         head = _SUBSECTION.match(data, pos)
         if head is None:
-            raise Refused(f"{where}: its xref table cannot be read at byte {pos}")
+            raise Refused(Said("%(where)s: its xref table cannot be read at byte %(pos)s",
+                               where=where, pos=pos))
         first, count = int(head.group(1)), int(head.group(2))
         pos = head.end()
         for index in range(count):
             entry = _TABLE_ENTRY.match(data, pos)
             if entry is None:
-                raise Refused(f"{where}: xref entry {first + index} is not 20 bytes as the "
-                              "standard writes it")
+                raise Refused(Said("%(where)s: xref entry %(number)s is not 20 bytes as the "
+                                   "standard writes it", where=where, number=first + index))
             entries.append((first + index, int(entry.group(1)), int(entry.group(2)),
                             entry.group(3).decode()))
             pos = entry.end()
 
 
-def _entries_of_stream(xref: Stream, where: str) -> list[tuple[int, int, int, str]]:
+def _entries_of_stream(xref: Stream, where: Said) -> list[tuple[int, int, int, str]]:
     """(number, offset, generation, n|f) per entry of a cross-reference stream; an entry in an
     object stream (type 2) is refused."""
     widths = xref.dictionary.get(Name("W"))
@@ -323,11 +338,13 @@ def _entries_of_stream(xref: Stream, where: str) -> list[tuple[int, int, int, st
     if not (isinstance(widths, list) and len(widths) == 3
             and all(isinstance(w, int) and 0 <= w <= 8 for w in widths)) \
             or not isinstance(size, int):
-        raise Refused(f"{where}: its cross-reference stream has no readable /W and /Size")
+        raise Refused(Said("%(where)s: its cross-reference stream has no readable /W and /Size",
+                           where=where))
     index = xref.dictionary.get(Name("Index"), [0, size])
     if not (isinstance(index, list) and len(index) % 2 == 0
             and all(isinstance(i, int) and i >= 0 for i in index)):
-        raise Refused(f"{where}: its cross-reference stream's /Index cannot be read")
+        raise Refused(Said("%(where)s: its cross-reference stream's /Index cannot be read",
+                           where=where))
     w0, w1, w2 = cast("list[int]", widths)
     row = w0 + w1 + w2
     data = xref.decoded()
@@ -336,19 +353,23 @@ def _entries_of_stream(xref: Stream, where: str) -> list[tuple[int, int, int, st
     for first, count in zip(index[0::2], index[1::2]):
         for number in range(first, first + count):
             if pos + row > len(data):
-                raise Refused(f"{where}: its cross-reference stream is shorter than its /Index")
+                raise Refused(Said("%(where)s: its cross-reference stream is shorter than its "
+                                   "/Index", where=where))
             kind = int.from_bytes(data[pos:pos + w0], "big") if w0 else 1
             a = int.from_bytes(data[pos + w0:pos + w0 + w1], "big")
             b = int.from_bytes(data[pos + w0 + w1:pos + row], "big")
             pos += row
             if kind == 2:
-                raise Refused(f"{where}: object {number} is in an object stream (object {a}); "
-                              "certgen writes none after signing")
+                raise Refused(Said("%(where)s: object %(number)s is in an object stream (object "
+                                   "%(stream)s); certgen writes none after signing", where=where,
+                                   number=number, stream=a))
             if kind not in (0, 1):
-                raise Refused(f"{where}: object {number} has an xref entry of type {kind}")
+                raise Refused(Said("%(where)s: object %(number)s has an xref entry of type "
+                                   "%(kind)s", where=where, number=number, kind=kind))
             entries.append((number, a, b, "n" if kind == 1 else "f"))
     if pos != len(data):
-        raise Refused(f"{where}: its cross-reference stream holds more than its /Index lists")
+        raise Refused(Said("%(where)s: its cross-reference stream holds more than its /Index lists",
+                           where=where))
     return entries
 
 
@@ -361,22 +382,27 @@ def read_revisions(pdf: bytes, start: int) -> list[Revision]:
     pos = start if eol is None or pdf[start - 1:start] in (b"\n", b"\r") else eol.end()
     while pos < len(pdf):
         if len(revisions) >= MAX_REVISIONS:
-            raise Refused(f"more than {MAX_REVISIONS} revisions follow the signed one")
+            raise Refused(Said("more than %(max_revisions)s revisions follow the signed one",
+                               max_revisions=MAX_REVISIONS))
         rev = Revision(len(revisions) + 1, pos, pos)
-        where = f"revision {rev.number} after the signed one (from byte {pos})"
+        where = Said("revision %(number)s after the signed one (from byte %(pos)s)",
+                     number=rev.number, pos=pos)
         xref_stream: Stream | None = None
         while True:
             if pdf.startswith(b"xref", pos):
                 break
             if pdf.startswith(b"startxref", pos) or pdf.startswith(b"trailer", pos):
-                raise Refused(f"{where}: `{'startxref' if pdf[pos] == ord('s') else 'trailer'}`"
-                              f" at byte {pos} without a cross-reference section before it")
+                raise Refused(Said("%(where)s: `%(value)s` at byte %(pos)s without a "
+                                   "cross-reference section before it", where=where,
+                                   value='startxref' if pdf[pos] == ord('s') else 'trailer',
+                                   pos=pos))
             try:
                 number, value, after = read_object(pdf, pos)
             except Refused as exc:
-                raise Refused(f"{where}: {exc}") from None
+                raise Refused(Said("%(where)s: %(reason)s", where=where, reason=exc.said)) from None
             if number in rev.objects:
-                raise Refused(f"{where}: object {number} is defined twice")
+                raise Refused(Said("%(where)s: object %(number)s is defined twice", where=where,
+                                   number=number))
             rev.objects[number] = value
             rev.offsets[number] = pos
             pos = after
@@ -394,18 +420,19 @@ def read_revisions(pdf: bytes, start: int) -> list[Revision]:
             lexer = Lexer(pdf, pos + len(b"trailer"))
             trailer = lexer.value()
             if not isinstance(trailer, dict):
-                raise Refused(f"{where}: its trailer is not a dictionary")
+                raise Refused(Said("%(where)s: its trailer is not a dictionary", where=where))
             rev.trailer = trailer
             pos = lexer.pos
         else:
             entries = _entries_of_stream(xref_stream, where)
         tail = _TAIL.match(pdf, pos)
         if tail is None:
-            raise Refused(f"{where}: its cross-reference section is not followed by `startxref`, "
-                          "its offset and `%%EOF`")
+            raise Refused(Said("%(where)s: its cross-reference section is not followed by "
+                               "`startxref`, its offset and `%%%%EOF`", where=where))
         if int(tail.group(1)) != rev.xref_at:
-            raise Refused(f"{where}: `startxref {int(tail.group(1))}` does not point at its own "
-                          f"cross-reference section (byte {rev.xref_at})")
+            raise Refused(Said("%(where)s: `startxref %(offset)s` does not point at its own "
+                               "cross-reference section (byte %(xref_at)s)", where=where,
+                               offset=int(tail.group(1)), xref_at=rev.xref_at))
         pos = tail.end()
         eol = _EOL.match(pdf, pos)
         pos = pos if eol is None else eol.end()
@@ -414,23 +441,26 @@ def read_revisions(pdf: bytes, start: int) -> list[Revision]:
         listed: dict[int, tuple[int, int, str]] = {}
         for number, offset, generation, kind in entries:
             if number in listed:
-                raise Refused(f"{where}: its cross-reference section lists object {number} "
-                              "twice (readers disagree on which entry counts)")
+                raise Refused(Said("%(where)s: its cross-reference section lists object %(number)s"
+                                   " twice (readers disagree on which entry counts)", where=where,
+                                   number=number))
             listed[number] = (offset, generation, kind)
         for number, (offset, generation, kind) in listed.items():
             if kind == "f":
                 if number != 0:
-                    raise Refused(f"{where}: its cross-reference section frees object {number}")
+                    raise Refused(Said("%(where)s: its cross-reference section frees object "
+                                       "%(number)s", where=where, number=number))
                 continue
             if rev.offsets.get(number) != offset or generation != 0:
-                raise Refused(f"{where}: its cross-reference section points object {number} at "
-                              f"byte {offset}, where this revision does not define it")
+                raise Refused(Said("%(where)s: its cross-reference section points object "
+                                   "%(number)s at byte %(offset)s, where this revision does not "
+                                   "define it", where=where, number=number, offset=offset))
         missing = sorted(set(rev.objects) - set(listed))
         if missing:
-            raise Refused(f"{where}: object {missing[0]} is defined but not in its "
-                          "cross-reference section")
+            raise Refused(Said("%(where)s: object %(missing)s is defined but not in its "
+                               "cross-reference section", where=where, missing=missing[0]))
         if not rev.objects:
-            raise Refused(f"{where}: it defines no object")
+            raise Refused(Said("%(where)s: it defines no object", where=where))
         revisions.append(rev)
     return revisions
 
@@ -455,7 +485,7 @@ def from_pypdf(value: object, depth: int = 0) -> object:
     )
 
     if depth > MAX_DEPTH:
-        raise Refused("objects of the signed revision nested too deep")
+        raise Refused(Said("objects of the signed revision nested too deep"))
     if isinstance(value, IndirectObject):
         return Ref(value.idnum, value.generation)
     if isinstance(value, StreamObject):
@@ -536,19 +566,19 @@ class _State:
             return None
 
 
-def _key_problem(what: str, old: dict[Name, object], new: dict[Name, object],
-                 may_change: dict[str, object]) -> str | None:
+def _key_problem(what: Said, old: dict[Name, object], new: dict[Name, object],
+                 may_change: dict[str, object]) -> Said | None:
     """Which key of `new` differs from `old` beyond the ones `may_change` allows (a check per
     key: returns None when the change is allowed)."""
     for key in sorted(set(old) | set(new)):
         if key in may_change:
             continue
         if key not in new:
-            return f"{what} loses /{key}"
+            return Said("%(what)s loses /%(key)s", what=what, key=key)
         if key not in old:
-            return f"{what} gains /{key}"
+            return Said("%(what)s gains /%(key)s", what=what, key=key)
         if not _same(old[key], new[key]):
-            return f"{what} changes /{key}"
+            return Said("%(what)s changes /%(key)s", what=what, key=key)
     return None
 
 
@@ -563,6 +593,12 @@ def _appended(old: object, new: object, allowed: set[int]) -> bool:
 
 
 def lta_revisions_problem(pdf: bytes, sig_end: int) -> str | None:
+    """lta_revisions_said in English."""
+    said = lta_revisions_said(pdf, sig_end)
+    return None if said is None else said.render()
+
+
+def lta_revisions_said(pdf: bytes, sig_end: int) -> Said | None:
     """Why the bytes after the signed revision (which ends at `sig_end`) are not certgen's own
     validation data and document timestamps (None: they are); see the module doc."""
     import pypdf
@@ -577,22 +613,24 @@ def lta_revisions_problem(pdf: bytes, sig_end: int) -> str | None:
         size = int(trailer["/Size"])
         prev_xref = int(re.findall(rb"startxref\s+(\d+)", pdf[:sig_end])[-1])
     except Exception as exc:
-        return f"the signed revision's trailer cannot be read ({type(exc).__name__})"
+        return Said("the signed revision's trailer cannot be read (%(error)s)",
+                    error=type(exc).__name__)
     try:
         revisions = read_revisions(pdf, sig_end)
         state = _State(signed, size)
         signed_root = state.get(root_ref.number)
         if not isinstance(signed_root, dict):
-            return "the signed revision's catalog cannot be read"
+            return Said("the signed revision's catalog cannot be read")
         for rev in revisions:
             _check_revision(rev, state, root_ref, info_ref, first_id, prev_xref,
                             cast("dict[Name, object]", signed_root))
             prev_xref = rev.xref_at
     except Refused as exc:
-        return str(exc)
+        return exc.said
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
         # A shape the reader did not foresee is a refusal too, never a traceback.
-        return f"the revisions after the signed one cannot be read ({type(exc).__name__})"
+        return Said("the revisions after the signed one cannot be read (%(error)s)",
+                    error=type(exc).__name__)
     return None
 
 
@@ -604,22 +642,25 @@ def _check_revision(rev: Revision, state: _State, root_ref: Ref, info_ref: Ref |
     allowed = _XREF_KEYS if rev.xref_number is not None else _TRAILER_KEYS
     extra = sorted(set(trailer) - allowed)
     if extra:
-        raise Refused(f"{where}: its trailer has /{extra[0]}, which certgen never writes")
+        raise Refused(Said("%(where)s: its trailer has /%(extra)s, which certgen never writes",
+                           where=where, extra=extra[0]))
     if trailer.get(Name("Root")) != root_ref:
-        raise Refused(f"{where}: its trailer names another catalog than the signed revision's")
+        raise Refused(Said("%(where)s: its trailer names another catalog than the signed "
+                           "revision's", where=where))
     if trailer.get(Name("Info")) != info_ref:
-        raise Refused(f"{where}: its trailer names other document information")
+        raise Refused(Said("%(where)s: its trailer names other document information", where=where))
     ids = trailer.get(Name("ID"))
     if first_id is not None and not (isinstance(ids, list) and len(ids) == 2
                                      and _same(ids[0], first_id)):
-        raise Refused(f"{where}: its trailer changes the document's /ID")
+        raise Refused(Said("%(where)s: its trailer changes the document's /ID", where=where))
     if trailer.get(Name("Prev")) != prev_xref:
-        raise Refused(f"{where}: its trailer's /Prev does not point at the previous revision's "
-                      "cross-reference section")
+        raise Refused(Said("%(where)s: its trailer's /Prev does not point at the previous "
+                           "revision's cross-reference section", where=where))
     size = trailer.get(Name("Size"))
     top = max(rev.objects) + 1
     if not isinstance(size, int) or size != max(top, state.size):
-        raise Refused(f"{where}: its trailer's /Size {size} is not {max(top, state.size)}")
+        raise Refused(Said("%(where)s: its trailer's /Size %(size)s is not %(expected)s", where=where,
+                           size=str(size), expected=max(top, state.size)))
 
     new = {n for n in rev.objects if n >= state.size and n != rev.xref_number}
     # What the new objects are, and where they must be referred to from.
@@ -631,8 +672,9 @@ def _check_revision(rev: Revision, state: _State, root_ref: Ref, info_ref: Ref |
             and set(cast("Stream", rev.objects[n]).dictionary) <= _DATA_KEYS}
     other = sorted(new - dss_new - stamps - fields - vri - data)
     if other:
-        raise Refused(f"{where}: object {other[0]} ({_kind(rev.objects[other[0]])}) is neither "
-                      "validation data nor a document timestamp")
+        raise Refused(Said("%(where)s: object %(other)s (%(kind)s) is neither validation data nor"
+                           " a document timestamp", where=where, other=other[0],
+                           kind=_kind(rev.objects[other[0]])))
     referred: set[int] = set()
     changed_dss = False
 
@@ -642,80 +684,83 @@ def _check_revision(rev: Revision, state: _State, root_ref: Ref, info_ref: Ref |
         else:  # a number at or above the previous /Size that is not new: cannot happen
             old = None
         value = rev.objects[number]
-        what = f"{where}: object {number}"
+        what = Said("%(where)s: object %(number)s", where=where, number=number)
         if number == root_ref.number:
             if not isinstance(value, dict) or not isinstance(old, dict):
-                raise Refused(f"{what} (the catalog) is not a dictionary")
-            problem = _key_problem(f"{what} (the catalog)", old, value,
+                raise Refused(Said("%(what)s (the catalog) is not a dictionary", what=what))
+            problem = _key_problem(Said("%(what)s (the catalog)", what=what), old, value,
                                    {"DSS": None, "Extensions": None})
             if problem:
                 raise Refused(problem)
             extensions_old = old.get(Name("Extensions"), {})
             extensions_new = value.get(Name("Extensions"), {})
             if not (isinstance(extensions_old, dict) and isinstance(extensions_new, dict)) \
-                    or _key_problem(f"{what} (the catalog's /Extensions)", extensions_old,
+                    or _key_problem(Said("%(what)s (the catalog's /Extensions)", what=what), extensions_old,
                                     extensions_new, {"ESIC": None}) \
                     or not (_same(extensions_new.get(Name("ESIC")), extensions_old.get(Name("ESIC")))
                             or _same(extensions_new.get(Name("ESIC")), _ESIC)):
-                raise Refused(f"{what} (the catalog): its /Extensions are not the signed ones "
-                              "with PAdES's ESIC entry")
+                raise Refused(Said("%(what)s (the catalog): its /Extensions are not the signed "
+                                   "ones with PAdES's ESIC entry", what=what))
             dss = value.get(Name("DSS"))
             if dss != old.get(Name("DSS")):
                 if not isinstance(dss, Ref) or dss.number not in dss_new | state.dss:
-                    raise Refused(f"{what} (the catalog): its /DSS is not a validation data "
-                                  "store of a revision after the signed one")
+                    raise Refused(Said("%(what)s (the catalog): its /DSS is not a validation data "
+                                       "store of a revision after the signed one", what=what))
                 changed_dss = True
             if isinstance(dss, Ref):
                 referred.add(dss.number)
         elif number in state.dss:
             if not _is(value, "DSS", _DSS_KEYS, type_optional=True):
-                raise Refused(f"{what} restates the validation data store as something else")
+                raise Refused(Said("%(what)s restates the validation data store as something else",
+                                   what=what))
             changed_dss = True
             dss_new.add(number)
         elif isinstance(old, dict) and _acroform_of(signed_root, state) == number:
             if not isinstance(value, dict):
-                raise Refused(f"{what} (the AcroForm) is not a dictionary")
-            problem = _key_problem(f"{what} (the AcroForm)", old, value, {"Fields": None})
+                raise Refused(Said("%(what)s (the AcroForm) is not a dictionary", what=what))
+            problem = _key_problem(Said("%(what)s (the AcroForm)", what=what), old, value, {"Fields": None})
             if problem:
                 raise Refused(problem)
             if not _appended(old.get(Name("Fields")), value.get(Name("Fields")), fields):
-                raise Refused(f"{what} (the AcroForm): its /Fields are not the signed ones with "
-                              "this revision's document timestamp fields appended")
+                raise Refused(Said("%(what)s (the AcroForm): its /Fields are not the signed ones "
+                                   "with this revision's document timestamp fields appended",
+                                   what=what))
             referred.update(r.number for r in _refs(value.get(Name("Fields"))))
         elif isinstance(old, dict) and old.get(Name("Type")) == "Page":
             if not isinstance(value, dict):
-                raise Refused(f"{what} (a page) is not a dictionary")
-            problem = _key_problem(f"{what} (a page)", old, value, {"Annots": None})
+                raise Refused(Said("%(what)s (a page) is not a dictionary", what=what))
+            problem = _key_problem(Said("%(what)s (a page)", what=what), old, value, {"Annots": None})
             if problem:
                 raise Refused(problem)
             if not _appended(old.get(Name("Annots")), value.get(Name("Annots")), fields):
-                raise Refused(f"{what} (a page): its /Annots are not the signed ones with this "
-                              "revision's document timestamp widgets appended (an annotation "
-                              "was added or restated)")
+                raise Refused(Said("%(what)s (a page): its /Annots are not the signed ones with "
+                                   "this revision's document timestamp widgets appended (an "
+                                   "annotation was added or restated)", what=what))
             referred.update(r.number for r in _refs(value.get(Name("Annots")))
                             if r.number in fields)
         elif info_ref is not None and number == info_ref.number:
             if not isinstance(value, dict) or not isinstance(old, dict):
-                raise Refused(f"{what} (the document information) is not a dictionary")
-            problem = _key_problem(f"{what} (the document information)", old, value,
+                raise Refused(Said("%(what)s (the document information) is not a dictionary",
+                                   what=what))
+            problem = _key_problem(Said("%(what)s (the document information)", what=what), old, value,
                                    {"ModDate": None})
             if problem:
-                raise Refused(problem + " (readers show it)")
+                raise Refused(Said("%(problem)s (readers show it)", problem=problem))
         elif isinstance(old, Stream) and old.dictionary.get(Name("Type")) == "Metadata" \
                 and signed_root.get(Name("Metadata")) == Ref(number, 0):
             if not isinstance(value, Stream):
-                raise Refused(f"{what} (the XMP metadata) is not a stream")
-            problem = _key_problem(f"{what} (the XMP metadata)", old.dictionary,
+                raise Refused(Said("%(what)s (the XMP metadata) is not a stream", what=what))
+            problem = _key_problem(Said("%(what)s (the XMP metadata)", what=what), old.dictionary,
                                    value.dictionary, {"Length": None})
             if problem or _XMP_DATES.sub(b"", old.decoded()) != _XMP_DATES.sub(b"",
                                                                                value.decoded()):
-                raise Refused(f"{what}: the XMP metadata is changed beyond its modification "
-                              "dates (readers show it)")
+                raise Refused(Said("%(what)s: the XMP metadata is changed beyond its modification "
+                                   "dates (readers show it)", what=what))
         else:
-            raise Refused(f"{what} ({_kind(old)}) of an earlier revision is redefined; only "
-                          "the catalog, the AcroForm, a page's /Annots, the document "
-                          "information's date, the XMP dates and the validation data store "
-                          "may change after signing")
+            raise Refused(Said("%(what)s (%(kind)s) of an earlier revision is redefined; only the"
+                               " catalog, the AcroForm, a page's /Annots, the document "
+                               "information's date, the XMP dates and the validation data store "
+                               "may change after signing", what=what, kind=_kind(old)))
 
     # Every new object is referred to where pyHanko puts it.
     for number in dss_new:
@@ -739,10 +784,12 @@ def _check_revision(rev: Revision, state: _State, root_ref: Ref, info_ref: Ref |
             referred.add(stamp.number)
     orphans = sorted(new - referred)
     if orphans:
-        raise Refused(f"{where}: object {orphans[0]} ({_kind(rev.objects[orphans[0]])}) is "
-                      "referred to by nothing certgen writes (an orphan object)")
+        raise Refused(Said("%(where)s: object %(orphans)s (%(kind)s) is referred to by nothing "
+                           "certgen writes (an orphan object)", where=where, orphans=orphans[0],
+                           kind=_kind(rev.objects[orphans[0]])))
     if not stamps and not changed_dss:
-        raise Refused(f"{where}: it adds neither validation data nor a document timestamp")
+        raise Refused(Said("%(where)s: it adds neither validation data nor a document timestamp",
+                           where=where))
     state.size = max(state.size, size)
     state.dss |= dss_new
     state.defined.update({n: v for n, v in rev.objects.items() if n != rev.xref_number})
@@ -773,13 +820,13 @@ def _is_stamp_field(value: object, stamps: set[int]) -> bool:
             and isinstance(target, Ref) and target.number in stamps)
 
 
-def _kind(value: object) -> str:
+def _kind(value: object) -> Said:
     """A few words on what an object is, for a refusal."""
     dictionary = value.dictionary if isinstance(value, Stream) else value
     if isinstance(dictionary, dict):
         for key in ("Type", "Subtype", "S", "FT"):
             stated = dictionary.get(Name(key))
             if isinstance(stated, Name):
-                return f"/{key} /{stated}"
-        return "a stream" if isinstance(value, Stream) else "a dictionary"
-    return type(value).__name__ if value is not None else "nothing"
+                return verbatim(f"/{key} /{stated}")
+        return Said("a stream") if isinstance(value, Stream) else Said("a dictionary")
+    return verbatim(type(value).__name__) if value is not None else Said("nothing")

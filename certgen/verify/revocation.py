@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Literal
 from certgen.errors import CertgenError, RevocationsError
 from certgen.registry import INDEX_FORMAT, parse_revocations
 from certgen.support import jsonload
-from certgen.verify.outcome import Check
+from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+from certgen.verify.outcome import Check, Said, joined, verbatim
 from certgen.verify.reading import MAX_REGISTRY_INDEX_BYTES, MAX_TRUST_BYTES, read_input
-from certgen.verify.signature import identity_problem
+from certgen.verify.signature import identity_said
 
 if TYPE_CHECKING:
     from asn1crypto import x509
@@ -191,7 +192,7 @@ def load_revocations(path: str | os.PathLike[str]) -> RevocationList:
 
 def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certificate],
                             signatory: str | None, pinned: str | None,
-                            organization: str | None = None) -> str | None:
+                            organization: str | None = None) -> Said | None:
     """Why the list's detached signature does not show it is the laboratory's (None: it does):
     intact, by the signatory's own certificate, chaining to --trust."""
     from asn1crypto import cms
@@ -206,15 +207,15 @@ def _list_signature_problem(revocations: RevocationList, roots: list[x509.Certif
             revocations.data, signed, signer_validation_context=ValidationContext(
                 trust_roots=roots, allow_fetching=False, revocation_mode="soft-fail")))
     except Exception as exc:
-        return f"its signature cannot be read ({type(exc).__name__})"
+        return Said("its signature cannot be read (%(error)s)", error=type(exc).__name__)
     if not (status.intact and status.valid):
-        return "digest mismatch: the list was changed after it was signed"
-    identity = identity_problem(status.signing_cert, signatory, signatory, pinned, organization)
+        return Said("digest mismatch: the list was changed after it was signed")
+    identity = identity_said(status.signing_cert, signatory, signatory, pinned, organization)
     if identity is not None:
         return identity
     if not status.trusted:
-        return (f"untrusted signer: {status.signing_cert.subject.human_friendly} does not chain "
-                "to the trusted CA")
+        return Said("untrusted signer: %(subject)s does not chain to the trusted CA",
+                     subject=status.signing_cert.subject.human_friendly)
     return None
 
 
@@ -242,58 +243,79 @@ def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | R
     not older than the signature and not past its next update, and the id's revocation."""
     holding = holding or Holding()
     listed = revocations if isinstance(revocations, RevocationList) else None
-    where = ""
+    where: Said | str = ""
     stale = None
     if listed is not None:
         name = Path(listed.source).name
-        where = f" ({name}" + ("" if listed.as_of is None else f", as of {listed.as_of}")
+        source: Said | str = name if listed.as_of is None else Said(
+            "%(name)s, as of %(as_of)s", name=name, as_of=listed.as_of)
         if listed.signature is None:
             if listed.issued is not None and not holding.allow_unsigned:
-                return Check("revocation", "fail", f"the registry's list {name} is unsigned: "
-                             f"its signature {name}{SIGNATURE_SUFFIX} is not beside it, so "
-                             "nothing shows it is the laboratory's (save both files from the "
-                             "registry; --allow-unsigned-list accepts an unsigned list, and the "
-                             "verdict says so)")
-            where += (", unsigned: accepted with --allow-unsigned-list)"
-                      if listed.issued is not None else ", unsigned)")
+                return Check("revocation", "fail", Said(
+                    "the registry's list %(name)s is unsigned: its signature %(signature)s is "
+                    "not beside it, so nothing shows it is the laboratory's (save both files "
+                    "from the registry; --allow-unsigned-list accepts an unsigned list, and the "
+                    "verdict says so)", name=name, signature=name + SIGNATURE_SUFFIX))
+            vouch = (Said("unsigned: accepted with --allow-unsigned-list")
+                     if listed.issued is not None else Said("unsigned"))
         elif roots is None:
-            where += ", its signature not checked without --trust)"
+            vouch = Said("its signature not checked without --trust")
         else:
             problem = _list_signature_problem(listed, roots, signatory, pinned,
                                               holding.organization)
             if problem is not None:
-                return Check("revocation", "fail", f"the revocation list {name} is not the "
-                             f"laboratory's: {problem}")
-            where += f", signed by {signatory})"
+                return Check("revocation", "fail", Said("the revocation list %(name)s is not the "
+                                                        "laboratory's: %(problem)s", name=name,
+                                                        problem=problem))
+            vouch = Said("signed by %(signatory)s", signatory=signatory)
+        # The list and what vouches for it, after every verdict: " (index.json, as of …, …)".
+        where = Said(" (%(list)s, %(vouch)s)", list=source, vouch=vouch)
         if listed.issued is not None:
             entry = next((e for e in listed.issued if e.id == cert_id), None)
             if entry is None:
-                return Check("revocation", "fail", f"not issued: the registry's list does not "
-                             f"list {cert_id}{where}")
+                return Check("revocation", "fail", Said("not issued: the registry's list does not "
+                                                        "list %(cert_id)s%(where)s",
+                                                        cert_id=cert_id, where=where))
             if holding.record_sha256 is not None and entry.record_sha256 != holding.record_sha256:
-                return Check("revocation", "fail", f"not issued: the registry lists {cert_id} "
-                             f"with the record SHA-256 {entry.record_sha256}, not this "
-                             f"certificate's {holding.record_sha256}{where}")
+                return Check("revocation", "fail", Said("not issued: the registry lists "
+                                                        "%(cert_id)s with the record SHA-256 "
+                                                        "%(listed)s, not this certificate's"
+                                                        " %(ours)s%(where)s",
+                                                        cert_id=cert_id,
+                                                        listed=entry.record_sha256,
+                                                        ours=holding.record_sha256,
+                                                        where=where))
             signed_day = None if holding.signed_at is None else holding.signed_at.date()
             if listed.as_of is not None and signed_day is not None \
                     and dt.date.fromisoformat(listed.as_of) < signed_day:
-                return Check("revocation", "fail", f"the list is as of {listed.as_of}, before "
-                             f"the certificate was signed ({signed_day.isoformat()}): an older "
-                             f"list cannot show it was not revoked since{where}")
+                return Check("revocation", "fail", Said("the list is as of %(as_of)s, before the "
+                                                        "certificate was signed (%(signed_day)s): "
+                                                        "an older list cannot show it was not "
+                                                        "revoked since%(where)s",
+                                                        as_of=listed.as_of,
+                                                        signed_day=signed_day.isoformat(),
+                                                        where=where))
             today = (holding.at or dt.datetime.now(dt.UTC)).date()
             if listed.next_update is None:
-                stale = "the list states no next update"
+                stale = Said("the list states no next update")
             elif dt.date.fromisoformat(listed.next_update) < today:
-                stale = (f"its next update was due on {listed.next_update} (checked on "
-                         f"{today.isoformat()}): save the registry's current list")
+                stale = Said("its next update was due on %(next_update)s (checked on "
+                             "%(today)s): save the registry's current list",
+                             next_update=listed.next_update, today=today.isoformat())
     hits = [r for r in revocations if r.id == cert_id]
     if hits:
-        return Check("revocation", "fail", f"revoked: {cert_id} was revoked on {hits[0].date}: "
-                     f"{hits[0].reason_in(holding.lang)}{where}")
+        return Check("revocation", "fail", Said("revoked: %(cert_id)s was revoked on %(date)s: "
+                                                "%(reason)s%(where)s", cert_id=cert_id,
+                                                date=hits[0].date,
+                                                reason=hits[0].reason_in(holding.lang),
+                                                where=where))
     if stale is not None:
-        return Check("revocation", "skip", f"status list out of date: {stale}; {cert_id} is "
-                     f"not in it{where}", short="status list out of date")
-    return Check("revocation", "pass", f"{cert_id} is not in the revocation list{where}")
+        return Check("revocation", "skip", Said("status list out of date: %(stale)s; %(cert_id)s "
+                                                "is not in it%(where)s", stale=stale,
+                                                cert_id=cert_id, where=where),
+                     short=Said("status list out of date"))
+    return Check("revocation", "pass", Said("%(cert_id)s is not in the revocation list%(where)s",
+                                            cert_id=cert_id, where=where))
 
 
 @dataclass(frozen=True)
@@ -303,7 +325,7 @@ class CrlFinding:
     that time, so it cannot say: no fault of the file, but nothing shown either)."""
 
     verdict: Literal["pass", "fail", "stale"]
-    detail: str
+    detail: Said
 
 
 def crl_finding(data: bytes, cert: x509.Certificate, roots: list[x509.Certificate], *,
@@ -327,11 +349,12 @@ def crl_finding(data: bytes, cert: x509.Certificate, roots: list[x509.Certificat
         if source == "--crl":
             raise CertgenError("expected the CA's certificate revocation list (CRL, PEM or DER)",
                                file=source) from None
-        return CrlFinding("fail", f"the CRL at {source} is not a certificate revocation list")
+        return CrlFinding("fail", Said("the CRL at %(source)s is not a certificate revocation list",
+                                       source=source))
     issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
     if issuer is None:
-        return CrlFinding("fail", f"the CRL {source} cannot be checked: no CA of --trust issued "
-                          "the signer's certificate")
+        return CrlFinding("fail", Said("the CRL %(source)s cannot be checked: no CA of --trust "
+                                       "issued the signer's certificate", source=source))
     try:
         ca = cx509.load_der_x509_certificate(issuer.dump())
         signed = crl.issuer == ca.subject and crl.is_signature_valid(
@@ -339,73 +362,100 @@ def crl_finding(data: bytes, cert: x509.Certificate, roots: list[x509.Certificat
     except (InvalidSignature, ValueError, TypeError):
         signed = False
     if not signed:
-        return CrlFinding("fail", f"the CRL {source} is not signed by the CA that issued the "
-                          "signer's certificate")
+        return CrlFinding("fail", Said("the CRL %(source)s is not signed by the CA that issued the"
+                                       " signer's certificate", source=source))
     issued = crl.last_update_utc
     covers = proven or signed_at
     entry = crl.get_revoked_certificate_by_serial_number(int(cert.serial_number))
     when = None if entry is None else entry.revocation_date_utc
     if when is not None and (proven is None or when <= proven):
-        return CrlFinding("fail", f"revoked: the signer's certificate (serial "
-                          f"{cert.serial_number}) was revoked by its CA on "
-                          f"{when.isoformat(sep=' ')} (CRL of {issued.date().isoformat()})"
-                          + ("" if proven is not None else "; without a timestamp nothing "
-                             "proves the key signed before that"))
+        values = {"serial": str(cert.serial_number), "when": when.isoformat(sep=" "),
+                  "issued": issued.date().isoformat()}
+        return CrlFinding("fail", Said(
+            "revoked: the signer's certificate (serial %(serial)s) was revoked by its CA on "
+            "%(when)s (CRL of %(issued)s)", **values) if proven is not None else Said(
+            "revoked: the signer's certificate (serial %(serial)s) was revoked by its CA on "
+            "%(when)s (CRL of %(issued)s); without a timestamp nothing proves the key signed "
+            "before that", **values))
     if covers is not None and issued < covers:
-        return CrlFinding("stale", f"the CRL {source} was issued on {issued.isoformat(sep=' ')}, "
-                          f"before the signature ({covers.isoformat(sep=' ')}): it cannot show "
-                          "the key was not revoked when it signed")
+        return CrlFinding("stale", Said("the CRL %(source)s was issued on %(issued)s, before the "
+                                        "signature (%(covers)s): it cannot show the key was not "
+                                        "revoked when it signed", source=source,
+                                        issued=issued.isoformat(sep=' '),
+                                        covers=covers.isoformat(sep=' ')))
     if when is not None:
         assert proven is not None  # a revocation with nothing proving the time failed above
-        return CrlFinding("pass", f"revoked by its CA on {when.isoformat(sep=' ')}, after the "
-                          f"timestamps prove the signature existed ({proven.isoformat(sep=' ')})")
-    return CrlFinding("pass", f"not revoked in its CA's CRL of {issued.date().isoformat()}"
-                      + ("" if source == "--crl" else f" ({source})"))
+        return CrlFinding("pass", Said("revoked by its CA on %(when)s, after the timestamps prove "
+                                       "the signature existed (%(proven)s)",
+                                       when=when.isoformat(sep=' '),
+                                       proven=proven.isoformat(sep=' ')))
+    day = issued.date().isoformat()
+    return CrlFinding("pass", Said("not revoked in its CA's CRL of %(issued)s", issued=day)
+                      if source == "--crl" else
+                      Said("not revoked in its CA's CRL of %(issued)s (%(source)s)", issued=day,
+                           source=source))
 
 
 def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certificate], *,
                   signed_at: dt.datetime | None, proven: dt.datetime | None,
-                  shown: str | None, crl: bytes | None, offline: bool) -> Check:
+                  shown: Said | None, crl: bytes | None, offline: bool) -> Check:
     """The trust check, completed with the signer's key status when it signed (issue 40, item
     4): the CA's CRL given with --crl; else what the file embeds, if issued after the signature
     (`shown`); else the CRL the certificate's own CRL address serves now (not with --offline). A
     key revoked by then fails; nothing that shows it either way leaves the check unrun (VERIFIED
     EXCEPT), never passed. A certificate naming no CRL address has no status to check."""
-    from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
-
     if trust.verdict != "pass":
         return trust
     if crl is not None:
         finding = crl_finding(crl, cert, roots, signed_at=signed_at, proven=proven)
         if finding.verdict == "stale":  # given by the user for this: it cannot do the job
-            return Check("trust", "fail", f"{finding.detail}; give the CA's current CRL")
+            return Check("trust", "fail", Said("%(detail)s; give the CA's current CRL",
+                                               detail=finding.detail))
         return (Check("trust", "fail", finding.detail) if finding.verdict == "fail" else
-                Check("trust", "pass", f"{trust.detail}; {finding.detail}"))
+                Check("trust", "pass", joined([trust.said, finding.detail])))
     if shown is not None:
         return trust
     if not cert.crl_distribution_points:
         return trust
     addresses = crl_addresses(cert.crl_distribution_points)
-    unshown = "the signer's key status when it signed not shown"
+    unshown = Said("the signer's key status when it signed not shown")
     if offline or not addresses:
-        why = ("--offline: its CA's CRL was not fetched" if offline else
-               "its certificate names no http(s) CRL address")
-        return Check("trust", "skip", f"{trust.detail}; {why}, and the file shows no CRL issued "
-                     "after the signature: give the CA's current CRL (--crl, the registry's "
-                     "ca.crl)", short=unshown)
+        why = (Said("--offline: its CA's CRL was not fetched") if offline else
+               Said("its certificate names no http(s) CRL address"))
+        return Check("trust", "skip", Said("%(detail)s; %(why)s, and the file shows no CRL issued "
+                                           "after the signature: give the CA's current CRL (--crl,"
+                                           " the registry's ca.crl)", detail=trust.said, why=why),
+                     short=unshown)
     reasons = []
     for url in addresses[:4]:
         try:
             data = fetch_crl(url)
         except CrlFetchError as exc:
-            reasons.append(f"{url}: {exc}")
+            reasons.append(Said("%(url)s: %(error)s", url=url, error=_fetch_said(exc)))
             continue
         finding = crl_finding(data, cert, roots, signed_at=signed_at, proven=proven, source=url)
         if finding.verdict == "pass":
-            return Check("trust", "pass", f"{trust.detail}; {finding.detail}")
+            return Check("trust", "pass", joined([trust.said, finding.detail]))
         if finding.verdict == "fail":
             return Check("trust", "fail", finding.detail)
         reasons.append(finding.detail)
-    return Check("trust", "skip", f"{trust.detail}; no CRL issued after the signature shows "
-                 f"the key unrevoked when it signed ({'; '.join(reasons)}): give the CA's "
-                 "current CRL (--crl) once it has published one", short=unshown)
+    return Check("trust", "skip", Said("%(detail)s; no CRL issued after the signature shows the "
+                                       "key unrevoked when it signed (%(reasons)s): give the CA's "
+                                       "current CRL (--crl) once it has published one",
+                                       detail=trust.said, reasons=joined(reasons)),
+                 short=unshown)
+
+
+def _fetch_said(error: CrlFetchError) -> Said:
+    """Why a CRL address could not be read, as a message (certgen.support.crlfetch says it in
+    English for build's notes; its kind and value let verify say it in the line's language)."""
+    said = {
+        "redirect": Said("redirected to %(address)s, not an http(s) address",
+                         address=error.value),
+        "scheme": Said("not an http:// or https:// address"),
+        "http": Said("answered HTTP %(code)s", code=error.value),
+        "timeout": Said("did not answer within %(seconds)s s", seconds=error.value),
+        "unreachable": Said("cannot be reached (%(error)s)", error=error.value),
+        "size": Said("answered more than %(limit)s bytes", limit=error.value),
+    }.get(error.kind)
+    return said if said is not None else verbatim(str(error))

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from certgen.verify.drawn import drawn_problem
-from certgen.verify.outcome import Check
-from certgen.verify.revisions import lta_revisions_problem
-from certgen.verify.seen import seen_difference, seen_of
+from certgen.verify.drawn import drawn_said
+from certgen.verify.outcome import Check, Said
+from certgen.verify.revisions import lta_revisions_said
+from certgen.verify.seen import seen_of, seen_said
 
 if TYPE_CHECKING:
     import pypdf
@@ -48,7 +48,7 @@ class SignatureFindings:
     """The signer's certificate (for the CA's CRL, --crl)."""
     proven: dt.datetime | None = None
     """When the timestamps prove the signature existed (a timestamped signature that holds)."""
-    shown: str | None = None
+    shown: Said | None = None
     """What in the file shows the signer's key unrevoked when it signed: a CRL of its CA issued
     at or after the time the timestamps prove (None: nothing does; verify then needs the CA's
     current CRL, issue 40)."""
@@ -59,7 +59,7 @@ _HEX_GAP = re.compile(rb"<[0-9A-Fa-f]*>")
 
 
 def _coverage_problem(pdf: bytes, sig: EmbeddedPdfSignature, reader: PdfFileReader, *,
-                      last: bool) -> str | None:
+                      last: bool) -> Said | None:
     """Why a signature does not cover what it must (None: it does). Read from the bytes: the
     range must be [0 a b c] as the signed revision states it, and its gap hold exactly the
     /Contents hex string. The `last` signature (the lab's, or the newest document timestamp)
@@ -68,40 +68,41 @@ def _coverage_problem(pdf: bytes, sig: EmbeddedPdfSignature, reader: PdfFileRead
     try:
         byte_range = [int(x) for x in sig.sig_object["/ByteRange"]]
     except Exception:
-        return "the signature has no readable /ByteRange"
+        return Said("the signature has no readable /ByteRange")
     if len(byte_range) != 4 or byte_range[0] != 0 or min(byte_range) < 0:
-        return f"the signed range {byte_range} does not start at the file's first byte"
+        return Said("the signed range %(byte_range)s does not start at the file's first byte",
+                    byte_range=str(byte_range))
     _, a, b, c = byte_range
     end = b + c
     if not a < b <= len(pdf) or end > len(pdf):
-        return "the signed range runs past the end of the file"
+        return Said("the signed range runs past the end of the file")
     if last and end < len(pdf):
-        return (f"the signed range does not cover the file: {len(pdf) - end} bytes were added "
-                "after signing (an incremental update)")
+        return Said("the signed range does not cover the file: %(number)s bytes were added after "
+                     "signing (an incremental update)", number=len(pdf) - end)
     if not last and not pdf[:end].rstrip().endswith(b"%%EOF"):
-        return "the signed range does not end where its revision ends"
+        return Said("the signed range does not end where its revision ends")
     gap = pdf[a:b]
     if _HEX_GAP.fullmatch(gap) is None:
-        return ("the gap the signed range leaves is not one hex string (ISO 32000 requires "
-                "/Contents there as hex): bytes were hidden in it")
+        return Said("the gap the signed range leaves is not one hex string (ISO 32000 requires "
+                     "/Contents there as hex): bytes were hidden in it")
     stated = re.compile(rb"/ByteRange\s*\[\s*0\s+%d\s+%d\s+%d\s*\]" % (a, b, c))
     # pyHanko writes /ByteRange just after /Contents; another writer may put it before.
     if stated.search(pdf, b, b + 4096) is None and stated.search(pdf, max(0, a - 4096), a) is None:
-        return "the signed revision does not state this /ByteRange beside its /Contents"
+        return Said("the signed revision does not state this /ByteRange beside its /Contents")
     try:
         contents = bytes(sig.sig_object["/Contents"])
     except Exception:
-        return "the signature has no readable /Contents"
+        return Said("the signature has no readable /Contents")
     if bytes.fromhex(gap[1:-1].decode("ascii")) != contents:
-        return "the signature's /Contents is not the hex string in the signed range's gap"
+        return Said("the signature's /Contents is not the hex string in the signed range's gap")
     if last:
         try:
             final = reader.xrefs.total_revisions - 1
             if sig.signed_revision != final:
-                return (f"{final - sig.signed_revision} revision(s) follow the signed one: the "
-                        "file was updated after signing")
+                return Said("%(number)s revision(s) follow the signed one: the file was updated "
+                             "after signing", number=final - sig.signed_revision)
         except Exception:
-            return "the file's revisions cannot be read"
+            return Said("the file's revisions cannot be read")
     return None
 
 
@@ -144,6 +145,13 @@ def _names(cert: x509.Certificate, kind: str) -> list[str]:
 
 def identity_problem(cert: x509.Certificate, name: str | None, signatory: str | None,
                      pinned: str | None, organization: str | None = None) -> str | None:
+    """identity_said in English."""
+    said = identity_said(cert, name, signatory, pinned, organization)
+    return None if said is None else said.render()
+
+
+def identity_said(cert: x509.Certificate, name: str | None, signatory: str | None,
+                  pinned: str | None, organization: str | None = None) -> Said | None:
     """Why the signer is not the record's signatory (None: it is): the signature's /Name and the
     certificate's one common name must be the signatory's, and, unless lab.yaml pins the
     certificate, its one organization (O) the laboratory's name; the certificate must be an
@@ -151,39 +159,48 @@ def identity_problem(cert: x509.Certificate, name: str | None, signatory: str | 
     names = _names(cert, "common_name")
     subject = names[0] if names else None
     if len(names) > 1:
-        return (f"the signing certificate names {len(names)} common names "
-                f"({cert.subject.human_friendly}); a signatory's has exactly one")
+        return (Said("the signing certificate names %(count)s common names (%(subject)s); a "
+                     "signatory's has exactly one", count=len(names),
+                     subject=cert.subject.human_friendly))
     if signatory is not None and name != signatory:
-        return f"signed in the name of {name!r}; the record's signatory is {signatory!r}"
+        return Said("signed in the name of %(name)s; the record's signatory is %(signatory)s",
+                    name=repr(name), signatory=repr(signatory))
     if signatory is not None and subject != signatory:
-        return (f"the signing certificate is made out to {subject!r} "
-                f"({cert.subject.human_friendly}); the record's signatory is {signatory!r}")
+        return Said("the signing certificate is made out to %(common_name)s (%(subject)s); the "
+                    "record's signatory is %(signatory)s", common_name=repr(subject),
+                    subject=cert.subject.human_friendly, signatory=repr(signatory))
     if organization is not None and pinned is None:
         orgs = _names(cert, "organization_name")
         if orgs != [organization]:
-            return (f"the signing certificate is made out to the organization "
-                    f"{', '.join(repr(o) for o in orgs) or 'none'} "
-                    f"({cert.subject.human_friendly}); the issuing laboratory is "
-                    f"{organization!r} (or pin the certificate in lab.yaml)")
+            if not orgs:
+                return Said("the signing certificate is made out to the organization none "
+                            "(%(subject)s); the issuing laboratory is %(organization)s (or pin "
+                            "the certificate in lab.yaml)", subject=cert.subject.human_friendly,
+                            organization=repr(organization))
+            return Said("the signing certificate is made out to the organization %(orgs)s "
+                        "(%(subject)s); the issuing laboratory is %(organization)s (or pin the "
+                        "certificate in lab.yaml)", orgs=", ".join(repr(o) for o in orgs),
+                        subject=cert.subject.human_friendly, organization=repr(organization))
     if cert.ca:
-        return "the signing certificate is a CA certificate (CA:TRUE), not the signatory's own"
+        return Said("the signing certificate is a CA certificate (CA:TRUE), not the signatory's "
+                    "own")
     usage = cert.key_usage_value
     if usage is not None and not ({"digital_signature", "non_repudiation"} & set(usage.native)):
-        return "the signing certificate's key usage does not allow signing"
+        return Said("the signing certificate's key usage does not allow signing")
     purposes = cert.extended_key_usage_value
     if purposes is not None and not (set(purposes.native) & DOCUMENT_SIGNING_PURPOSES):
-        return (f"the signing certificate is for {', '.join(purposes.native)}, not for signing "
-                "documents (its extended key usage)")
+        return Said("the signing certificate is for %(purposes)s, not for signing documents (its "
+                     "extended key usage)", purposes=", ".join(purposes.native))
     fingerprint = hashlib.sha256(cert.dump()).hexdigest()
     if pinned is not None and fingerprint != pinned:
-        return (f"the signing certificate has SHA-256 {fingerprint}; the record's signatory "
-                f"signs with {pinned}")
+        return Said("the signing certificate has SHA-256 %(fingerprint)s; the record's signatory "
+                     "signs with %(pinned)s", fingerprint=fingerprint, pinned=pinned)
     return None
 
 
 def _path_problem(cert: x509.Certificate, others: list[x509.Certificate],
                   roots: list[x509.Certificate], moment: dt.datetime,
-                  what: str) -> str | None:
+                  what: Said) -> Said | None:
     """Why the signer's certificate is not valid at `moment` under `roots` (None: it is)."""
     from pyhanko_certvalidator import CertificateValidator, ValidationContext
     from pyhanko_certvalidator.errors import (
@@ -201,19 +218,24 @@ def _path_problem(cert: x509.Certificate, others: list[x509.Certificate],
     try:
         asyncio.run(validator.async_validate_path())
     except ExpiredError:
-        return (f"expired: the signer's certificate ({subject}) was valid until "
-                f"{cert.not_valid_after.isoformat(sep=' ')}, before {what}")
+        return (Said("expired: the signer's certificate (%(subject)s) was valid until "
+                     "%(not_valid_after)s, before %(what)s", subject=subject,
+                     not_valid_after=cert.not_valid_after.isoformat(sep=' '), what=what))
     except NotYetValidError:
-        return (f"not yet valid: the signer's certificate ({subject}) is valid from "
-                f"{cert.not_valid_before.isoformat(sep=' ')}, after {what}")
+        return (Said("not yet valid: the signer's certificate (%(subject)s) is valid from "
+                     "%(not_valid_before)s, after %(what)s", subject=subject,
+                     not_valid_before=cert.not_valid_before.isoformat(sep=' '), what=what))
     except RevokedError:
-        return f"revoked: the signer's certificate ({subject}) was revoked by its CA"
+        return Said("revoked: the signer's certificate (%(subject)s) was revoked by its CA",
+                    subject=subject)
     except PathBuildingError:
-        return f"untrusted signer: {subject} does not chain to the trusted CA"
+        return Said("untrusted signer: %(subject)s does not chain to the trusted CA",
+                    subject=subject)
     except PathValidationError as exc:
-        return f"untrusted signer: {subject}: {exc}"
+        return Said("untrusted signer: %(subject)s: %(error)s", subject=subject, error=str(exc))
     except Exception as exc:  # a malformed certificate: say so, never a traceback
-        return f"untrusted signer: {subject}: the certificate cannot be validated ({type(exc).__name__})"
+        return Said("untrusted signer: %(subject)s: the certificate cannot be validated "
+                    "(%(error)s)", subject=subject, error=type(exc).__name__)
     return None
 
 
@@ -231,19 +253,21 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         embedded = list(reader.embedded_regular_signatures)
         stamps = sorted(reader.embedded_timestamp_signatures, key=lambda t: t.signed_revision)
     except Exception:  # a damaged file: pyHanko cannot even find the signatures
-        out.checks.append(Check("signature", "fail", "the PDF's structure cannot be read (a "
-                                "damaged or truncated file)"))
+        out.checks.append(Check("signature", "fail", Said("the PDF's structure cannot be read (a "
+                                                          "damaged or truncated file)")))
         return out
     if not embedded:
-        out.checks.append(Check("signature", "fail", "the PDF is not signed"))
+        out.checks.append(Check("signature", "fail", Said("the PDF is not signed")))
         return out
     if len(embedded) > 1:
-        out.checks.append(Check("signature", "fail", f"{len(embedded)} signatures: certgen signs "
-                                "a certificate once, so one was added after the lab signed"))
-        out.checks.append(Check("intact", "fail", "a second signature follows the lab's: the "
-                                "file is not the one the lab signed"))
-        out.checks.append(Check("trust", "skip", "not checked: the file has more than one "
-                                "signature"))
+        out.checks.append(Check("signature", "fail", Said("%(count)s signatures: certgen signs a "
+                                                          "certificate once, so one was added "
+                                                          "after the lab signed",
+                                                          count=len(embedded))))
+        out.checks.append(Check("intact", "fail", Said("a second signature follows the lab's: the "
+                                                       "file is not the one the lab signed")))
+        out.checks.append(Check("trust", "skip", Said("not checked: the file has more than one "
+                                                      "signature")))
         return out
     sig = embedded[0]
     try:
@@ -254,28 +278,30 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         # PAdES puts the signing time in the signed /M, not in a CMS attribute.
         out.when = sig.self_reported_timestamp
     except Exception:
-        out.checks.append(Check("signature", "fail", "the signature's CMS data cannot be read "
-                                "(the signature is damaged)"))
-        out.checks.append(Check("intact", "fail", "the signature cannot be read"))
+        out.checks.append(Check("signature", "fail", Said("the signature's CMS data cannot be read"
+                                                          " (the signature is damaged)")))
+        out.checks.append(Check("intact", "fail", Said("the signature cannot be read")))
         return out
-    identity = identity_problem(cert, out.name, signatory, pinned, organization)
+    identity = identity_said(cert, out.name, signatory, pinned, organization)
     out.checks.append(Check("signature", "fail", identity) if identity else
-                      Check("signature", "pass", f"signed in the name of {out.name}, by its own "
-                            f"certificate (SHA-256 {hashlib.sha256(cert.dump()).hexdigest()})"))
+                      Check("signature", "pass", Said(
+                          "signed in the name of %(name)s, by its own certificate (SHA-256 "
+                          "%(sha256)s)", name=out.name,
+                          sha256=hashlib.sha256(cert.dump()).hexdigest())))
 
     coverage = _coverage_problem(pdf, sig, reader, last=not stamps)
     # Timestamps chain to their own roots (--tsa-trust), else to the signer's (--trust): a
     # public TSA's root must never make its other certificates count as the lab's signatory.
     stamp_roots = tsa_roots if tsa_roots is not None else roots
     if coverage is None and stamps and not _has_signature_timestamp(sig):
-        coverage = ("document timestamps follow a signature that carries no signature "
-                    "timestamp: certgen adds validation data and document timestamps only to a "
-                    "signature it timestamped itself (a plain signature was made to look "
-                    "long-term after signing)")
+        coverage = Said("document timestamps follow a signature that carries no signature "
+                        "timestamp: certgen adds validation data and document timestamps only "
+                        "to a signature it timestamped itself (a plain signature was made to "
+                        "look long-term after signing)")
     if coverage is None and stamps:
         # Read strictly first: a revision pyHanko reads one way and other readers another
         # (a listed-twice object, a copied end marker) never reaches the libraries' analysis.
-        coverage = (lta_revisions_problem(pdf, _range_end(sig))
+        coverage = (lta_revisions_said(pdf, _range_end(sig))
                     or _timestamps_problem(pdf, sig, stamps, reader, stamp_roots))
     digest_ok = False
     try:
@@ -288,16 +314,16 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         if coverage is None and stamps:
             coverage = (_later_revisions_problem(status)
                         or _lta_additions_problem(pdf, _range_end(sig))
-                        or drawn_problem(pdf, _range_end(sig)))
+                        or drawn_said(pdf, _range_end(sig)))
     except Exception:
         digest_ok = False
     if coverage is not None:
         out.checks.append(Check("intact", "fail", coverage))
     elif not digest_ok:
-        out.checks.append(Check("intact", "fail", "digest mismatch: the signed bytes were "
-                                "changed after signing"))
+        out.checks.append(Check("intact", "fail", Said("digest mismatch: the signed bytes were "
+                                                       "changed after signing")))
     elif out.when is None:
-        out.checks.append(Check("intact", "fail", "the signature carries no signing time"))
+        out.checks.append(Check("intact", "fail", Said("the signature carries no signing time")))
     else:
         out.holds = True
         gap = [int(x) for x in sig.sig_object["/ByteRange"]]
@@ -305,20 +331,20 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         out.cms_der = _cms_der(bytes(sig.sig_object["/Contents"]))
         out.sig_end = _range_end(sig)
         out.timestamped = bool(stamps)
-        out.checks.append(Check("intact", "pass", "no byte changed after signing; the signed "
-                                "range is the whole file" if not stamps else
-                                "no byte changed after signing; after the signed revision only "
-                                f"validation data and {len(stamps)} document timestamp(s) follow "
-                                "(read strictly, revision by revision; PDFium and poppler draw "
-                                "every page as signed; pyHanko, pypdf and qpdf read the same "
-                                "pages)"))
+        out.checks.append(Check("intact", "pass", Said(
+            "no byte changed after signing; the signed range is the whole file") if not stamps
+            else Said("no byte changed after signing; after the signed revision only validation "
+                      "data and %(count)s document timestamp(s) follow (read strictly, revision "
+                      "by revision; PDFium and poppler draw every page as signed; pyHanko, pypdf "
+                      "and qpdf read the same pages)", count=len(stamps))))
 
     if roots is None:
-        out.checks.append(Check("trust", "fail", "not checked: give --trust CA.pem, the "
-                                "laboratory's CA certificate"))
+        out.checks.append(Check("trust", "fail", Said("not checked: give --trust CA.pem, the "
+                                                      "laboratory's CA certificate")))
         return out
     moment = at or dt.datetime.now(dt.UTC)
-    shown = "today" if at is None else f"the validation time {moment.isoformat(sep=' ')}"
+    shown = Said("today") if at is None else Said("the validation time %(moment)s",
+                                                  moment=moment.isoformat(sep=" "))
     if stamps:
         problem, proven = _long_term_problem(sig, roots, moment, stamp_roots or roots)
         out.proven = None if problem or not proven else dt.datetime.fromisoformat(proven)
@@ -330,32 +356,42 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         issued = _embedded_crl_date(sig, cert)
         assert out.proven is not None
         if issued is not None and issued >= out.proven:
-            out.shown = f"its CA's CRL of {issued.isoformat(sep=' ')}"
-            shows = f"{out.shown}, embedded, shows its key unrevoked then"
+            out.shown = Said("its CA's CRL of %(issued)s", issued=issued.isoformat(sep=" "))
+            shows = Said("%(crl)s, embedded, shows its key unrevoked then", crl=out.shown)
         else:
-            shows = ("the file embeds no CRL of its CA" if issued is None else
-                     f"the CRL the file embeds ({issued.isoformat(sep=' ')}) predates that")
-        out.checks.append(Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
-                                f"trusted CA; the timestamps prove the signature existed at "
-                                f"{proven}; {shows} (checked at {shown}, offline)"))
+            shows = (Said("the file embeds no CRL of its CA") if issued is None else
+                     Said("the CRL the file embeds (%(issued)s) predates that",
+                          issued=issued.isoformat(sep=" ")))
+        out.checks.append(Check("trust", "pass", Said("%(subject)s chains to the trusted CA; the "
+                                                      "timestamps prove the signature existed at "
+                                                      "%(proven)s; %(shows)s (checked at "
+                                                      "%(shown)s, offline)",
+                                                      subject=cert.subject.human_friendly,
+                                                      proven=proven, shows=shows, shown=shown)))
         return out
     problems = []
     if out.when is not None:
         problems.append(_path_problem(cert, others, roots, out.when,
-                                      f"its signing time {out.when.isoformat(sep=' ')}"))
+                                      Said("its signing time %(when)s",
+                                           when=out.when.isoformat(sep=" "))))
     problems.append(_path_problem(cert, others, roots, moment, shown))
     problem = next((p for p in problems if p is not None), None)
     out.checks.append(Check("trust", "fail", problem) if problem else
-                      Check("trust", "pass", f"{cert.subject.human_friendly} chains to the "
-                            "trusted CA and is valid at the signing time "
-                            f"{'' if out.when is None else out.when.isoformat(sep=' ')} and "
-                            f"{'now' if at is None else 'at ' + moment.isoformat(sep=' ')}"))
+                      Check("trust", "pass", Said(
+                          "%(subject)s chains to the trusted CA and is valid at the signing "
+                          "time %(when)s and now", subject=cert.subject.human_friendly,
+                          when="" if out.when is None else out.when.isoformat(sep=" "))
+                          if at is None else Said(
+                          "%(subject)s chains to the trusted CA and is valid at the signing "
+                          "time %(when)s and at %(moment)s", subject=cert.subject.human_friendly,
+                          when="" if out.when is None else out.when.isoformat(sep=" "),
+                          moment=moment.isoformat(sep=" "))))
     return out
 
 
 def _timestamps_problem(pdf: bytes, sig: EmbeddedPdfSignature,
                         stamps: list[EmbeddedPdfSignature], reader: PdfFileReader,
-                        roots: list[x509.Certificate] | None) -> str | None:
+                        roots: list[x509.Certificate] | None) -> Said | None:
     """Why the document timestamps after the lab's signature are not certgen's own (None: they
     are): each follows the signature and is intact, by a trusted authority; what follows the
     newest (pyHanko ends the file with an unsigned DSS revision) is held by the strict reader."""
@@ -365,14 +401,15 @@ def _timestamps_problem(pdf: bytes, sig: EmbeddedPdfSignature,
 
     for number, stamp in enumerate(stamps, start=1):
         if stamp.signed_revision <= sig.signed_revision:
-            return "a document timestamp precedes the signature"
+            return Said("a document timestamp precedes the signature")
         try:
             at_end = _range_end(stamp) >= len(pdf)
         except Exception:
-            return f"document timestamp {number} has no readable /ByteRange"
+            return Said("document timestamp %(number)s has no readable /ByteRange", number=number)
         problem = _coverage_problem(pdf, stamp, reader, last=at_end)
         if problem is not None:
-            return f"document timestamp {number}: {problem}"
+            return Said("document timestamp %(number)s: %(problem)s", number=number,
+                        problem=problem)
         try:
             status = validate_pdf_timestamp(stamp, ValidationContext(
                 trust_roots=roots or [], allow_fetching=False, revocation_mode="soft-fail"))
@@ -382,34 +419,34 @@ def _timestamps_problem(pdf: bytes, sig: EmbeddedPdfSignature,
         except Exception:
             intact, trusted, restated = False, False, False
         if not intact:
-            return (f"digest mismatch: document timestamp {number} does not match the bytes it "
-                    "covers")
+            return Said("digest mismatch: document timestamp %(number)s does not match the bytes "
+                         "it covers", number=number)
         if roots is not None and not trusted:
-            return (f"document timestamp {number} is by a timestamp authority that does not "
-                    "chain to the trusted roots (--tsa-trust, else --trust)")
+            return Said("document timestamp %(number)s is by a timestamp authority that does not "
+                         "chain to the trusted roots (--tsa-trust, else --trust)", number=number)
         if restated:
-            return (f"document timestamp {number} claims to cover the whole file, but bytes "
-                    "follow it: its dictionary was restated")
+            return Said("document timestamp %(number)s claims to cover the whole file, but bytes "
+                         "follow it: its dictionary was restated", number=number)
     return None
 
 
-def _later_revisions_problem(status: PdfSignatureStatus) -> str | None:
+def _later_revisions_problem(status: PdfSignatureStatus) -> Said | None:
     """What pyHanko's difference analysis found between the signed revision and the file's end,
     when it is more than validation data and document timestamps (None: nothing more)."""
     from pyhanko.sign.diff_analysis import ModificationLevel
     from pyhanko.sign.validation.status import SignatureCoverageLevel
 
     if status.coverage != SignatureCoverageLevel.ENTIRE_REVISION:
-        return ("the signature claims to cover the whole file, but revisions follow it: its "
-                "dictionary was restated")
+        return Said("the signature claims to cover the whole file, but revisions follow it: its "
+                     "dictionary was restated")
     level = status.modification_level
     if level is None or level > ModificationLevel.LTA_UPDATES or not status.docmdp_ok:
-        return ("the file was changed after signing: a revision that follows the signature "
-                "does more than add validation data or a timestamp")
+        return Said("the file was changed after signing: a revision that follows the signature "
+                     "does more than add validation data or a timestamp")
     return None
 
 
-def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
+def _lta_additions_problem(pdf: bytes, sig_end: int) -> Said | None:
     """What the revisions after the signed one add beyond validation data and document
     timestamps (None: nothing), checked on top of pyHanko's difference analysis, which lets a
     new invisible signature field, any /Info or XMP change pass as LTA updates: the document
@@ -424,10 +461,10 @@ def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
         # pyHanko's own validation-data and timestamp revisions move the modification date,
         # and nothing else of the document information or the XMP packet.
         if _info(signed) != _info(final):
-            return ("the document information (title, author…) was changed after signing; "
-                    "readers show it")
+            return Said("the document information (title, author…) was changed after signing; "
+                         "readers show it")
         if _xmp(signed) != _xmp(final):
-            return "the XMP metadata was changed after signing; readers show it"
+            return Said("the XMP metadata was changed after signing; readers show it")
         before = {f.idnum for f in _fields(signed)}
         added = [f for f in _fields(final) if f.idnum not in before]
         for ref in added:
@@ -439,19 +476,21 @@ def _lta_additions_problem(pdf: bytes, sig_end: int) -> str | None:
                     or field_.get("/Subtype") != "/Widget" or "/Kids" in field_
                     or "/A" in field_ or "/AA" in field_ or rect is None or len(rect) != 4
                     or any(float(x) != 0 for x in rect)):
-                return ("a form field was added after signing that is not a document "
-                        "timestamp's invisible one")
+                return Said("a form field was added after signing that is not a document "
+                             "timestamp's invisible one")
         new_ids = {ref.idnum for ref in added}
         for number, (old_page, new_page) in enumerate(zip(signed.pages, final.pages), start=1):
             had = {a.idnum for a in (old_page.get("/Annots") or [])}
             for annot in new_page.get("/Annots") or []:
                 if annot.idnum not in had and annot.idnum not in new_ids:
-                    return f"an annotation was added to page {number} after signing"
-        difference = seen_difference(seen_of(final), seen_of(signed), signature_widgets=len(added))
+                    return Said("an annotation was added to page %(number)s after signing",
+                                number=number)
+        difference = seen_said(seen_of(final), seen_of(signed), signature_widgets=len(added))
         if difference is not None:
-            return f"after signing: {difference}"
+            return Said("after signing: %(difference)s", difference=difference)
     except Exception as exc:
-        return f"the revisions after signing cannot be read ({type(exc).__name__})"
+        return Said("the revisions after signing cannot be read (%(error)s)",
+                    error=type(exc).__name__)
     return None
 
 
@@ -479,7 +518,7 @@ def _xmp(reader: pypdf.PdfReader) -> bytes | None:
 
 def _long_term_problem(sig: EmbeddedPdfSignature, roots: list[x509.Certificate],
                        moment: dt.datetime,
-                       tsa_roots: list[x509.Certificate]) -> tuple[str | None, str]:
+                       tsa_roots: list[x509.Certificate]) -> tuple[Said | None, str]:
     """PAdES B-LTA validation at `moment`, offline, from the validation data in the file alone
     (pyHanko's AdES LTA algorithm): (why it fails or None, when the signature is proven to have
     existed)."""
@@ -508,7 +547,8 @@ def _long_term_problem(sig: EmbeddedPdfSignature, roots: list[x509.Certificate],
     try:
         result = asyncio.run(ades_lta_validation(sig, spec, timing_info=timing))
     except Exception as exc:
-        return f"the long-term validation could not run ({type(exc).__name__})", ""
+        return Said("the long-term validation could not run (%(error)s)",
+                    error=type(exc).__name__), ""
     status = result.api_status
     proven = result.best_signature_time.isoformat(sep=" ")
     if status is not None and status.bottom_line:
@@ -516,19 +556,22 @@ def _long_term_problem(sig: EmbeddedPdfSignature, roots: list[x509.Certificate],
     subject = sig.signer_cert.subject.human_friendly
     indication = str(result.ades_subindic)
     if "REVOKED" in indication:
-        return f"revoked: the signer's certificate ({subject}) was revoked by its CA", proven
+        return Said("revoked: the signer's certificate (%(subject)s) was revoked by its CA",
+                    subject=subject), proven
     if "NO_POE" in indication or "OUT_OF_BOUNDS" in indication or "EXPIRED" in indication:
-        return (f"expired: no timestamp in the file proves the signature existed while the "
-                f"signer's certificate ({subject}) was valid, checked at "
-                f"{moment.isoformat(sep=' ')} with the validation data the file carries "
-                f"({indication})"), proven
-    missing = missing_revocation_info(sig)
+        return (Said("expired: no timestamp in the file proves the signature existed while the "
+                     "signer's certificate (%(subject)s) was valid, checked at %(moment)s with the"
+                     " validation data the file carries (%(indication)s)", subject=subject,
+                     moment=moment.isoformat(sep=' '), indication=indication)), proven
+    missing = missing_revocation_said(sig)
     if missing is not None:
         # pyHanko reports a chain it could not validate; the cause a lab can fix is this.
-        return f"untrusted signer: {missing}", proven
+        return Said("untrusted signer: %(missing)s", missing=missing), proven
     if status is not None and not status.trusted:
-        return f"untrusted signer: {subject} does not chain to the trusted CA", proven
-    return f"untrusted signer: {subject}: {result.failure_msg or indication}", proven
+        return Said("untrusted signer: %(subject)s does not chain to the trusted CA",
+                    subject=subject), proven
+    return Said("untrusted signer: %(subject)s: %(reason)s", subject=subject,
+                reason=result.failure_msg or indication), proven
 
 
 def _revocation_subjects(sig: EmbeddedPdfSignature) -> list[x509.Certificate]:
@@ -579,6 +622,12 @@ def _embedded_crl_date(sig: EmbeddedPdfSignature, cert: x509.Certificate) -> dt.
 
 
 def missing_revocation_info(sig: EmbeddedPdfSignature) -> str | None:
+    """missing_revocation_said in English."""
+    said = missing_revocation_said(sig)
+    return None if said is None else said.render()
+
+
+def missing_revocation_said(sig: EmbeddedPdfSignature) -> Said | None:
     """Which certificate the file carries no revocation information for (None: each has a CRL of
     its issuer or an OCSP answer for it in the document security store), and why it likely has
     none: a certificate that names no CRL distribution point gives `build --tsa` nothing to
@@ -603,11 +652,12 @@ def missing_revocation_info(sig: EmbeddedPdfSignature) -> str | None:
     for cert in _revocation_subjects(sig):
         if cert.issuer.dump() in issuers or int(cert.serial_number) in serials:
             continue
-        why = ("it names no CRL distribution point, so nothing could be fetched and embedded "
-               "when it was signed" if not cert.crl_distribution_points else
-               "its CRL was not embedded when it was signed")
-        return (f"the file carries no revocation information for {cert.subject.human_friendly} "
-                f"(issued by {cert.issuer.human_friendly}): {why}")
+        why = (Said("it names no CRL distribution point, so nothing could be fetched and "
+                    "embedded when it was signed") if not cert.crl_distribution_points else
+               Said("its CRL was not embedded when it was signed"))
+        return Said("the file carries no revocation information for %(subject)s (issued by "
+                    "%(issuer)s): %(why)s", subject=cert.subject.human_friendly,
+                    issuer=cert.issuer.human_friendly, why=why)
     return None
 
 

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, cast
 
 from certgen.errors import CertgenError, RecordError
 from certgen.record import load_record
+from certgen.render.i18n import LANGUAGES, check_language
 from certgen.render.sign import require_sign_extra
 from certgen.verify.content import content_check
-from certgen.verify.derivation import bundle_checks, derivation_problems
-from certgen.verify.outcome import Check, Verification
+from certgen.verify.derivation import bundle_checks, derivation_reasons
+from certgen.verify.outcome import Check, Said, Verification, joined, verbatim
 from certgen.verify.reading import (
     MAX_PAGES,
     MAX_PDF_BYTES,
@@ -50,33 +51,38 @@ def verify_pdf(
     allow_unsigned_list: bool = False,
     crl: bytes | None = None,
     offline: bool = False,
+    lang: str | None = None,
 ) -> Verification:
     """Run every check on one certificate PDF (see the module doc); never raises for a
     failed check, only for unusable inputs (a bad CA file). `at`: the time the signer's
     certificate is checked at (default: now). `offline`: never fetch the CA's CRL from the
     address the signer's certificate names (the key's status when it signed is then shown only
-    by --crl or the file)."""
+    by --crl or the file). `lang`: the language the details print in (en, ru, pt; default: the
+    PDF's /Lang, else English)."""
 
     require_sign_extra()
+    if lang is not None:
+        check_language(lang)
     with quiet_libraries(debug):
         return _verify(pdf, source=source, trust=trust, trust_source=trust_source,
                        revocations=revocations, bundle=bundle, at=at, tsa_trust=tsa_trust,
-                       allow_unsigned_list=allow_unsigned_list, crl=crl, offline=offline)
+                       allow_unsigned_list=allow_unsigned_list, crl=crl, offline=offline,
+                       say=lang)
 
 
 def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
             revocations: Sequence[RevokedCertificate] | RevocationList | None, bundle: str | None,
             at: dt.datetime | None, tsa_trust: bytes | None = None,
             allow_unsigned_list: bool = False, crl: bytes | None = None,
-            offline: bool = False) -> Verification:
+            offline: bool = False, say: str | None = None) -> Verification:
     import pypdf
 
     roots = None if trust is None else load_trust(trust, trust_source)
     tsa_roots = None if tsa_trust is None else load_trust(tsa_trust, "--tsa-trust")
     if len(pdf) > MAX_PDF_BYTES:
-        return Verification(source, None, (Check("signature", "fail", f"{len(pdf)} bytes, more "
-                                                 f"than the limit of {MAX_PDF_BYTES} for a "
-                                                 "certificate PDF"),))
+        return Verification(source, None, (Check("signature", "fail", Said(
+            "%(count)s bytes, more than the limit of %(limit)s for a certificate PDF",
+            count=len(pdf), limit=MAX_PDF_BYTES)),), lang=say or "en")
     # A damaged file is a failed check, not an error: the signature check says what changed.
     unreadable = None
     blobs: list[bytes] = []
@@ -85,10 +91,13 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
         reader = pypdf.PdfReader(io.BytesIO(pdf))
         catalog = cast("DictionaryObject", reader.trailer["/Root"])
         lang = str(catalog.get("/Lang", "en"))
+        if say is None:  # the lines in the PDF's language (en, ru, pt; else English)
+            said_in = lang.split("-")[0].lower()
+            say = said_in if said_in in LANGUAGES else "en"
         blobs = list(dict(reader.attachments).get("record.json") or [])
         pages = len(reader.pages)
     except Exception as exc:
-        unreadable = f"the PDF cannot be read ({type(exc).__name__})"
+        unreadable = Said("the PDF cannot be read (%(error)s)", error=type(exc).__name__)
 
     record = None
     record_bytes = b""
@@ -96,19 +105,23 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
     if unreadable is not None:
         record_checks.append(Check("record", "fail", unreadable))
     elif len(blobs) != 1:
-        record_checks.append(Check("record", "fail", "no record.json attached" if not blobs
-                                   else "more than one record.json attached"))
+        record_checks.append(Check("record", "fail", Said("no record.json attached") if not blobs
+                                   else Said("more than one record.json attached")))
     elif len(blobs[0]) > MAX_RECORD_BYTES:
-        record_checks.append(Check("record", "fail", f"the attached record.json has "
-                                   f"{len(blobs[0])} bytes, more than the limit of "
-                                   f"{MAX_RECORD_BYTES}"))
+        record_checks.append(Check("record", "fail", Said("the attached record.json has %(count)s "
+                                                          "bytes, more than the limit of "
+                                                          "%(limit)s",
+                                                          count=len(blobs[0]),
+                                                          limit=MAX_RECORD_BYTES)))
     else:
         try:
             record = load_record(blobs[0], source="record.json")
             record_bytes = blobs[0]
-            record_checks.append(Check("record", "pass", "record.json attached and schema-valid"))
+            record_checks.append(Check("record", "pass", Said("record.json attached and "
+                                                              "schema-valid")))
         except RecordError as exc:
-            record_checks.append(Check("record", "fail", f"record damaged: {exc}"))
+            record_checks.append(Check("record", "fail", Said("record damaged: %(error)s",
+                                                              error=str(exc))))
 
     issuer = None if record is None else record.issuer
     signatory = None if issuer is None else issuer.signatory
@@ -126,66 +139,73 @@ def _verify(pdf: bytes, *, source: str, trust: bytes | None, trust_source: str,
                                                shown=signature.shown, crl=crl, offline=offline)
 
     if revocations is None:
-        checks.append(Check("revocation", "skip", "not checked: give --revocations, the lab's "
-                            "revocations.yaml or its registry's verify/index.json"))
+        checks.append(Check("revocation", "skip", Said("not checked: give --revocations, the lab's"
+                                                       " revocations.yaml or its registry's "
+                                                       "verify/index.json")))
     elif cert_id is None:
-        checks.append(Check("revocation", "fail", "no certificate id to look up (no record)"))
+        checks.append(Check("revocation", "fail", Said("no certificate id to look up (no record)")))
     else:
         checks.append(revocation_check(
             cert_id, revocations, roots, None if signatory is None else signatory.name,
             None if signatory is None else signatory.certificate_sha256,
             Holding(record_sha256=None if record is None
                     else hashlib.sha256(record_bytes).hexdigest(),
-                    signed_at=signature.when, at=at, lang=lang,
+                    signed_at=signature.when, at=at, lang=say or "en",
                     allow_unsigned=allow_unsigned_list,
                     organization=None if issuer is None else issuer.name)))
     checks.extend(record_checks)
 
     if record is None:
         for name in ("record-sha256", "content", "derivation"):
-            checks.append(Check(name, "fail", "no valid record.json to compare with"))
+            checks.append(Check(name, "fail", Said("no valid record.json to compare with")))
         if bundle is not None:
-            checks.append(Check("captures", "fail", "no valid record.json to compare with"))
-        return Verification(source, cert_id, tuple(checks), ())
+            checks.append(Check("captures", "fail", Said("no valid record.json to compare with")))
+        return Verification(source, cert_id, tuple(checks), (), lang=say or "en")
 
     record_sha = hashlib.sha256(record_bytes).hexdigest()
     # The printed text is read only once a signature vouches for the file, and only of a
     # certificate's size: text extraction of a hostile page costs seconds (issue 21).
     vouched = signature.holds  # and, below, its text readable within a certificate's size
     if not vouched:
-        checks.append(Check("record-sha256", "skip", "not compared: no signature holds for "
-                            "this file"))
+        checks.append(Check("record-sha256", "skip", Said("not compared: no signature holds for "
+                                                          "this file")))
     elif pages > MAX_PAGES:
-        checks.append(Check("record-sha256", "fail", f"the PDF has {pages} pages; a certificate "
-                            f"has at most {MAX_PAGES}"))
+        checks.append(Check("record-sha256", "fail", Said("the PDF has %(pages)s pages; a "
+                                                          "certificate has at most %(limit)s",
+                                                          pages=pages, limit=MAX_PAGES)))
         vouched = False
     else:
         try:
             text = "\n".join(page.extract_text() or "" for page in reader.pages)
         except Exception as exc:
             vouched = False
-            checks.append(Check("record-sha256", "fail", f"the PDF's text cannot be read "
-                                f"({type(exc).__name__})"))
+            checks.append(Check("record-sha256", "fail", Said("the PDF's text cannot be read "
+                                                              "(%(error)s)",
+                                                              error=type(exc).__name__)))
         if vouched:
             flat = "".join(text.split())
-            checks.append(Check("record-sha256", "pass", f"{record_sha} is the printed SHA-256")
+            checks.append(Check("record-sha256", "pass", Said("%(sha256)s is the printed "
+                                                              "SHA-256", sha256=record_sha))
                           if record_sha in flat else
-                          Check("record-sha256", "fail", f"the attached record.json's SHA-256 "
-                                f"{record_sha} is not the one printed"))
+                          Check("record-sha256", "fail", Said("the attached record.json's SHA-256 "
+                                                              "%(sha256)s is not the one "
+                                                              "printed", sha256=record_sha)))
     content, warning = content_check(pdf, record, record_bytes, record_sha, text, lang,
                                       signature, vouched)
     checks.append(content)
     try:
-        problems = derivation_problems(record)
+        problems = derivation_reasons(record)
     except CertgenError as exc:
-        problems = [str(exc)]
+        problems = [verbatim(str(exc))]  # the rules' own words
     except Exception as exc:  # a schema-valid but hostile record (e.g. a resolution "big")
-        problems = [f"the record's figures cannot be re-derived ({type(exc).__name__}: "
-                    f"{str(exc)[:200]})"]
-    checks.append(Check("derivation", "fail", "; ".join(problems)) if problems else
-                  Check("derivation", "pass", f"every score, tier mean and the grade "
-                        f"{record.grade.value} follow from the figures under "
-                        f"{record.rules.file or record.rules.sop}"))
+        problems = [Said("the record's figures cannot be re-derived (%(error)s: %(message)s)",
+                         error=type(exc).__name__, message=str(exc)[:200])]
+    checks.append(Check("derivation", "fail", joined(problems)) if problems else
+                  Check("derivation", "pass", Said("every score, tier mean and the grade %(grade)s"
+                                                   " follow from the figures under %(rules)s",
+                                                   grade=record.grade.value,
+                                                   rules=record.rules.file or record.rules.sop)))
     if bundle is not None:
         checks.extend(bundle_checks(record, bundle))
-    return Verification(source, cert_id, tuple(checks), () if warning is None else (warning,))
+    return Verification(source, cert_id, tuple(checks), () if warning is None else (warning,),
+                        lang=say or "en")
