@@ -11,12 +11,14 @@ pre-revocation CRL embedded), the fetched CRL makes it NOT VERIFIED.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import http.server
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bundlekit import simple_bundle
@@ -25,7 +27,13 @@ from tsakit import PASSPHRASE, running_authority
 from certgen.builders.certificate import build_bundle
 from certgen.cli import main
 from certgen.inputs.lab import load_lab
-from certgen.render.sign import embedded_signer_crl_date, signature_time, signing_key
+from certgen.render.sign import (
+    _add_crl_and_timestamp,
+    _signer,
+    embedded_signer_crl_date,
+    signature_time,
+    signing_key,
+)
 from certgen.support.crlfetch import CrlFetchError, fetch_crl
 from certgen.verify.outcome import Verification
 from certgen.verify.verdict import verify_pdf
@@ -33,6 +41,27 @@ from certgen.verify.verdict import verify_pdf
 ROOT = Path(__file__).resolve().parent.parent
 LAB = load_lab(ROOT / "examples" / "lab.yaml")
 UNSHOWN = "the signer's key status when it signed not shown"
+
+
+def _key() -> Any:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _crl(ca_pem: bytes, key: Any) -> Any:
+    """A CRL issued now, naming the CA of `ca_pem` as its issuer, signed by `key`."""
+    from asn1crypto import crl as crls
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    ca = x509.load_pem_x509_certificate(ca_pem)
+    now = dt.datetime.now(dt.UTC)
+    der = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject).last_update(now)
+           .next_update(now + dt.timedelta(days=7)).sign(key, hashes.SHA256())
+           .public_bytes(Encoding.DER))
+    return crls.CertificateList.load(der)
 
 
 def _trust(result: Verification) -> str:
@@ -59,6 +88,16 @@ def test_a_crl_of_before_the_signature_never_verifies_and_a_revoked_key_fails(
         assert offline.verdict == "verified-except", _trust(offline)
         assert offline.summary().startswith(f"VERIFIED EXCEPT: {UNSHOWN}")
         assert "--offline: its CA's CRL was not fetched" in _trust(offline)
+
+        # Anyone may append validation data under a document timestamp: a CRL dated after the
+        # signature that names the CA as its issuer but is not signed by it shows nothing; the
+        # same CRL signed by the CA does (so the first verdict is the signature's doing).
+        signer = _signer(tsa.lab_p12, PASSPHRASE)
+        for by, verdict in ((_key(), "verified-except"), (tsa.ca_key, "verified")):
+            appended = asyncio.run(_add_crl_and_timestamp(pdf, _crl(tsa.ca_pem, by), signer,
+                                                          tsa.tsa_url))
+            held = verify_pdf(appended, trust=tsa.ca_pem, revocations=(), offline=True)
+            assert held.verdict == verdict, _trust(held)
 
         # Online: the CA's address still serves the CRL of before the signature.
         online = verify_pdf(pdf, trust=tsa.ca_pem, revocations=())
@@ -142,3 +181,34 @@ def test_a_crl_address_is_read_within_its_bounds() -> None:
         fetch_crl("file:///etc/passwd")
     with pytest.raises(CrlFetchError, match="cannot be reached"):
         fetch_crl("http://127.0.0.1:1/ca.crl")
+
+
+def test_a_key_whose_status_only_an_ocsp_responder_publishes_is_not_shown() -> None:
+    """verify reads CRLs; a certificate naming only an OCSP responder leaves the status unshown
+    (the check not run, never passed), saying why."""
+    from asn1crypto import x509 as ax509
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from cryptography.x509.oid import AuthorityInformationAccessOID, NameOID
+
+    from certgen.verify.outcome import Check, Said
+    from certgen.verify.revocation import signer_status
+
+    key = _key()
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "OCSP only")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(7).not_valid_before(now)
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.AuthorityInformationAccess([x509.AccessDescription(
+                AuthorityInformationAccessOID.OCSP,
+                x509.UniformResourceIdentifier("http://127.0.0.1:1/ocsp"))]), critical=False)
+            .sign(key, hashes.SHA256()))
+    loaded = ax509.Certificate.load(cert.public_bytes(Encoding.DER))
+    passed = Check("trust", "pass", Said("%(subject)s chains to the trusted CA",
+                                         subject="OCSP only"))
+    status = signer_status(passed, loaded, [], signed_at=now, proven=None, shown=None, crl=None,
+                           offline=False)
+    assert status.verdict == "skip" and status.short == UNSHOWN
+    assert "only through an OCSP responder, which verify does not query" in status.detail

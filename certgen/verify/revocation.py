@@ -415,10 +415,17 @@ def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certifi
                 Check("trust", "pass", joined([trust.said, finding.detail])))
     if shown is not None:
         return trust
+    unshown = Said("the signer's key status when it signed not shown")
     if not cert.crl_distribution_points:
+        if cert.ocsp_urls:
+            # Its status is published only by an OCSP responder, which verify does not query,
+            # and an OCSP answer in the file is not held to the signature's time: not shown.
+            return Check("trust", "skip", Said("%(detail)s; its certificate publishes its "
+                                               "status only through an OCSP responder, which "
+                                               "verify does not query: give the CA's current "
+                                               "CRL (--crl)", detail=trust.said), short=unshown)
         return trust
     addresses = crl_addresses(cert.crl_distribution_points)
-    unshown = Said("the signer's key status when it signed not shown")
     if offline or not addresses:
         why = (Said("--offline: its CA's CRL was not fetched") if offline else
                Said("its certificate names no http(s) CRL address"))

@@ -353,7 +353,7 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
             return out
         # An embedded CRL counts only if issued at or after the time it must cover: one of
         # before shows the key unrevoked until its own date, not when it signed (issue 40).
-        issued = _embedded_crl_date(sig, cert)
+        issued = _embedded_crl_date(sig, cert, roots)
         assert out.proven is not None
         if issued is not None and issued >= out.proven:
             out.shown = Said("its CA's CRL of %(issued)s", issued=issued.isoformat(sep=" "))
@@ -600,18 +600,33 @@ def _revocation_subjects(sig: EmbeddedPdfSignature) -> list[x509.Certificate]:
     return list(unique.values())
 
 
-def _embedded_crl_date(sig: EmbeddedPdfSignature, cert: x509.Certificate) -> dt.datetime | None:
-    """When the newest CRL of `cert`'s issuer in the document security store was issued (None:
-    there is none)."""
+def _embedded_crl_date(sig: EmbeddedPdfSignature, cert: x509.Certificate,
+                       roots: list[x509.Certificate]) -> dt.datetime | None:
+    """When the newest CRL in the document security store that the CA of --trust which issued
+    `cert` signed was issued (None: there is none). Only a CRL whose signature holds counts:
+    anyone may append a DSS revision, and a CRL merely naming the CA as its issuer, dated after
+    the signature, would otherwise show a revoked key unrevoked (issue 40)."""
     from asn1crypto import crl as crls
+    from cryptography import x509 as cx509
     from pyhanko.sign.validation.dss import DocumentSecurityStore
 
+    issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
+    if issuer is None:
+        return None
     newest = None
     try:
+        key = cx509.load_der_x509_certificate(issuer.dump()).public_key()
         dss = DocumentSecurityStore.read_dss(sig.reader)
         for ref in dss.crls:
-            listed = crls.CertificateList.load(ref.get_object().data)
+            data = ref.get_object().data
+            listed = crls.CertificateList.load(data)
             if listed["tbs_cert_list"]["issuer"].dump() != cert.issuer.dump():
+                continue
+            try:
+                if not cx509.load_der_x509_crl(data).is_signature_valid(
+                        key):  # type: ignore[arg-type]
+                    continue
+            except Exception:
                 continue
             issued = listed["tbs_cert_list"]["this_update"].native
             if isinstance(issued, dt.datetime) and (newest is None or issued > newest):
