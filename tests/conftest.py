@@ -30,6 +30,7 @@ from hypothesis import settings
 
 if TYPE_CHECKING:
     from rendercache import RenderCache
+    from textcache import TextCache
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("long", deadline=None, max_examples=1000)
@@ -254,6 +255,19 @@ def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache)
         render_cache.enabled = False
     yield
     render_cache.enabled = enabled
+
+
+@pytest.fixture(scope="session", autouse=True)
+def text_cache() -> Iterator[TextCache]:
+    """pypdf's text extraction of each distinct page once per worker (tests/textcache.py), in
+    place of `PageObject.extract_text` for the whole session: `certgen verify` reads the same
+    pages of many differently signed files."""
+    from textcache import TextCache, restore
+
+    cache = TextCache()
+    replaced = cache.install()
+    yield cache
+    restore(replaced)
 
 
 # --- the fleet on both backends ---------------------------------------------------------------
