@@ -270,6 +270,21 @@ def text_cache() -> Iterator[TextCache]:
     restore(replaced)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _objstm_index() -> Iterator[None]:
+    """pyHanko reads each object stream's header once instead of once per object
+    (tests/objstmcache.py): the same objects and errors, without re-reading ~700 pairs for each
+    of a certificate's objects in every revision a timestamped file's validation walks."""
+    import objstmcache
+
+    if not objstmcache.enabled():
+        yield
+        return
+    replaced = objstmcache.install()
+    yield
+    objstmcache.restore(replaced)
+
+
 # --- the fleet on both backends ---------------------------------------------------------------
 
 _SERVER = "postgresql-server.json"
