@@ -6,59 +6,73 @@ from __future__ import annotations
 import io
 
 import pypdf
-from conftest import CliBuild
-from pypdf.generic import DecodedStreamObject, NameObject
+from pypdf.generic import (
+    ArrayObject,
+    DecodedStreamObject,
+    DictionaryObject,
+    NameObject,
+    NumberObject,
+)
 from textcache import TextCache, page_key
+
+
+def _pdf(texts: list[bytes], encoding: str = "/WinAnsiEncoding") -> bytes:
+    """A PDF with one page per text, all in one shared Helvetica (its /Encoding given)."""
+    writer = pypdf.PdfWriter()
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"),
+        NameObject("/Encoding"): NameObject(encoding)}))
+    for text in texts:
+        page = writer.add_blank_page(200, 100)
+        stream = DecodedStreamObject()
+        stream.set_data(b"BT /F1 12 Tf 10 50 Td (" + text + b") Tj ET")
+        page[NameObject("/Contents")] = writer._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject(
+            {NameObject("/F1"): font})})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def _pages(pdf: bytes) -> list[pypdf.PageObject]:
     return list(pypdf.PdfReader(io.BytesIO(pdf)).pages)
 
 
-def test_a_hit_is_the_text_pypdf_extracts_and_a_changed_page_is_read_again(
-        gold_build: CliBuild) -> None:
-    assert gold_build.code == 0, gold_build.stderr
-    pdf = (gold_build.folder / "certificate.en.pdf").read_bytes()
+def _real() -> TextCache:
     real = TextCache()
-    real.enabled = False  # the extraction itself (the suite's cache is installed around it)
+    real.enabled = False  # pypdf's extraction itself (the suite's cache is installed around it)
+    return real
+
+
+def test_a_hit_is_the_text_pypdf_extracts_and_a_changed_page_is_read_again() -> None:
+    pdf = _pdf([b"Grade GOLD", b"SHA-256 abc", b"Grade GOLD"])
+    real = _real()
     cache = TextCache(extract=real)
     first = [cache(page) for page in _pages(pdf)]
     assert first == [real(page) for page in _pages(pdf)]
-    assert (cache.extractions, cache.hits) == (len(first), 0)
-    # The same pages from another reader (as another verification reads them): every one a hit.
+    assert "Grade GOLD" in first[0] and "SHA-256 abc" in first[1]
+    # Pages 1 and 3 are the same objects (one shared font): one extraction, then a hit.
+    assert (cache.extractions, cache.hits) == (2, 1)
+    # The same pages from another reader (as another verification reads them): all hits.
     assert [cache(page) for page in _pages(pdf)] == first
-    assert cache.hits == len(first)
-    # Two pages of one file share fonts but not content: two keys.
-    assert len({page_key(page) for page in _pages(pdf)}) == len(first)
+    assert (cache.extractions, cache.hits) == (2, 4)
 
-    # A page whose content stream says more is read again, and gives the new text.
-    writer = pypdf.PdfWriter(clone_from=io.BytesIO(pdf))
-    page = writer.pages[0]
-    contents = page.get_contents()
-    assert contents is not None
-    stream = DecodedStreamObject()
-    stream.set_data(contents.get_data() + b"\nq Q\n")
-    page[NameObject("/Contents")] = writer._add_object(stream)
-    out = io.BytesIO()
-    writer.write(out)
-    changed = _pages(out.getvalue())[0]
-    assert page_key(changed) != page_key(_pages(pdf)[0])
-    extractions = cache.extractions
-    assert cache(changed) == real(changed)
-    assert cache.extractions == extractions + 1
-
-    # A changed font (what the glyphs map to) is a different page too, with the same content.
-    writer = pypdf.PdfWriter(clone_from=io.BytesIO(pdf))
-    fonts = writer.pages[0]["/Resources"]["/Font"]
-    font = fonts[next(iter(fonts))].get_object()
-    font[NameObject("/ToUnicode")] = writer._add_object(DecodedStreamObject())
-    out = io.BytesIO()
-    writer.write(out)
-    assert page_key(_pages(out.getvalue())[0]) != page_key(_pages(pdf)[0])
+    # Another text on the page is read again, and gives the new text.
+    changed = _pages(_pdf([b"Grade SILVER"]))[0]
+    assert cache(changed) == real(changed) and "SILVER" in cache(changed)
+    assert cache.extractions == 3
+    # The same content in another encoding (what the codes map to) is another page too.
+    encoded = _pages(_pdf([b"Grade GOLD"], encoding="/MacRomanEncoding"))[0]
+    assert page_key(encoded) != page_key(_pages(pdf)[0])
+    # So is a different page size (an inherited or own /MediaBox: the layout the text is in).
+    page = _pages(pdf)[0]
+    key = page_key(page)
+    page[NameObject("/MediaBox")] = ArrayObject([NumberObject(0)] * 2 + [NumberObject(300)] * 2)
+    assert page_key(page) != key
 
 
-def test_arguments_and_a_disabled_cache_read_for_real(gold_build: CliBuild) -> None:
-    pdf = (gold_build.folder / "certificate.en.pdf").read_bytes()
+def test_arguments_and_a_disabled_cache_read_for_real() -> None:
     calls: list[tuple[object, ...]] = []
 
     def extract(page: pypdf.PageObject, *args: object, **kwargs: object) -> str:
@@ -66,7 +80,7 @@ def test_arguments_and_a_disabled_cache_read_for_real(gold_build: CliBuild) -> N
         return "text"
 
     cache = TextCache(extract=extract)
-    page = _pages(pdf)[1]
+    page = _pages(_pdf([b"x"]))[0]
     assert cache(page, extraction_mode="layout") == "text"
     assert cache(page, extraction_mode="layout") == "text"
     assert len(calls) == 2 and cache.hits == 0
