@@ -30,6 +30,7 @@ from hypothesis import settings
 
 if TYPE_CHECKING:
     from rendercache import RenderCache
+    from textcache import TextCache
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("long", deadline=None, max_examples=1000)
@@ -254,6 +255,34 @@ def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache)
         render_cache.enabled = False
     yield
     render_cache.enabled = enabled
+
+
+@pytest.fixture(scope="session", autouse=True)
+def text_cache() -> Iterator[TextCache]:
+    """pypdf's text extraction of each distinct page once per worker (tests/textcache.py), in
+    place of `PageObject.extract_text` for the whole session: `certgen verify` reads the same
+    pages of many differently signed files."""
+    from textcache import TextCache, restore
+
+    cache = TextCache()
+    replaced = cache.install()
+    yield cache
+    restore(replaced)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _objstm_index() -> Iterator[None]:
+    """pyHanko reads each object stream's header once instead of once per object
+    (tests/objstmcache.py): the same objects and errors, without re-reading ~700 pairs for each
+    of a certificate's objects in every revision a timestamped file's validation walks."""
+    import objstmcache
+
+    if not objstmcache.enabled():
+        yield
+        return
+    replaced = objstmcache.install()
+    yield
+    objstmcache.restore(replaced)
 
 
 # --- the fleet on both backends ---------------------------------------------------------------
