@@ -15,6 +15,7 @@ import asyncio
 import datetime as dt
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ from certgen.render.sign import (
     signature_time,
     signing_key,
 )
-from certgen.support.crlfetch import CrlFetchError, fetch_crl
+from certgen.support.crlfetch import STEP_S, CrlFetchError, fetch_crl
 from certgen.verify.outcome import Verification
 from certgen.verify.verdict import verify_pdf
 
@@ -49,8 +50,9 @@ def _key() -> Any:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def _crl(ca_pem: bytes, key: Any) -> Any:
-    """A CRL issued now, naming the CA of `ca_pem` as its issuer, signed by `key`."""
+def _crl(ca_pem: bytes, key: Any, delta: bool = False) -> Any:
+    """A CRL issued now, naming the CA of `ca_pem` as its issuer, signed by `key` (a delta CRL:
+    `delta`)."""
     from asn1crypto import crl as crls
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
@@ -58,9 +60,11 @@ def _crl(ca_pem: bytes, key: Any) -> Any:
 
     ca = x509.load_pem_x509_certificate(ca_pem)
     now = dt.datetime.now(dt.UTC)
-    der = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject).last_update(now)
-           .next_update(now + dt.timedelta(days=7)).sign(key, hashes.SHA256())
-           .public_bytes(Encoding.DER))
+    builder = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject).last_update(now)
+               .next_update(now + dt.timedelta(days=7)))
+    if delta:
+        builder = builder.add_extension(x509.DeltaCRLIndicator(1), critical=True)
+    der = builder.sign(key, hashes.SHA256()).public_bytes(Encoding.DER)
     return crls.CertificateList.load(der)
 
 
@@ -92,12 +96,18 @@ def test_a_crl_of_before_the_signature_never_verifies_and_a_revoked_key_fails(
         # Anyone may append validation data under a document timestamp: a CRL dated after the
         # signature that names the CA as its issuer but is not signed by it shows nothing; the
         # same CRL signed by the CA does (so the first verdict is the signature's doing).
+        # A CRL the CA signed that is only a delta (an attack pass: a CA publishing daily deltas
+        # leaves out of each what its full CRL already lists) shows nothing either.
         signer = _signer(tsa.lab_p12, PASSPHRASE)
-        for by, verdict in ((_key(), "verified-except"), (tsa.ca_key, "verified")):
-            appended = asyncio.run(_add_crl_and_timestamp(pdf, _crl(tsa.ca_pem, by), signer,
-                                                          tsa.tsa_url))
+        for by, delta, verdict in ((_key(), False, "not-verified"),
+                                   (tsa.ca_key, True, "verified-except"),
+                                   (tsa.ca_key, False, "verified")):
+            appended = asyncio.run(_add_crl_and_timestamp(pdf, _crl(tsa.ca_pem, by, delta),
+                                                          signer, tsa.tsa_url))
             held = verify_pdf(appended, trust=tsa.ca_pem, revocations=(), offline=True)
             assert held.verdict == verdict, _trust(held)
+            if verdict == "not-verified":
+                assert "embedded in the file is not signed by the CA" in _trust(held)
 
         # Online: the CA's address still serves the CRL of before the signature.
         online = verify_pdf(pdf, trust=tsa.ca_pem, revocations=())
@@ -164,6 +174,34 @@ def _serving(answers: dict[str, tuple[int, bytes, dict[str, str]]]) -> Iterator[
         server.server_close()
 
 
+@contextmanager
+def _dripping(seconds: int) -> Iterator[str]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(seconds))
+            self.end_headers()
+            try:
+                for _ in range(seconds):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(1)
+            except OSError:
+                pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_crl_address_is_read_within_its_bounds() -> None:
     """What verify fetches is bounded and http(s) only: an error, an oversized answer and a
     redirect to another scheme are one line each, never a traceback."""
@@ -177,6 +215,13 @@ def test_a_crl_address_is_read_within_its_bounds() -> None:
             with pytest.raises(CrlFetchError) as refused:
                 fetch_crl(f"{base}{path}", limit=1024)
             assert str(refused.value).startswith(said), str(refused.value)
+    # An answer dripped a byte at a time is given up at the deadline, not read to its end
+    # (60 s here): a bound, not a speed measurement.
+    with _dripping(60) as base:
+        started = time.monotonic()
+        with pytest.raises(CrlFetchError, match="did not answer within 1 s"):
+            fetch_crl(f"{base}/drip", timeout=1)
+        assert time.monotonic() - started < 1 + STEP_S + 5
     with pytest.raises(CrlFetchError, match="not an http"):
         fetch_crl("file:///etc/passwd")
     with pytest.raises(CrlFetchError, match="cannot be reached"):

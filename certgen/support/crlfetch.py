@@ -21,6 +21,10 @@ MAX_CRL_BYTES = 10 * 1024 * 1024
 MB): a longer answer is refused, not read to the memory's end."""
 
 
+STEP_S = 5.0
+"""The longest one socket operation (connect, one read) may wait within a fetch."""
+
+
 class CrlFetchError(Exception):
     """A CRL address that could not be read (the message says why, in one line; `kind` and
     `value` say it for a reader that words it in another language: certgen verify)."""
@@ -61,18 +65,19 @@ def fetch_crl(url: str, *, timeout: float = CRL_TIMEOUT_S, limit: int = MAX_CRL_
     if urlsplit(url).scheme not in ("http", "https"):
         raise CrlFetchError("not an http:// or https:// address", "scheme")
     opener = urllib.request.build_opener(_HttpOnlyRedirects)
+    deadline = time.monotonic() + timeout
     try:
+        # Each socket operation waits at most STEP_S; the deadline bounds them all, checked
+        # after every read of what has arrived (read1: a dripped answer is not waited for a
+        # whole chunk at a time), so the whole fetch ends within timeout + STEP_S.
         with opener.open(urllib.request.Request(url, headers={"User-Agent": "certgen"}),
-                         timeout=timeout) as answer:
-            # The socket timeout bounds each read; the deadline bounds them all (an answer
-            # dripped a byte at a time would otherwise take limit x timeout).
-            deadline = time.monotonic() + timeout
+                         timeout=min(timeout, STEP_S)) as answer:
             chunks: list[bytes] = []
             size = 0
             while size <= limit:
                 if time.monotonic() > deadline:
                     raise TimeoutError
-                chunk = answer.read(min(65536, limit + 1 - size))
+                chunk = answer.read1(min(65536, limit + 1 - size))
                 if not chunk:
                     break
                 chunks.append(chunk)

@@ -12,12 +12,13 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from certgen.errors import CertgenError, RevocationsError
 from certgen.registry import INDEX_FORMAT, parse_revocations
 from certgen.support import jsonload
 from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+from certgen.verify.crls import crl_finding
 from certgen.verify.outcome import Check, Said, joined, verbatim
 from certgen.verify.reading import MAX_REGISTRY_INDEX_BYTES, MAX_TRUST_BYTES, read_input
 from certgen.verify.signature import identity_said
@@ -318,84 +319,6 @@ def revocation_check(cert_id: str, revocations: Sequence[RevokedCertificate] | R
                                             cert_id=cert_id, where=where))
 
 
-@dataclass(frozen=True)
-class CrlFinding:
-    """What the CA's CRL says of the signer's key at the time it must cover: `pass` (not
-    revoked then), `fail` (revoked then, or a CRL that is not the CA's) or `stale` (issued before
-    that time, so it cannot say: no fault of the file, but nothing shown either)."""
-
-    verdict: Literal["pass", "fail", "stale"]
-    detail: Said
-
-
-def crl_finding(data: bytes, cert: x509.Certificate, roots: list[x509.Certificate], *,
-                signed_at: dt.datetime | None, proven: dt.datetime | None,
-                source: str = "--crl") -> CrlFinding:
-    """The signer's certificate held against its CA's CRL (--crl, as the registry publishes it:
-    ca.crl, or as fetched from the certificate's CRL address). The CRL must be signed by a CA of
-    --trust that issued the certificate and be issued at or after the time it must cover (the
-    time the timestamps prove, else the signing time the signature states): an older one shows
-    the key unrevoked only until its own date. A certificate revoked at or before that time
-    fails; without a timestamp any revocation fails, since nothing proves when the key
-    signed."""
-    from asn1crypto import pem
-    from cryptography import x509 as cx509
-    from cryptography.exceptions import InvalidSignature
-
-    try:
-        der = pem.unarmor(data)[2] if pem.detect(data) else data
-        crl = cx509.load_der_x509_crl(der)
-    except Exception:
-        if source == "--crl":
-            raise CertgenError("expected the CA's certificate revocation list (CRL, PEM or DER)",
-                               file=source) from None
-        return CrlFinding("fail", Said("the CRL at %(source)s is not a certificate revocation list",
-                                       source=source))
-    issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
-    if issuer is None:
-        return CrlFinding("fail", Said("the CRL %(source)s cannot be checked: no CA of --trust "
-                                       "issued the signer's certificate", source=source))
-    try:
-        ca = cx509.load_der_x509_certificate(issuer.dump())
-        signed = crl.issuer == ca.subject and crl.is_signature_valid(
-            ca.public_key())  # type: ignore[arg-type]
-    except (InvalidSignature, ValueError, TypeError):
-        signed = False
-    if not signed:
-        return CrlFinding("fail", Said("the CRL %(source)s is not signed by the CA that issued the"
-                                       " signer's certificate", source=source))
-    issued = crl.last_update_utc
-    covers = proven or signed_at
-    entry = crl.get_revoked_certificate_by_serial_number(int(cert.serial_number))
-    when = None if entry is None else entry.revocation_date_utc
-    if when is not None and (proven is None or when <= proven):
-        values = {"serial": str(cert.serial_number), "when": when.isoformat(sep=" "),
-                  "issued": issued.date().isoformat()}
-        return CrlFinding("fail", Said(
-            "revoked: the signer's certificate (serial %(serial)s) was revoked by its CA on "
-            "%(when)s (CRL of %(issued)s)", **values) if proven is not None else Said(
-            "revoked: the signer's certificate (serial %(serial)s) was revoked by its CA on "
-            "%(when)s (CRL of %(issued)s); without a timestamp nothing proves the key signed "
-            "before that", **values))
-    if covers is not None and issued < covers:
-        return CrlFinding("stale", Said("the CRL %(source)s was issued on %(issued)s, before the "
-                                        "signature (%(covers)s): it cannot show the key was not "
-                                        "revoked when it signed", source=source,
-                                        issued=issued.isoformat(sep=' '),
-                                        covers=covers.isoformat(sep=' ')))
-    if when is not None:
-        assert proven is not None  # a revocation with nothing proving the time failed above
-        return CrlFinding("pass", Said("revoked by its CA on %(when)s, after the timestamps prove "
-                                       "the signature existed (%(proven)s)",
-                                       when=when.isoformat(sep=' '),
-                                       proven=proven.isoformat(sep=' ')))
-    day = issued.date().isoformat()
-    return CrlFinding("pass", Said("not revoked in its CA's CRL of %(issued)s", issued=day)
-                      if source == "--crl" else
-                      Said("not revoked in its CA's CRL of %(issued)s (%(source)s)", issued=day,
-                           source=source))
-
-
 def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certificate], *,
                   signed_at: dt.datetime | None, proven: dt.datetime | None,
                   shown: Said | None, crl: bytes | None, offline: bool) -> Check:
@@ -408,7 +331,7 @@ def signer_status(trust: Check, cert: x509.Certificate, roots: list[x509.Certifi
         return trust
     if crl is not None:
         finding = crl_finding(crl, cert, roots, signed_at=signed_at, proven=proven)
-        if finding.verdict == "stale":  # given by the user for this: it cannot do the job
+        if finding.verdict in ("stale", "unfit"):  # given for this: it cannot do the job
             return Check("trust", "fail", Said("%(detail)s; give the CA's current CRL",
                                                detail=finding.detail))
         return (Check("trust", "fail", finding.detail) if finding.verdict == "fail" else

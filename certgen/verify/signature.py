@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from certgen.verify.crls import CrlFinding, crl_finding
 from certgen.verify.drawn import drawn_said
 from certgen.verify.outcome import Check, Said
 from certgen.verify.revisions import lta_revisions_said
@@ -351,14 +352,20 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
         if problem:
             out.checks.append(Check("trust", "fail", problem))
             return out
-        # An embedded CRL counts only if issued at or after the time it must cover: one of
-        # before shows the key unrevoked until its own date, not when it signed (issue 40).
-        issued = _embedded_crl_date(sig, cert, roots)
+        # An embedded CRL counts only if the CA signed it, it speaks for this certificate and it
+        # was issued at or after the time it must cover (certgen.verify.crls, issue 40).
         assert out.proven is not None
-        if issued is not None and issued >= out.proven:
-            out.shown = Said("its CA's CRL of %(issued)s", issued=issued.isoformat(sep=" "))
+        findings = _embedded_findings(sig, cert, roots, out.when, out.proven)
+        revoked = next((f for _, f in findings if f.verdict == "fail"), None)
+        if revoked is not None:
+            out.checks.append(Check("trust", "fail", revoked.detail))
+            return out
+        shown_by = next((issued for issued, f in findings if f.verdict == "pass"), None)
+        if shown_by is not None:
+            out.shown = Said("its CA's CRL of %(issued)s", issued=shown_by.isoformat(sep=" "))
             shows = Said("%(crl)s, embedded, shows its key unrevoked then", crl=out.shown)
         else:
+            issued = max((when for when, _ in findings), default=None)
             shows = (Said("the file embeds no CRL of its CA") if issued is None else
                      Said("the CRL the file embeds (%(issued)s) predates that",
                           issued=issued.isoformat(sep=" ")))
@@ -600,40 +607,32 @@ def _revocation_subjects(sig: EmbeddedPdfSignature) -> list[x509.Certificate]:
     return list(unique.values())
 
 
-def _embedded_crl_date(sig: EmbeddedPdfSignature, cert: x509.Certificate,
-                       roots: list[x509.Certificate]) -> dt.datetime | None:
-    """When the newest CRL in the document security store that the CA of --trust which issued
-    `cert` signed was issued (None: there is none). Only a CRL whose signature holds counts:
-    anyone may append a DSS revision, and a CRL merely naming the CA as its issuer, dated after
-    the signature, would otherwise show a revoked key unrevoked (issue 40)."""
+def _embedded_findings(sig: EmbeddedPdfSignature, cert: x509.Certificate,
+                       roots: list[x509.Certificate], signed_at: dt.datetime | None,
+                       proven: dt.datetime) -> list[tuple[dt.datetime, CrlFinding]]:
+    """Each CRL in the document security store that names `cert`'s issuer, newest first, with
+    its date and what it says of `cert` at the time the timestamps prove (crl_finding: only one
+    the CA of --trust signed, complete for this certificate, can pass or fail; anyone may
+    append a DSS revision)."""
     from asn1crypto import crl as crls
-    from cryptography import x509 as cx509
     from pyhanko.sign.validation.dss import DocumentSecurityStore
 
-    issuer = next((r for r in roots if r.subject.dump() == cert.issuer.dump()), None)
-    if issuer is None:
-        return None
-    newest = None
+    found: list[tuple[dt.datetime, CrlFinding]] = []
     try:
-        key = cx509.load_der_x509_certificate(issuer.dump()).public_key()
         dss = DocumentSecurityStore.read_dss(sig.reader)
         for ref in dss.crls:
             data = ref.get_object().data
             listed = crls.CertificateList.load(data)
             if listed["tbs_cert_list"]["issuer"].dump() != cert.issuer.dump():
                 continue
-            try:
-                if not cx509.load_der_x509_crl(data).is_signature_valid(
-                        key):  # type: ignore[arg-type]
-                    continue
-            except Exception:
-                continue
             issued = listed["tbs_cert_list"]["this_update"].native
-            if isinstance(issued, dt.datetime) and (newest is None or issued > newest):
-                newest = issued
+            if isinstance(issued, dt.datetime):
+                found.append((issued, crl_finding(data, cert, roots, signed_at=signed_at,
+                                                  proven=proven,
+                                                  source=Said("embedded in the file"))))
     except Exception:
-        return None
-    return newest
+        return []
+    return sorted(found, key=lambda pair: pair[0], reverse=True)
 
 
 def missing_revocation_info(sig: EmbeddedPdfSignature) -> str | None:
