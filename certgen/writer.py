@@ -561,7 +561,12 @@ class Writer:
             os.close(fd)
 
     def __del__(self) -> None:
-        self.close()
+        # A writer never closed (a test's, or one dropped by an exception) is closed when
+        # collected; at interpreter exit the module's globals may already be gone.
+        try:
+            self.close()
+        except Exception:
+            pass
 
     @staticmethod
     def _confine(root: Path, relpath: str) -> Path:

@@ -617,7 +617,9 @@ def _timestamp_tokens(pdf: bytes) -> list[tuple[int, int]]:
     tokens = []
     for start, end in _byte_ranges(pdf):
         der = bytes.fromhex(pdf[start + 1:end - 1].decode("ascii"))
-        content = cms.ContentInfo.load(der.rstrip(b"\0"))
+        # The zero padding after the DER is trailing data (strict=False); stripping zeros would
+        # also cut a token whose signature happens to end in a zero byte.
+        content = cms.ContentInfo.load(der, strict=False)
         signer = content["content"]["signer_infos"][0]
         if content["content"]["encap_content_info"]["content_type"].native == "tst_info":
             tokens.append((start + 1, start + 1 + 2 * len(content.dump())))
