@@ -99,15 +99,16 @@ ess_cert_id_alg = sha256
 @contextmanager
 def running_authority(*, lab_valid_for: dt.timedelta, signatory: str,
                       tsa_names_crl: bool = True,
-                      fresh_crl: bool | str = True) -> Iterator[Authority]:
+                      fresh_crl: bool | str = "after-signing") -> Iterator[Authority]:
     """Start the TSA and CRL server; yield what the test needs; stop it. `tsa_names_crl=False`:
     the TSA's certificate names no CRL distribution point (a chain a verifier cannot check).
-    The CA issues its CRL at each request (`fresh_crl`, as a CA with an online CRL signer
-    does: one issued after a signature shows the key unrevoked when it signed), or serves the
-    one it issued when it started (`fresh_crl=False`: a CA that re-issues on a schedule), or
-    that one until it has answered a timestamp query and fresh ones after
-    (`fresh_crl="after-signing"`: the CA's next CRL comes out just after a signature, so a
-    build must fetch again to embed it)."""
+    The CA serves the CRL it issued when it started until it has answered a timestamp query,
+    and one issued at each request after (`fresh_crl="after-signing"`, the default: the CA's
+    next CRL comes out just after a signature, so a build always fetches again and embeds it
+    under a second document timestamp: the same revisions on every run). `fresh_crl=True`: a
+    CRL issued at each request (whether the build's first CRL already covers the signature
+    then depends on the second both fall in); `False`: always the first (a CA that re-issues
+    on a schedule)."""
     if shutil.which("openssl") is None:
         raise RuntimeError("openssl is missing: the TSA tests need OpenSSL's `ts` command")
     folder = Path(tempfile.mkdtemp(prefix="certgen-tsa-"))
