@@ -33,6 +33,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import io
+import math
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -359,8 +360,9 @@ def _sign_with(pdf: bytes, signer: Signer, *, name: str, when: dt.datetime,
 
 
 FRESH_CRL_WAIT_S = 5
-"""How long `--tsa` waits, after the signature timestamp, for its clock to pass the timestamp's
-second before it fetches the CA's CRL again (a CRL states its date to the second)."""
+"""How long `--tsa` waits at most, after the signature timestamp, for its clock to reach the
+second a timestamp with a fraction of a second ends in, before it fetches the CA's CRL again
+(a CRL states its date to the second)."""
 
 
 def signature_time(pdf: bytes) -> dt.datetime | None:
@@ -433,7 +435,10 @@ def _with_fresh_crl(pdf: bytes, signer: Signer, tsa_url: str) -> bytes:
     if signed is None or signer.signing_cert is None or (issued is not None and issued >= signed):
         return pdf
     cert = ax509.Certificate.load(signer.signing_cert.dump())
-    wait = signed.timestamp() + 1 - time.time()
+    # A CRL states its date in whole seconds: one issued after a timestamp of 10:00:00.7 reads
+    # 10:00:00 until the next second, so the fetch waits for the second the timestamp ends in
+    # (none for a timestamp in whole seconds, OpenSSL's and most authorities' default).
+    wait = math.ceil(signed.timestamp()) - time.time()
     if 0 < wait <= FRESH_CRL_WAIT_S:
         time.sleep(wait)
     for url in crl_addresses(cert.crl_distribution_points)[:4]:
