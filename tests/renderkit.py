@@ -160,3 +160,23 @@ def pdf_structure(data: bytes) -> dict[str, int]:
 
     return dict(Counter(str(node["/S"]).lstrip("/") for node in structure_elements(data)
                         if "/S" in node))
+
+
+def render_naming_another_stack(record_bytes: bytes, verify_base: str) -> bytes:
+    """The English certificate of `record_bytes`, rendered by this certgen from the record
+    edited to name another software stack (Pango 1.0.0), unsigned: what verify compares as
+    drawn, not bytes (issue 40)."""
+    import hashlib
+
+    from certgen.record import dump_record, load_record
+    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+
+    record = load_record(record_bytes)
+    assert record.software is not None
+    record = record.model_copy(update={"software": record.software.model_copy(
+        update={"pango": "1.0.0"})})
+    edited = dump_record(record)
+    html = render_certificate_html(record, "en",
+                                   record_sha256=hashlib.sha256(edited).hexdigest(),
+                                   verify_base=verify_base, signed=True)
+    return render_certificate_pdf(html, record, edited, "en")

@@ -88,21 +88,11 @@ def _plain(folder: Path, key: object) -> bytes:
 
 def _other_stack(folder: Path) -> bytes:
     """The certificate of `folder` rendered from its record edited to name another software
-    stack (Pango 1.0.0), unsigned: what verify compares as drawn, not bytes."""
-    import hashlib
+    stack, unsigned, with its bytes made to differ from this stack's render."""
+    from renderkit import render_naming_another_stack
 
-    from certgen.record import dump_record, load_record
-    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
-
-    record = load_record((folder / "record.json").read_bytes())
-    assert record.software is not None
-    record = record.model_copy(update={"software": record.software.model_copy(
-        update={"pango": "1.0.0"})})
-    record_bytes = dump_record(record)
-    html = render_certificate_html(record, "en",
-                                   record_sha256=hashlib.sha256(record_bytes).hexdigest(),
-                                   verify_base=LAB.lab.verification_base, signed=True)
-    pdf = render_certificate_pdf(html, record, record_bytes, "en")
+    pdf = render_naming_another_stack((folder / "record.json").read_bytes(),
+                                      LAB.lab.verification_base)
     # Another stack's bytes differ from this one's render: here, the catalog restated as is.
     from forgekit40 import Revision, _facts, _unparse, append_revision
 

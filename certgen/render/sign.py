@@ -504,13 +504,8 @@ async def _add_crl_and_timestamp(pdf: bytes, listed: Any, signer: Signer, tsa_ur
                 writer, "sha256", validation_context=context, output=out)
             return out.getvalue()
     except Exception as exc:
-        if (large := _cause(exc, TSAReplyTooLargeError)) is not None:
-            raise CertgenError(f"--tsa {tsa_url}: {large}") from None
-        if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError)):
-            raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
-        raise CertgenError(f"--tsa {tsa_url}: the CA's later CRL could not be added under a "
-                           f"document timestamp ({type(exc).__name__}: {_one_line(exc)})"
-                           ) from None
+        raise _tsa_refusal(exc, tsa_url, timeout.total, "the CA's later CRL could not be added "
+                           "under a document timestamp") from None
 
 
 async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
@@ -542,14 +537,9 @@ async def _sign_timestamped(writer: IncrementalPdfFileWriter, out: io.BytesIO,
             await signer_class(meta, signer=signer, timestamper=stamper).async_sign_pdf(
                 writer, output=out)
     except Exception as exc:
-        if (large := _cause(exc, TSAReplyTooLargeError)) is not None:
-            raise CertgenError(f"--tsa {tsa_url}: {large}") from None
-        if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError)):
-            raise CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, timeout.total)}") from None
-        # pyHanko's own: a refused timestamp, validation data not found
-        raise CertgenError(f"--tsa {tsa_url}: the signature could not be timestamped and "
-                           f"completed with its validation data ({type(exc).__name__}: "
-                           f"{_one_line(exc)})") from None
+        # pyHanko's own (a refused timestamp, validation data not found) is quoted
+        raise _tsa_refusal(exc, tsa_url, timeout.total, "the signature could not be timestamped "
+                           "and completed with its validation data") from None
     missing = _without_validation_data(out.getvalue())
     if missing:
         raise CertgenError(_NO_REVOCATION.format(
@@ -592,6 +582,19 @@ def _without_validation_data(pdf: bytes) -> list[str]:
             for cert in dss.load_certs()
             if cert.self_signed == "no" and cert.issuer.dump() not in crl_issuers
             and not has_answer(cert)]
+
+
+def _tsa_refusal(exc: Exception, tsa_url: str, seconds: float | None,
+                 failed: str) -> CertgenError:
+    """One line for what stopped a `--tsa` step: an answer over the size limit, an authority or
+    CRL address not reached in time, else what `failed`, with the library's own words."""
+    import aiohttp
+
+    if (large := _cause(exc, TSAReplyTooLargeError)) is not None:
+        return CertgenError(f"--tsa {tsa_url}: {large}")
+    if isinstance(exc, (aiohttp.ClientError, OSError, TimeoutError)):
+        return CertgenError(f"--tsa {tsa_url}: {_unreachable(exc, seconds)}")
+    return CertgenError(f"--tsa {tsa_url}: {failed} ({type(exc).__name__}: {_one_line(exc)})")
 
 
 def _one_line(exc: BaseException) -> str:
