@@ -76,14 +76,26 @@ ENGINES: dict[str, Callable[[bytes], list[bytes]]] = {
     "PDFium": _pdfium_pages, "poppler (pdftoppm)": _poppler_pages}
 
 
-def _differs(name: str, final: list[bytes], signed: list[bytes]) -> Said | None:
-    if len(final) != len(signed):
-        return Said("%(engine)s draws %(count)s pages of the file and %(signed)s of the signed "
-                    "revision", engine=name, count=len(final), signed=len(signed))
-    for number, (a, b) in enumerate(zip(final, signed), start=1):
-        if a != b:
-            return Said("%(engine)s draws page %(number)s of the file otherwise than the signed "
-                        "revision's", engine=name, number=number)
+def _drawn_apart(pdf: bytes, expected: bytes,
+                 count: Callable[[str, int, int], Said],
+                 page: Callable[[str, int], Said]) -> Said | None:
+    """Where an engine draws `pdf` otherwise than `expected`, worded by `count` (engine, pages
+    drawn, pages expected) or `page` (engine, page number); an engine missing or failing is
+    said as such. None: every engine draws every page alike."""
+    for name, draw in ENGINES.items():
+        try:
+            theirs, ours = draw(pdf), draw(expected)
+        except FileNotFoundError:
+            return Said("what readers draw cannot be compared: %(engine)s is not installed "
+                        "(Debian: poppler-utils)", engine=name)
+        except Exception as exc:
+            return Said("%(engine)s cannot draw the file (%(error)s)", engine=name,
+                        error=type(exc).__name__)
+        if len(theirs) != len(ours):
+            return count(name, len(theirs), len(ours))
+        for number, (a, b) in enumerate(zip(theirs, ours), start=1):
+            if a != b:
+                return page(name, number)
     return None
 
 
@@ -264,23 +276,14 @@ def parsers_said(pdf: bytes) -> Said | None:
 
 def drawn_difference(pdf: bytes, expected: bytes) -> Said | None:
     """Where either engine draws `pdf` otherwise than `expected` (None: every page alike)."""
-    for name, draw in ENGINES.items():
-        try:
-            theirs, ours = draw(pdf), draw(expected)
-        except FileNotFoundError:
-            return Said("what readers draw cannot be compared: %(engine)s is not installed "
-                        "(Debian: poppler-utils)", engine=name)
-        except Exception as exc:
-            return Said("%(engine)s cannot draw the file (%(error)s)", engine=name,
-                        error=type(exc).__name__)
-        if len(theirs) != len(ours):
-            return Said("%(engine)s draws %(count)s pages where this certgen's rendering has "
-                        "%(expected)s", engine=name, count=len(theirs), expected=len(ours))
-        for number, (a, b) in enumerate(zip(theirs, ours), start=1):
-            if a != b:
-                return Said("%(engine)s draws page %(number)s otherwise than this certgen's "
-                            "rendering of the record", engine=name, number=number)
-    return None
+    return _drawn_apart(
+        pdf, expected,
+        lambda name, count, wanted: Said("%(engine)s draws %(count)s pages where this "
+                                         "certgen's rendering has %(expected)s", engine=name,
+                                         count=count, expected=wanted),
+        lambda name, number: Said("%(engine)s draws page %(number)s otherwise than this "
+                                  "certgen's rendering of the record", engine=name,
+                                  number=number))
 
 
 def drawn_problem(pdf: bytes, sig_end: int) -> str | None:
@@ -297,16 +300,10 @@ def drawn_said(pdf: bytes, sig_end: int) -> Said | None:
     disagree = parsers_said(pdf)
     if disagree is not None:
         return Said("the PDF parsers disagree: %(problem)s", problem=disagree)
-    signed = pdf[:sig_end]
-    for name, draw in ENGINES.items():
-        try:
-            problem = _differs(name, draw(pdf), draw(signed))
-        except FileNotFoundError:
-            return Said("what readers draw cannot be compared: %(engine)s is not installed "
-                        "(Debian: poppler-utils)", engine=name)
-        except Exception as exc:
-            return Said("%(engine)s cannot draw the file (%(error)s)", engine=name,
-                        error=type(exc).__name__)
-        if problem is not None:
-            return problem
-    return None
+    return _drawn_apart(
+        pdf, pdf[:sig_end],
+        lambda name, count, signed: Said("%(engine)s draws %(count)s pages of the file and "
+                                         "%(signed)s of the signed revision", engine=name,
+                                         count=count, signed=signed),
+        lambda name, number: Said("%(engine)s draws page %(number)s of the file otherwise than "
+                                  "the signed revision's", engine=name, number=number))
