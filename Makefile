@@ -121,6 +121,7 @@ coverage-methods: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_verify.py
 	$(BIN)/python bench/bench_scale.py
 
 lint: $(STAMP)

@@ -1,5 +1,6 @@
-"""The suite's object-stream index (tests/objstmcache.py, issue 43): pyHanko with it reads
-every object of the suite's files as pyHanko without it does, errors included."""
+"""certgen's object-stream index (certgen/support/objstreams.py, issue 43): pyHanko with it
+reads every object of signed and forged files as pyHanko without it does, errors
+included; verify's readers have it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from pathlib import Path
 
 import objstmcache
 import pytest
+from conftest import CliBuild
 from forgekit40 import variants
 from pyhanko.pdf_utils import generic
 from pyhanko.pdf_utils.reader import PdfFileReader
+
+from certgen.support.objstreams import pdf_reader, read_from_object_stream
 
 
 def _text(obj: object) -> str:
@@ -50,7 +54,7 @@ def test_every_object_of_signed_and_forged_files_reads_as_pyhanko_reads_it(
         for strict in (False, True):
             with monkeypatch.context() as mp:  # whatever CERTGEN_TEST_OBJSTM_CACHE says
                 mp.setattr(PdfFileReader, "_get_object_from_stream",
-                           objstmcache._get_object_from_stream)
+                           read_from_object_stream)
                 indexed = _every_object(data, strict)
             with monkeypatch.context() as mp:
                 mp.setattr(PdfFileReader, "_get_object_from_stream", original)
@@ -69,7 +73,7 @@ def test_a_header_cut_short_fails_where_pyhanko_fails(monkeypatch: pytest.Monkey
                                   stream_data=body + objects)
     for strict in (False, True):
         outcomes = []
-        for function in (objstmcache._get_object_from_stream, original):
+        for function in (read_from_object_stream, original):
             reader = PdfFileReader(io.BytesIO(_pdf_with(stream)), strict=strict)
             got = []
             for idnum, idx in ((1, 0), (2, 1), (7, 2)):
@@ -93,3 +97,35 @@ def _pdf_with(stream: generic.StreamObject) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def test_verify_reads_with_the_index_and_each_header_once(
+        gold_build: CliBuild, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's readers are certgen's, not only the suite's patched pyHanko: with pyHanko's own
+    reading put back, verify still reads an object stream through the index; and a reader
+    parses each object stream's header once, however many of its objects are read."""
+    import certgen.support.objstreams as objstreams
+    from certgen.verify.verdict import verify_pdf
+
+    monkeypatch.setattr(PdfFileReader, "_get_object_from_stream", objstmcache.restore_target())
+    asked: list[bool] = []  # one per object read from a stream: whether its header was parsed
+    header = objstreams._header
+
+    def counted(reader: PdfFileReader, stream: object, count: int) -> object:
+        asked.append(id(stream) not in reader.__dict__.get(objstreams._HEADERS, {}))
+        return header(reader, stream, count)
+
+    monkeypatch.setattr(objstreams, "_header", counted)
+    # WeasyPrint's file, as built: its objects are in object streams (a plain signature's
+    # update rewrites them outside; a timestamped file keeps them, tests/test_sign_tsa.py)
+    pdf = (gold_build.folder / "certificate.en.pdf").read_bytes()
+    verify_pdf(pdf)
+    assert asked, "verify read no object stream through certgen's reader"
+    asked.clear()
+    reader = pdf_reader(pdf)
+    objects = int(reader.trailer_view["/Size"])
+    for number in range(1, objects):
+        reader.get_object(generic.Reference(number, 0, reader))
+    kept = reader.__dict__[objstreams._HEADERS]
+    assert objects > 100 and 1 <= len(kept) < objstreams.KEPT
+    assert sum(asked) == len(kept) < len(asked)  # each header parsed once, read many times

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from certgen.errors import CertgenError
 from certgen.support.crlfetch import CrlFetchError, crl_addresses, fetch_crl
+from certgen.support.objstreams import pdf_reader
 from certgen.support.untrusted import escape_invisible, shorten
 
 if TYPE_CHECKING:
@@ -368,10 +369,9 @@ second a timestamp with a fraction of a second ends in, before it fetches the CA
 def signature_time(pdf: bytes) -> dt.datetime | None:
     """The time of the signature timestamp of a timestamped certificate (None: there is none)."""
     from asn1crypto import cms, tsp
-    from pyhanko.pdf_utils.reader import PdfFileReader
 
     try:
-        [sig] = PdfFileReader(io.BytesIO(pdf), strict=False).embedded_regular_signatures
+        [sig] = pdf_reader(pdf).embedded_regular_signatures
         for attr in sig.signer_info["unsigned_attrs"]:
             if attr["type"].native == "signature_time_stamp_token":
                 token = cms.ContentInfo.load(attr["values"][0].dump())
@@ -388,11 +388,10 @@ def embedded_signer_crl_date(pdf: bytes) -> dt.datetime | None:
     """When the newest CRL of the signer's CA in the file's document security store was issued
     (None: there is none)."""
     from asn1crypto import crl as crls
-    from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation.dss import DocumentSecurityStore
 
     try:
-        reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+        reader = pdf_reader(pdf)
         [sig] = reader.embedded_regular_signatures
         issuer = sig.signer_cert.issuer.dump()
         dates = [listed["tbs_cert_list"]["this_update"].native
@@ -554,12 +553,11 @@ def _without_validation_data(pdf: bytes) -> list[str]:
     about what it could not (its soft-fail default); a verifier then cannot trust the file."""
     from asn1crypto import crl, ocsp
     from cryptography import x509
-    from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation.dss import DocumentSecurityStore
     from pyhanko.sign.validation.errors import NoDSSFoundError
 
     try:
-        dss = DocumentSecurityStore.read_dss(PdfFileReader(io.BytesIO(pdf)))
+        dss = DocumentSecurityStore.read_dss(pdf_reader(pdf, strict=True))
     except NoDSSFoundError:
         return ["every certificate of the chain: the file has no document security store"]
     crl_issuers = {crl.CertificateList.load(ref.get_object().data).issuer.dump()

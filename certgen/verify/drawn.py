@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING, cast
 
+from certgen.support.objstreams import pdf_reader
 from certgen.verify.outcome import Said
 
 if TYPE_CHECKING:
@@ -157,9 +158,8 @@ def _pikepdf_pages(pdf: bytes) -> list[Page]:
 
 def _pyhanko_pages(pdf: bytes) -> list[Page]:
     from pyhanko.pdf_utils import generic
-    from pyhanko.pdf_utils.reader import PdfFileReader
 
-    reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+    reader = pdf_reader(pdf)
     out = []
 
     def leaves(node: generic.DictionaryObject) -> list[generic.DictionaryObject]:
@@ -220,12 +220,11 @@ def _catalog_view(root: object, resolve: Callable[[object], object]) -> tuple[ob
 def _catalogs(pdf: bytes) -> dict[str, tuple[object, ...]]:
     import pikepdf
     import pypdf
-    from pyhanko.pdf_utils.reader import PdfFileReader
 
     def get(value: object) -> object:
         return value.get_object() if hasattr(value, "get_object") else value
 
-    out = {"pyHanko": _catalog_view(PdfFileReader(io.BytesIO(pdf), strict=False).root, get),
+    out = {"pyHanko": _catalog_view(pdf_reader(pdf).root, get),
            "pypdf": _catalog_view(pypdf.PdfReader(io.BytesIO(pdf)).trailer["/Root"], get)}
     with pikepdf.open(io.BytesIO(pdf)) as document:
         out["qpdf (pikepdf)"] = _catalog_view(document.Root, lambda value: value)

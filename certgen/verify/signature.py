@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from certgen.support.objstreams import pdf_reader
 from certgen.verify.crls import CrlFinding, crl_finding
 from certgen.verify.drawn import drawn_said
 from certgen.verify.outcome import Check, Said
@@ -244,13 +245,12 @@ def signature_checks(pdf: bytes, roots: list[x509.Certificate] | None, signatory
                      pinned: str | None, at: dt.datetime | None = None,
                      tsa_roots: list[x509.Certificate] | None = None,
                      organization: str | None = None) -> SignatureFindings:
-    from pyhanko.pdf_utils.reader import PdfFileReader
     from pyhanko.sign.validation import validate_pdf_signature
     from pyhanko_certvalidator import ValidationContext
 
     out = SignatureFindings()
     try:
-        reader = PdfFileReader(io.BytesIO(pdf), strict=False)
+        reader = pdf_reader(pdf)
         embedded = list(reader.embedded_regular_signatures)
         stamps = sorted(reader.embedded_timestamp_signatures, key=lambda t: t.signed_revision)
     except Exception:  # a damaged file: pyHanko cannot even find the signatures
