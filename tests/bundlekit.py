@@ -235,14 +235,11 @@ def opened_during_cli(args: list[str], log: Path, *, warm_up: bool = False,
         mimetypes.init()  # /etc/mime.types, read once per process by every library
         babel.dates.format_date(None, locale="en")  # Babel's local time zone, once per process
     """) if warm_up else ""
-    if render_cache is not None:  # the run's render cache (tests/rendercache.py), installed
-        # before the hook: its own imports are not the command's opens
-        prelude += textwrap.dedent(f"""
-            import sys, pathlib
-            sys.path.insert(0, {str(Path(__file__).parent)!r})
-            from rendercache import RenderCache
-            RenderCache(pathlib.Path({str(render_cache)!r})).install()
-        """)
+    # the run's render cache (tests/rendercache.py), installed before the hook: its own
+    # imports are not the command's opens
+    from rendercache import prelude as cache_prelude
+
+    prelude += cache_prelude(render_cache)
     script = prelude + textwrap.dedent(f"""
         import json, os, sys, threading
         opened = []

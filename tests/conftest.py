@@ -257,6 +257,13 @@ def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache)
     render_cache.enabled = enabled
 
 
+@pytest.fixture
+def subprocess_render_cache(render_cache: RenderCache) -> Path | None:
+    """The render cache's folder for a command the test starts in a subprocess (with
+    rendercache.prelude), or None when this test renders for real (`render_uncached`)."""
+    return render_cache.folder if render_cache.enabled else None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def text_cache() -> Iterator[TextCache]:
     """pypdf's text extraction of each distinct page once per worker (tests/textcache.py), in

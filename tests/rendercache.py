@@ -11,7 +11,9 @@ What stays a real render:
 - `certgen.render.pdf.html_to_pdf` itself, called directly (the renderer's own tests);
 - a render given its own URL fetcher (what it serves and refuses is the point);
 - the tests marked `render_uncached` (the determinism tests: a second render, compared);
-- every render in a subprocess (`certgen` run as a command), which this process cannot see;
+- every render in a subprocess (`certgen` run as a command), which this process cannot see,
+  unless the test starts it with `prelude(folder)` first (`subprocess_render_cache`, the
+  kill -9 rebuilds and the read-once builds do);
 - the whole run with CERTGEN_TEST_RENDER_CACHE=0.
 
 What a render logs (WeasyPrint's warnings, which `certgen site` writes to its log) is kept with
@@ -120,3 +122,14 @@ class RenderCache:
 def restore(replaced: list[tuple[ModuleType, Render]]) -> None:
     for module, render in replaced:
         module.html_to_pdf = render  # type: ignore[attr-defined]
+
+
+def prelude(folder: Path | None) -> str:
+    """Python source that a test's own `python -c` or script runs first, so that the command it
+    then runs renders through the run's cache in `folder` ("" for None: real renders)."""
+    if folder is None:
+        return ""
+    return (f"import sys as _sys, pathlib as _pathlib\n"
+            f"_sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            f"from rendercache import RenderCache as _RenderCache\n"
+            f"_RenderCache(_pathlib.Path({str(folder)!r})).install()\n")

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from bundlekit import simple_bundle
+from fleetkit import COHORTS, fleet_run, random_fleet, random_values, writer
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,7 +31,6 @@ import certgen.fleet.store as fleet_store
 from certgen.errors import FleetError, FleetImportError
 from certgen.fleet import (
     METRIC_NAMES,
-    RANKED_METRICS,
     SCHEMA_VERSION,
     Cohort,
     CohortSums,
@@ -45,49 +45,6 @@ from certgen.fleet import (
 )
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-COHORTS = [
-    Cohort("Game A", "2560x1440", "Ultra", False, "none", None, False),
-    Cohort("Game A", "2560x1440", "Ultra", True, "none", None, False),
-    Cohort("Game B", "1920x1080", "High", False, "DLSS", "Quality", True),
-]
-
-
-def fleet_run(cert: str, index: int, cohort: Cohort, values: dict[str, float | None]) -> FleetRun:
-    return FleetRun(certificate_id=cert, run_index=index, issued="2026-01-01",
-                    card_model="Card", card_serial=f"S-{cert}", cohort=cohort,
-                    source="test", **{m: values.get(m) for m in METRIC_NAMES})
-
-
-def random_values(rng: random.Random) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for m in RANKED_METRICS:
-        if rng.random() < 0.08:
-            out[m.name] = None
-            continue
-        decimals = rng.choice([1, 2, 4]) if m.mean_decimals == 2 else 4
-        scale = 1.0 if m.lower_is_better else 100.0 if m.name == "fluidity_score" else 150.0
-        # Few distinct values: ties are common, as in a real fleet of rounded figures.
-        out[m.name] = round(rng.choice([rng.uniform(0, scale), rng.randint(0, 8) * scale / 8]),
-                            decimals)
-    # A fleet row's lows are never above the average (the store refuses such a row).
-    chain = ("avg_fps", "low_1pct_fps", "low_0_1pct_fps")
-    if out["low_1pct_fps"] is not None:
-        present = [name for name in chain if out[name] is not None]
-        for name, value in zip(present, sorted((out[n] for n in present), reverse=True)):
-            out[name] = value
-    return out
-
-
-def random_fleet(seed: int, certificates: int) -> list[FleetRun]:
-    rng = random.Random(seed)
-    rows = []
-    for c in range(certificates):
-        for index in range(rng.choice([1, 1, 2, 3])):
-            rows.append(fleet_run(f"R{seed}-{c:04d}", index, rng.choice(COHORTS),
-                                  random_values(rng)))
-    return rows
-
-
 def reference(store: FleetStore, cohort: Cohort, values: dict[str, Any], cert: str,
               min_cohort: int) -> dict[str, dict[str, Any]]:
     """The ranks the Python implementation gives (it pulls the cohort into lists)."""
@@ -316,20 +273,10 @@ def test_adding_a_run_rebuilds_only_the_certificates_of_its_cohort(fleet_locatio
 # --- concurrent writers ---------------------------------------------------------------------------
 
 
-def _writer(location: str, worker: int) -> None:
-    with FleetStore.open(location) as store:
-        for c in range(15):
-            rows = random_fleet(1000 * worker + c, 2)
-            store.add_runs(rows)
-            store.add_runs(rows)  # idempotent: the second add skips every row
-            # Every worker also adds the same shared certificate: it must be counted once.
-            store.add_runs([fleet_run("SHARED", 0, COHORTS[0], {"avg_fps": 60.0})])
-
-
 def test_eight_concurrent_writers_lose_nothing(fleet_location: str) -> None:
     FleetStore.open(fleet_location).close()  # created and migrated once, before the race
     context = multiprocessing.get_context("spawn")
-    procs = [context.Process(target=_writer, args=(fleet_location, w)) for w in range(8)]
+    procs = [context.Process(target=writer, args=(fleet_location, w)) for w in range(8)]
     for p in procs:
         p.start()
     for p in procs:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from bundlekit import run_cli, simple_bundle
+from rendercache import RenderCache, prelude
 from test_fleet_hostile import small_tmpfs
 
 from certgen.errors import CertgenError, RenderError
@@ -161,9 +162,13 @@ old manifest is moved aside; "commit" at the count-th rename of the commit (the 
 the last)."""
 
 
-def _killed_build(tmp_path: Path, where: str, count: int, args: list[str]) -> None:
+def _killed_build(tmp_path: Path, where: str, count: int, args: list[str],
+                  cache: Path | None) -> None:
+    """Run certgen ARGS in a subprocess killed as `where` and `count` say (_KILL_SCRIPT). Its
+    renders come from the run's render cache (`cache`, the `subprocess_render_cache` fixture):
+    what is killed here is the writer, not the render."""
     script = tmp_path / "killed.py"
-    script.write_text(_KILL_SCRIPT)
+    script.write_text(prelude(cache) + _KILL_SCRIPT)
     done = subprocess.run([sys.executable, str(script), where, str(count), *args],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -173,10 +178,11 @@ def _killed_build(tmp_path: Path, where: str, count: int, args: list[str]) -> No
 def test_kill_9_mid_write_keeps_the_previous_build(
     built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    subprocess_render_cache: Path | None,
 ) -> None:
     bundle, out, before = built
     args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
-    _killed_build(tmp_path, "write", 3, args)
+    _killed_build(tmp_path, "write", 3, args, subprocess_render_cache)
     left = _files(out / CERT)
     assert {k: v for k, v in left.items() if not k.startswith(f"{STAGING_NAME}/")
             and k != LOCK_NAME} == before
@@ -199,14 +205,18 @@ KILL_POINTS = {
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, bytes]]:
-    """The bundle built into an empty folder, per --lang: every file, hidden ones included."""
+def clean(tmp_path_factory: pytest.TempPathFactory, render_cache: RenderCache
+          ) -> dict[str, dict[str, bytes]]:
+    """The bundle built into an empty folder, per --lang: every file, hidden ones included
+    (by `certgen build` in a process of its own, rendering through the run's cache)."""
     tmp = tmp_path_factory.mktemp("clean")
     bundle = simple_bundle(tmp / "b", [(120.0, 90.0, 80.0)])
+    command = (prelude(render_cache.folder if render_cache.enabled else None)
+               + "import sys\nfrom certgen.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     found = {}
     for lang in ("en", "en,ru"):
         out = tmp / lang
-        done = subprocess.run([sys.executable, "-m", "certgen", "build", str(bundle), "--out",
+        done = subprocess.run([sys.executable, "-c", command, "build", str(bundle), "--out",
                                str(out), "--lab", str(SAMPLE_LAB), "--lang", lang],
                               capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -242,6 +252,7 @@ def _plant(staging: Path, keep: Path) -> dict[int, str]:
 def test_kill_9_mid_commit_the_next_build_moves_nothing_out_and_equals_a_clean_build(
     built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path, point: str, lang: str,
     clean: dict[str, dict[str, bytes]], capsys: pytest.CaptureFixture[str],
+    subprocess_render_cache: Path | None,
 ) -> None:
     """A rebuild (en to en,ru) killed at each step of its commit. The next build removes the
     leftover staging folder without moving anything out of it (the files planted there after
@@ -253,7 +264,7 @@ def test_kill_9_mid_commit_the_next_build_moves_nothing_out_and_equals_a_clean_b
     folder = out / CERT
     where, count = KILL_POINTS[point]
     args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
-    _killed_build(tmp_path, where, count, args)
+    _killed_build(tmp_path, where, count, args, subprocess_render_cache)
     staging = folder / STAGING_NAME
     assert (staging / "manifest.json").is_file()  # past the commit point
     live = {k: v for k, v in _files(folder).items()
@@ -280,17 +291,18 @@ def test_kill_9_mid_commit_the_next_build_moves_nothing_out_and_equals_a_clean_b
 
 def test_the_writer_says_when_it_found_an_interrupted_commit(
     built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path,
+    subprocess_render_cache: Path | None,
 ) -> None:
     """`Writer.interrupted`: True after a kill between renames (the folder's manifest is aside
     and the staged one lists what may have moved in); False after a kill before the old
     manifest moved aside (the previous build is whole)."""
     bundle, out, _before = built
     args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
-    _killed_build(tmp_path, "keep", 1, args)
+    _killed_build(tmp_path, "keep", 1, args, subprocess_render_cache)
     writer = Writer(out, CERT)
     writer.close()
     assert not writer.interrupted and _whole(out / CERT)
-    _killed_build(tmp_path, "commit", 3, args)
+    _killed_build(tmp_path, "commit", 3, args, subprocess_render_cache)
     writer = Writer(out, CERT)
     writer.close()
     assert writer.interrupted and read_manifest(out / CERT) is None
@@ -299,6 +311,7 @@ def test_the_writer_says_when_it_found_an_interrupted_commit(
 
 def test_kill_9_mid_commit_of_a_report_the_next_compare_equals_a_clean_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    subprocess_render_cache: Path | None,
 ) -> None:
     """The report's caller keeps no cache: after a compare (en to en,ru) killed between its
     renames, the next compare (en) rebuilds the report whole, the files the killed commit moved
@@ -309,7 +322,8 @@ def test_kill_9_mid_commit_of_a_report_the_next_compare_equals_a_clean_one(
     report = tmp_path / "report"
     assert run_cli([*compare, str(report)], capsys)[0] == 0
     before = _files(report)
-    _killed_build(tmp_path, "commit", 3, [*compare, str(report), "--lang", "en,ru"])
+    _killed_build(tmp_path, "commit", 3, [*compare, str(report), "--lang", "en,ru"],
+                  subprocess_render_cache)
     assert read_manifest(report) is None and (report / STAGING_NAME).is_dir()
     assert set(_files(report)) - set(before) - {LOCK_NAME}  # a ru file moved in
     keep = tmp_path / "kept-links"
@@ -327,6 +341,7 @@ def test_kill_9_mid_commit_of_a_report_the_next_compare_equals_a_clean_one(
 def test_a_leftover_staging_folder_not_certgen_s_own_is_one_line_and_left_alone(
     built: tuple[Path, Path, dict[str, bytes]], tmp_path: Path, leftover: str,
     capsys: pytest.CaptureFixture[str],
+    subprocess_render_cache: Path | None,
 ) -> None:
     """After a kill between renames, the leftover staging folder swapped for a link, given to
     another user, or holding a link: the next build refuses in one line (exit 1), follows
@@ -334,7 +349,7 @@ def test_a_leftover_staging_folder_not_certgen_s_own_is_one_line_and_left_alone(
     bundle, out, _before = built
     folder = out / CERT
     args = ["build", str(bundle), "--out", str(out), "--lab", str(SAMPLE_LAB), "--lang", "en,ru"]
-    _killed_build(tmp_path, "commit", 3, args)
+    _killed_build(tmp_path, "commit", 3, args, subprocess_render_cache)
     staging = folder / STAGING_NAME
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
