@@ -238,23 +238,50 @@ def render_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RenderCac
     """The run's render cache (tests/rendercache.py), in the folder every xdist worker shares,
     in place of `html_to_pdf` in certgen's renderers for the whole session (autouse, so that
     it is in place before any other session fixture renders: GOLD's shared build)."""
+    import multiprocessing
+
     from rendercache import RenderCache, restore
 
     cache = RenderCache(render_cache_folder(tmp_path_factory))
     replaced = cache.install()
+    if cache.enabled and "forkserver" in multiprocessing.get_all_start_methods():
+        _start_pool_server(cache.folder)
     yield cache
     restore(replaced)
+
+
+def _start_pool_server(folder: Path) -> None:
+    """Start multiprocessing's fork server now, with tests/poolcache.py preloaded, so that
+    certgen's pool workers (forked from it) render through the run's cache. Python 3.11's
+    fork server ignores the sys.path it is given: tests/ reaches it through PYTHONPATH, for
+    its start only (the workers it forks inherit the server's environment)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from rendercache import POOL_FOLDER
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(POOL_FOLDER, str(folder))
+        mp.setenv("PYTHONPATH", os.pathsep.join(
+            [str(Path(__file__).resolve().parent), *filter(None, [os.environ.get("PYTHONPATH")])]))
+        multiprocessing.get_context("forkserver").set_forkserver_preload(["poolcache"])
+        forkserver.ensure_running()
 
 
 @pytest.fixture(autouse=True)
 def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache) -> Iterator[None]:
     """Every test renders through the cache, but a test marked `render_uncached` (a
     determinism test, whose second render is the point) renders for real."""
+    from rendercache import uncached_switch
+
     enabled = render_cache.enabled
+    switch = uncached_switch(render_cache.folder)
     if request.node.get_closest_marker("render_uncached") is not None:
         render_cache.enabled = False
+        switch.touch()  # and its pool workers' (tests/poolcache.py)
     yield
     render_cache.enabled = enabled
+    switch.unlink(missing_ok=True)
 
 
 @pytest.fixture

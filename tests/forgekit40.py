@@ -32,6 +32,7 @@ own content with that overlay.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import zlib
@@ -319,9 +320,11 @@ def platinum_overlay(x: float = 50, y: float = 198, width: float = 152, height: 
     return b"\n".join(ops) + b"\n"
 
 
+@functools.lru_cache(maxsize=8)
 def forged_page_content(pdf: bytes, page: int = 0) -> tuple[int, bytes]:
     """(object number, forged stream object body): page `page`'s own content, wrapped in q/Q,
-    then `platinum_overlay()`; Flate-compressed."""
+    then `platinum_overlay()`; Flate-compressed. Worked out once per file and page (most
+    variants forge the same page)."""
     number = page_content_ref(pdf, page)
     original = _reader(pdf).get_object(number).get_data()
     return number, _stream(b"", b"q\n" + original + b"\nQ\n" + platinum_overlay())
@@ -377,6 +380,13 @@ def _restated_links_and_outline(pdf: bytes, host: str, js: str
                                 ) -> list[tuple[int, bytes]]:
     """New bodies for every /URI link annotation on the last page (host swapped for `host`)
     and for the first outline item (its /Dest replaced by a /JavaScript action)."""
+    return list(_restated_once(pdf, host, js))
+
+
+@functools.lru_cache(maxsize=8)
+def _restated_once(pdf: bytes, host: str, js: str) -> tuple[tuple[int, bytes], ...]:
+    """_restated_links_and_outline, worked out once per file (each variant of `variants` and
+    `restated_numbers` ask for the same; about half a second a time)."""
     reader = _reader(pdf)
     out: list[tuple[int, bytes]] = []
     for ref in reader.pages[-1].get("/Annots") or []:
@@ -404,7 +414,7 @@ def _restated_links_and_outline(pdf: bytes, host: str, js: str
         body = re.sub(rb"/Dest\s*\[[^\]]*\]", b"", body)
         body = body[:-2] + b" /A << /S /JavaScript /JS (" + _literal(js.encode()) + b") >> >>"
         out.append((first.idnum, body))
-    return out
+    return tuple(out)
 
 
 def restated_numbers(pdf: bytes) -> list[int]:

@@ -13,7 +13,8 @@ What stays a real render:
 - the tests marked `render_uncached` (the determinism tests: a second render, compared);
 - every render in a subprocess (`certgen` run as a command), which this process cannot see,
   unless the test starts it with `prelude(folder)` first (`subprocess_render_cache`, the
-  kill -9 rebuilds and the read-once builds do);
+  kill -9 rebuilds and the read-once builds do); certgen's own pool workers (`--jobs 2`) render
+  through it too (tests/poolcache.py);
 - the whole run with CERTGEN_TEST_RENDER_CACHE=0.
 
 What a render logs (WeasyPrint's warnings, which `certgen site` writes to its log) is kept with
@@ -58,10 +59,14 @@ class _Kept(logging.Handler):
 class RenderCache:
     """A stand-in for `html_to_pdf` that renders each distinct input once per `folder`."""
 
-    def __init__(self, folder: Path, render: Render = pdf.html_to_pdf) -> None:
+    def __init__(self, folder: Path, render: Render = pdf.html_to_pdf,
+                 off_switch: Path | None = None) -> None:
         self.folder = folder
         self.render = render
         self.enabled = os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") != "0"
+        self.off_switch = off_switch
+        """A file whose presence makes every render real (a pool worker's cache, which cannot
+        see the test's `enabled`: `uncached_switch`)."""
         self.hits = 0
         self.renders = 0
 
@@ -82,7 +87,8 @@ class RenderCache:
         return digest.hexdigest()
 
     def __call__(self, html: str, **options: object) -> bytes:
-        if not self.enabled or options.get("fetcher") is not None:
+        if not self.enabled or options.get("fetcher") is not None or (
+                self.off_switch is not None and self.off_switch.exists()):
             self.renders += 1
             return self.render(html, **options)
         key = self.key(html, **{k: v for k, v in options.items() if k != "fetcher"})  # type: ignore[arg-type]
@@ -133,3 +139,12 @@ def prelude(folder: Path | None) -> str:
             f"_sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
             f"from rendercache import RenderCache as _RenderCache\n"
             f"_RenderCache(_pathlib.Path({str(folder)!r})).install()\n")
+
+
+POOL_FOLDER = "CERTGEN_TEST_POOL_RENDER_CACHE"
+"""The render cache's folder, for tests/poolcache.py in certgen's pool workers."""
+
+
+def uncached_switch(folder: Path) -> Path:
+    """The file that turns this xdist worker's pool workers' cache off while it exists."""
+    return folder / f"uncached-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"

@@ -16,16 +16,21 @@ from typing import Any
 import pytest
 import yaml
 from bundlekit import opened_during_cli
+from rendercache import RenderCache
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GOLD = EXAMPLES / "gold-rx7800xt"
 
 
-def _opens_during_build(bundle: Path, out: Path, log: Path) -> Counter[str]:
-    """{resolved path: times opened} of every open() while `certgen build` runs on one bundle."""
+def _opens_during_build(bundle: Path, out: Path, log: Path, cache: Path | None
+                        ) -> Counter[str]:
+    """{resolved path: times opened} of every open() while `certgen build` runs on one bundle.
+    Its renders come from the run's render cache (`cache`; its files are outside the bundle,
+    and what the build reads is the point here, not what it renders)."""
     opened = opened_during_cli(["build", str(bundle), "--out", str(out), "--jobs", "1"], log,
                                env={"SOURCE_DATE_EPOCH": "1764374400",
-                                    "CERTGEN_LAB": str(EXAMPLES / "lab.yaml")})
+                                    "CERTGEN_LAB": str(EXAMPLES / "lab.yaml")},
+                               render_cache=cache)
     return Counter(os.path.realpath(p) for p in opened)
 
 
@@ -41,7 +46,8 @@ def _named_files(bundle: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def gold_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def gold_build(tmp_path_factory: pytest.TempPathFactory, render_cache: RenderCache
+               ) -> dict[str, Any]:
     """One audit-hooked build of a copy of GOLD with a stray file planted among its captures,
     shared by the two tests below (a build renders three PDFs): the GOLD test looks only at
     the files inside the bundle, which must be exactly the named ones, so the planted file
@@ -51,7 +57,8 @@ def gold_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copytree(GOLD, bundle)
     junk = bundle / "captures" / "junk.bin"
     junk.write_bytes(b"x" * 4096)
-    opened = _opens_during_build(bundle, root / "out", root / "opened.json")
+    opened = _opens_during_build(bundle, root / "out", root / "opened.json",
+                                 render_cache.folder if render_cache.enabled else None)
     return {"bundle": bundle, "junk": junk, "opened": opened, "out": root / "out"}
 
 
@@ -74,13 +81,15 @@ def test_a_stray_file_in_the_bundle_is_never_opened(gold_build: dict[str, Any]) 
     assert str(junk.resolve()) not in gold_build["opened"]
 
 
-def test_a_zipped_bundle_is_opened_once_and_never_extracted(tmp_path: Path) -> None:
+def test_a_zipped_bundle_is_opened_once_and_never_extracted(
+        tmp_path: Path, subprocess_render_cache: Path | None) -> None:
     zipped = tmp_path / "gold.zip"
     with zipfile.ZipFile(zipped, "w") as zf:
         for path in sorted(GOLD.rglob("*")):
             if path.is_file():
                 zf.write(path, "gold/" + path.relative_to(GOLD).as_posix())
-    opened = _opens_during_build(zipped, tmp_path / "out", tmp_path / "opened.json")
+    opened = _opens_during_build(zipped, tmp_path / "out", tmp_path / "opened.json",
+                                 subprocess_render_cache)
     assert opened[str(zipped.resolve())] == 1
     extracted = [p for p in opened if p.endswith(("card.yaml", ".csv", ".json"))
                  and "certgen-bundle-" in p]

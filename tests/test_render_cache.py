@@ -67,3 +67,47 @@ def test_the_renderers_render_through_the_runs_cache(render_cache: RenderCache) 
 @pytest.mark.render_uncached
 def test_a_test_marked_render_uncached_renders_for_real(render_cache: RenderCache) -> None:
     assert not render_cache.enabled
+
+
+
+def _pool_build(tmp_path: Path, folder: Path, figures: tuple[float, float, float]) -> bool:
+    """Build two one-run bundles of these figures with two pool workers (`--jobs 2`); whether
+    the render cache holds the PDF they made (this process renders nothing: it waits for its
+    workers). Compared by bytes, so what other xdist workers add meanwhile cannot answer."""
+    import multiprocessing
+
+    from bundlekit import card, frames_for, run_entry, write_card, write_presentmon
+
+    from certgen.builders.batch import build_many
+    from certgen.inputs.lab import load_lab
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork server here: certgen's pool spawns, and its workers render for real")
+    bundles = []
+    for cert_id in ("POOL-1", "POOL-2"):
+        write_presentmon(tmp_path / cert_id / "captures" / "r.csv", frames_for(*figures))
+        data = card([run_entry("Game", capture="captures/r.csv")])
+        data["certificate"]["id"] = cert_id
+        bundles.append(str(write_card(tmp_path / cert_id, data)))
+    built = build_many(bundles, str(tmp_path / "out"), languages=["en"], fleet=None, draft=False,
+                       verify_base=None, jobs=2,
+                       lab=load_lab(Path(__file__).resolve().parent.parent / "examples" / "lab.yaml"))
+    assert all(not isinstance(result, Exception) for _, result in built), built
+    made = (tmp_path / "out" / "POOL-1" / "certificate.en.pdf").read_bytes()
+    return any(kept.read_bytes() == made for kept in folder.glob("*.pdf"))
+
+
+def test_certgens_pool_workers_render_through_the_runs_cache(
+        tmp_path: Path, render_cache: RenderCache) -> None:
+    """tests/poolcache.py: `--jobs 2` workers (forked by the fork server) keep what they render
+    in the run's cache."""
+    if not render_cache.enabled:
+        pytest.skip("the run's render cache is off (CERTGEN_TEST_RENDER_CACHE=0)")
+    assert _pool_build(tmp_path, render_cache.folder, (121.25, 97.5, 83.75))
+
+
+@pytest.mark.render_uncached
+def test_a_test_marked_render_uncached_has_its_pool_workers_render_for_real(
+        tmp_path: Path, render_cache: RenderCache) -> None:
+    """Figures no other test uses: a PDF of them in the cache would be this test's."""
+    assert not _pool_build(tmp_path, render_cache.folder, (119.75, 96.25, 82.5))
