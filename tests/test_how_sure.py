@@ -506,7 +506,9 @@ def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on
                 for p in sorted(folder.rglob("*")) if p.is_file()}
 
     builds = {}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    # One worker process: the bytes made off this process are the point here (two workers
+    # sharing a build are tests/test_build_cluster.py's), and each worker costs its imports.
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=":0") as cluster:
         for name, extra in [("once", ["--jobs", "1"]), ("again", ["--jobs", "1"]),
                             ("two jobs", ["--jobs", "2"]),
