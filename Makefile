@@ -23,9 +23,13 @@ $(UV): | $(BIN)/python
 
 # Re-install when the lock or the project metadata changes (editable install: code changes need
 # nothing). Every dependency comes from the lock, hash-checked; then certgen itself, --no-deps.
+# Bytecode is compiled here, once: uv does not by default, and where PYTHONDONTWRITEBYTECODE is
+# set (CI images often set it) no process writes it, so every `certgen` run, pool worker and
+# test process compiled each module it imported from source again (docs/testing.md).
 $(STAMP): pyproject.toml $(LOCK) | $(UV)
-	$(UV) pip install --python $(BIN)/python --quiet --require-hashes -r $(LOCK)
+	$(UV) pip install --python $(BIN)/python --quiet --require-hashes --compile-bytecode -r $(LOCK)
 	$(UV) pip install --python $(BIN)/python --quiet --no-deps -e .
+	$(BIN)/python -m compileall -q certgen > /dev/null
 	touch $(STAMP)
 
 # Refresh the lock (docs/reproducibility.md): `make lock` adds what pyproject.toml newly asks
