@@ -274,11 +274,13 @@ def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache)
     determinism test, whose second render is the point) renders for real."""
     from rendercache import uncached_switch
 
+    if request.node.get_closest_marker("render_uncached") is None:
+        yield
+        return
     enabled = render_cache.enabled
     switch = uncached_switch(render_cache.folder)
-    if request.node.get_closest_marker("render_uncached") is not None:
-        render_cache.enabled = False
-        switch.touch()  # and its pool workers' (tests/poolcache.py)
+    render_cache.enabled = False
+    switch.touch()  # and its pool workers' (tests/poolcache.py)
     yield
     render_cache.enabled = enabled
     switch.unlink(missing_ok=True)
@@ -288,7 +290,7 @@ def _each_render_once(request: pytest.FixtureRequest, render_cache: RenderCache)
 def subprocess_render_cache(render_cache: RenderCache) -> Path | None:
     """The render cache's folder for a command the test starts in a subprocess (with
     rendercache.prelude), or None when this test renders for real (`render_uncached`)."""
-    return render_cache.folder if render_cache.enabled else None
+    return render_cache.for_subprocess()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -70,6 +70,11 @@ class RenderCache:
         self.hits = 0
         self.renders = 0
 
+    def for_subprocess(self) -> Path | None:
+        """The folder a process the test starts renders through (`prelude`), or None while
+        this cache is off (a `render_uncached` test, CERTGEN_TEST_RENDER_CACHE=0)."""
+        return self.folder if self.enabled else None
+
     def key(self, html: str, *, lang: str, title: str, author: str,
             attachments: Sequence[tuple[str, bytes, str]] = (), created: dt.datetime | None,
             generator: str | None = None) -> str:

@@ -211,7 +211,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory, render_cache: RenderCache
     (by `certgen build` in a process of its own, rendering through the run's cache)."""
     tmp = tmp_path_factory.mktemp("clean")
     bundle = simple_bundle(tmp / "b", [(120.0, 90.0, 80.0)])
-    command = (prelude(render_cache.folder if render_cache.enabled else None)
+    command = (prelude(render_cache.for_subprocess())
                + "import sys\nfrom certgen.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     found = {}
     for lang in ("en", "en,ru"):

@@ -58,7 +58,7 @@ def gold_build(tmp_path_factory: pytest.TempPathFactory, render_cache: RenderCac
     junk = bundle / "captures" / "junk.bin"
     junk.write_bytes(b"x" * 4096)
     opened = _opens_during_build(bundle, root / "out", root / "opened.json",
-                                 render_cache.folder if render_cache.enabled else None)
+                                 render_cache.for_subprocess())
     return {"bundle": bundle, "junk": junk, "opened": opened, "out": root / "out"}
 
 

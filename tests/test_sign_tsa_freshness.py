@@ -164,13 +164,8 @@ def _serving(answers: dict[str, tuple[int, bytes, dict[str, str]]]) -> Iterator[
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _loopback(Handler) as base:
+        yield base
 
 
 @contextmanager
@@ -191,7 +186,15 @@ def _dripping(seconds: int) -> Iterator[str]:
             except OSError:
                 pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with _loopback(Handler) as base:
+        yield base
+
+
+@contextmanager
+def _loopback(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` served on a free loopback port (its base URL) until the block ends; a request
+    still being answered (a drip) does not hold the shutdown up."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
