@@ -43,6 +43,7 @@ from certgen.pipeline import record_from_bundle, uncertainty_from_record
 from certgen.record import dump_record
 from certgen.render.certificate import (
     DEFAULT_VERIFY_BASE,
+    certificate_print_html,
     render_certificate_html,
     render_certificate_pdf,
 )
@@ -282,7 +283,9 @@ def render_certificate(
                            else DEFAULT_VERIFY_BASE)
     html = render_certificate_html(record, lang, record_sha256=sha, verify_base=base,
                                    languages=languages)
-    pdf = render_certificate_pdf(html, record, data, lang)
+    pdf = render_certificate_pdf(certificate_print_html(record, lang, record_sha256=sha,
+                                                        verify_base=base, signed=False),
+                                 record, data, lang)
     return RenderedCertificate(lang=lang, html=html, pdf=pdf, record_json=data, record_sha256=sha)
 
 

@@ -257,7 +257,9 @@ def write_calibration(calibration: CalibrationReview, out: Path, langs: Sequence
     for lang in langs:
         html = render_html(calibration, lang, languages=tuple(langs), home=home)
         rendered.append((html_name(lang), html.encode("utf-8")))
-        rendered.append((pdf_name(lang), render_pdf(html, lang=lang)))
+        # The PDF comes from the print form (no links to the other languages or the site),
+        # the same whatever was built beside it.
+        rendered.append((pdf_name(lang), render_pdf(render_html(calibration, lang), lang=lang)))
         give_back_memory()  # the renderer's garbage, before the next language or the stream
     with Writer(out) as writer:
         writer.write_stream(JSON_NAME, json_chunks(calibration))

@@ -38,6 +38,7 @@ from certgen.pipeline import bundle_cohorts, record_from_bundle
 from certgen.record import dump_record
 from certgen.render.certificate import (
     DEFAULT_VERIFY_BASE,
+    certificate_print_html,
     html_file_name,
     pdf_file_name,
     render_certificate_html,
@@ -245,7 +246,12 @@ def render_documents(
         html = render_certificate_html(record, lang, record_sha256=sha, verify_base=verify_base,
                                        languages=langs, signed=sign is not None, home=home)
         documents[html_file_name(lang)] = html.encode("utf-8")
-        pdf = render_certificate_pdf(html, record, record_bytes, lang)
+        # The PDF comes from the print form: the HTML without the screen's links to the other
+        # languages and the site, the very HTML `certgen verify` renders again from the record.
+        pdf = render_certificate_pdf(certificate_print_html(record, lang, record_sha256=sha,
+                                                     verify_base=verify_base,
+                                                     signed=sign is not None),
+                                     record, record_bytes, lang)
         if sign is not None:
             assert record.issuer is not None  # render_certificate_html refused it otherwise
             pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name)

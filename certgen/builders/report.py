@@ -616,7 +616,9 @@ def render_report(record: ReportRecord, langs: list[str], date: dt.date | None =
             files.append((CHART_NAME, svg.encode("utf-8")))
         html = render_html(record, lang, svg, date, languages=tuple(langs), home=home)
         title = gettext_for(lang)("Before/after report")
-        pdf = report_pdf(html, lang=lang, title=title, date=date,
+        # The PDF comes from the print form: no links to the other languages or the site,
+        # which print hides anyway, so the PDF is the same whatever was built beside it.
+        pdf = report_pdf(render_html(record, lang, svg, date), lang=lang, title=title, date=date,
                          attachments=[(CSV_NAME, csv_data, "side,kind,name,value")])
         files.append((html_name(lang), html.encode("utf-8")))
         files.append((pdf_name(lang), pdf))

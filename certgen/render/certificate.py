@@ -544,6 +544,18 @@ def render_certificate_html(
     return render_template(TEMPLATE, context, lang)
 
 
+def certificate_print_html(record: Record, lang: str, *, record_sha256: str, verify_base: str,
+                           signed: bool) -> str:
+    """The print form of the certificate: the HTML its PDF is rendered from. It is
+    render_certificate_html with no sibling languages and no site home, screen-only links that
+    print hides, so the PDF is a function of the record, the language, the address and whether
+    it is signed, never of what was built beside it. `certgen verify` renders this same form
+    from the attached record (certgen.verify.content)."""
+
+    return render_certificate_html(record, lang, record_sha256=record_sha256,
+                                   verify_base=verify_base, signed=signed)
+
+
 def certificate_title(record: Record, lang: str) -> str:
     """The PDF title: translated "Frame-pacing certificate" and the certificate id."""
     _ = i18n.gettext_for(lang)

@@ -69,8 +69,11 @@ def render_explainer_html(page: ExplainerPage, *, rules_version: str, for_pdf: b
                           languages: Sequence[str] = LANGS) -> str:
     """One explainer page as a complete HTML document (browser form or the PDF's form).
     `languages`: the languages published beside it (a lab's guide may have fewer than three),
-    the only ones its language links name."""
+    the only ones its language links name. The PDF's form names none but its own (print hides
+    the links), so the PDF is the same whatever was published beside it."""
 
+    if for_pdf:
+        languages = (page.lang,)
     me = explainer_path(page.lang, page.slug)
     context: dict[str, Any] = {
         "page": page,

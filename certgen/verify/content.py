@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from certgen.errors import CertgenError
 from certgen.render.certificate import (
-    render_certificate_html,
+    certificate_print_html,
     render_certificate_pdf,
     software_line,
     verify_url,
@@ -86,8 +86,8 @@ def content_check(pdf: bytes, record: Record, record_bytes: bytes, record_sha: s
         return Check("content", "fail", Said("the verification address with the record's SHA-256 "
                                              "is not printed")), None
     try:
-        html = render_certificate_html(record, lang, record_sha256=record_sha, verify_base=base,
-                                       signed=record.issuer is not None)
+        html = certificate_print_html(record, lang, record_sha256=record_sha, verify_base=base,
+                                      signed=record.issuer is not None)
         unsigned = _rendered(html, record, record_bytes, lang)
     except CertgenError as exc:
         return Check("content", "fail", Said("the record cannot be rendered: %(error)s",
