@@ -270,9 +270,10 @@ def render_certificate(
 ) -> RenderedCertificate:
     """Render a record as a certificate in `lang` (en, ru, pt), HTML and PDF, in memory.
 
-    `languages` are the sibling languages built beside it (for the language switcher);
-    `verify_base` is the base of the verification URL in the QR code (default: the issuer's).
-    Nothing touches the disk.
+    `languages` are the sibling languages built beside it (for the HTML's language switcher;
+    the PDF is rendered from the print form, `certificate_print_html`, the same for any
+    `languages`); `verify_base` is the base of the verification URL in the QR code (default:
+    the issuer's). Nothing touches the disk.
     """
 
     check_language(lang)
