@@ -13,8 +13,8 @@ What stays a real render:
 - the tests marked `render_uncached` (the determinism tests: a second render, compared);
 - every render in a subprocess (`certgen` run as a command), which this process cannot see,
   unless the test starts it with `prelude(folder)` first (`subprocess_render_cache`, the
-  kill -9 rebuilds and the read-once builds do); certgen's own pool workers (`--jobs 2`) render
-  through it too (tests/poolcache.py);
+  kill -9 rebuilds and the read-once builds do); certgen's own pool workers (`--jobs 2`) and
+  the tests' Dask workers (`dask_preload`) render through it too (tests/poolcache.py);
 - the whole run with CERTGEN_TEST_RENDER_CACHE=0.
 
 What a render logs (WeasyPrint's warnings, which `certgen site` writes to its log) is kept with
@@ -148,6 +148,17 @@ def prelude(folder: Path | None) -> str:
 
 POOL_FOLDER = "CERTGEN_TEST_POOL_RENDER_CACHE"
 """The render cache's folder, for tests/poolcache.py in certgen's pool workers."""
+
+
+def dask_preload(cache: RenderCache) -> dict[str, object]:
+    """LocalCluster keyword arguments that make its worker processes render through the run's
+    `cache` (tests/poolcache.py at their start, told the folder), as certgen's own pool
+    workers do; none when the cache is off for the whole run. A `render_uncached` test's
+    switch file reaches them too (they inherit PYTEST_XDIST_WORKER)."""
+    if os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") == "0":
+        return {}
+    return {"preload": [str(Path(__file__).with_name("poolcache.py"))],
+            "env": {POOL_FOLDER: str(cache.folder)}}
 
 
 def uncached_switch(folder: Path) -> Path:

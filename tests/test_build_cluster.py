@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from bundlekit import card, frames_for, run_cli, run_entry, write_card, write_presentmon
+from rendercache import RenderCache, dask_preload
 
 from certgen.fleet import Cohort, FleetRun, FleetStore
 
@@ -27,9 +28,11 @@ def _sample_lab(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def scheduler() -> Iterator[str]:
+def scheduler(render_cache: RenderCache) -> Iterator[str]:
+    # The workers render through the run's cache: what is compared is what they compute.
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster:
+                                  host="127.0.0.1", dashboard_address=":0",
+                                  **dask_preload(render_cache)) as cluster:
         yield str(cluster.scheduler_address)
 
 
@@ -72,6 +75,19 @@ def test_a_cluster_build_equals_a_local_build_byte_for_byte(
         ["built", f"DASK-{i}"] for i in range(4)]
     assert outputs["cluster"][1] == outputs["local"][1]
     assert len(outputs["cluster"][1]) == 4 * 6  # record, 2 HTML, 2 PDF, manifest each
+
+
+def test_the_workers_render_through_the_runs_cache(scheduler: str,
+                                                  render_cache: RenderCache) -> None:
+    """The suite's own arrangement (tests/poolcache.py, rendercache.dask_preload): the cluster's
+    worker processes have the run's render cache in place of certgen's renderer, unless the
+    whole run renders for real (CERTGEN_TEST_RENDER_CACHE=0)."""
+    with distributed.Client(scheduler) as client:
+        seen = client.run(lambda: type(
+            __import__("certgen.render.certificate", fromlist=["_"]).html_to_pdf).__name__)
+    assert len(seen) == 2
+    expected = "RenderCache" if dask_preload(render_cache) else "function"
+    assert set(seen.values()) == {expected}, seen
 
 
 def test_a_failing_bundle_on_a_worker_is_named_and_the_others_built(

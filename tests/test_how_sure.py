@@ -24,6 +24,7 @@ from bundlekit import (
     write_presentmon,
 )
 from realdata import REAL
+from rendercache import RenderCache, dask_preload
 
 from certgen.errors import RulesError
 from certgen.inputs.bundle import load_bundle
@@ -489,8 +490,8 @@ def test_page_one_of_every_sample_names_the_decision_rule_and_each_gates_margin(
 
 
 def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on_dask(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        render_cache: RenderCache) -> None:
     distributed = pytest.importorskip("distributed", reason="the dask extra is part of the "
                                                             "test extra")
     monkeypatch.setenv("CERTGEN_LAB", str(ROOT / "examples" / "lab.yaml"))
@@ -509,7 +510,8 @@ def test_bundles_with_repeats_build_to_the_same_bytes_twice_with_two_jobs_and_on
     # One worker process: the bytes made off this process are the point here (two workers
     # sharing a build are tests/test_build_cluster.py's), and each worker costs its imports.
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster:
+                                  host="127.0.0.1", dashboard_address=":0",
+                                  **dask_preload(render_cache)) as cluster:
         for name, extra in [("once", ["--jobs", "1"]), ("again", ["--jobs", "1"]),
                             ("two jobs", ["--jobs", "2"]),
                             ("dask", ["--scheduler", str(cluster.scheduler_address)])]:
