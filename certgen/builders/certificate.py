@@ -248,10 +248,9 @@ def render_documents(
         documents[html_file_name(lang)] = html.encode("utf-8")
         # The PDF comes from the print form: the HTML without the screen's links to the other
         # languages and the site, the very HTML `certgen verify` renders again from the record.
-        pdf = render_certificate_pdf(certificate_print_html(record, lang, record_sha256=sha,
-                                                     verify_base=verify_base,
-                                                     signed=sign is not None),
-                                     record, record_bytes, lang)
+        printed = certificate_print_html(record, lang, record_sha256=sha,
+                                         verify_base=verify_base, signed=sign is not None)
+        pdf = render_certificate_pdf(printed, record, record_bytes, lang)
         if sign is not None:
             assert record.issuer is not None  # render_certificate_html refused it otherwise
             pdf = sign_pdf(pdf, sign, name=record.issuer.signatory.name)
