@@ -56,6 +56,11 @@ class _Kept(logging.Handler):
         self.records.append((record.name, record.levelno, record.getMessage()))
 
 
+def on_for_the_run() -> bool:
+    """Whether the run renders through the cache at all (CERTGEN_TEST_RENDER_CACHE=0: no)."""
+    return os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") != "0"
+
+
 class RenderCache:
     """A stand-in for `html_to_pdf` that renders each distinct input once per `folder`."""
 
@@ -63,7 +68,7 @@ class RenderCache:
                  off_switch: Path | None = None) -> None:
         self.folder = folder
         self.render = render
-        self.enabled = os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") != "0"
+        self.enabled = on_for_the_run()
         self.off_switch = off_switch
         """A file whose presence makes every render real (a pool worker's cache, which cannot
         see the test's `enabled`: `uncached_switch`)."""
@@ -155,7 +160,7 @@ def dask_preload(cache: RenderCache) -> dict[str, object]:
     `cache` (tests/poolcache.py at their start, told the folder), as certgen's own pool
     workers do; none when the cache is off for the whole run. A `render_uncached` test's
     switch file reaches them too (they inherit PYTEST_XDIST_WORKER)."""
-    if os.environ.get("CERTGEN_TEST_RENDER_CACHE", "1") == "0":
+    if not on_for_the_run():
         return {}
     return {"preload": [str(Path(__file__).with_name("poolcache.py"))],
             "env": {POOL_FOLDER: str(cache.folder)}}

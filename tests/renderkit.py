@@ -169,14 +169,13 @@ def render_naming_another_stack(record_bytes: bytes, verify_base: str) -> bytes:
     import hashlib
 
     from certgen.record import dump_record, load_record
-    from certgen.render.certificate import render_certificate_html, render_certificate_pdf
+    from certgen.render.certificate import certificate_print_html, render_certificate_pdf
 
     record = load_record(record_bytes)
     assert record.software is not None
     record = record.model_copy(update={"software": record.software.model_copy(
         update={"pango": "1.0.0"})})
     edited = dump_record(record)
-    html = render_certificate_html(record, "en",
-                                   record_sha256=hashlib.sha256(edited).hexdigest(),
-                                   verify_base=verify_base, signed=True)
+    html = certificate_print_html(record, "en", record_sha256=hashlib.sha256(edited).hexdigest(),
+                                  verify_base=verify_base, signed=True)
     return render_certificate_pdf(html, record, edited, "en")

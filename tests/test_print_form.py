@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import CliBuild
 
 import certgen.builders.site as site_builder
 import certgen.render.calibration as calibration_render
@@ -46,7 +47,10 @@ def _recorded(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[tuple
 
 
 def test_a_certificates_pdf_is_rendered_from_the_html_verify_renders(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, gold_build: CliBuild) -> None:
+    """GOLD in English alone, and in three languages in another order with a site home: the
+    same HTML for the English PDF, verify's, and the same PDF as `certgen build`'s in every
+    language (the session's `gold_build`, whose renders these builds then share)."""
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     lab = load_lab(EXAMPLES / "lab.yaml")
     seen = _recorded(monkeypatch, certificate_render)
@@ -71,7 +75,8 @@ def test_a_certificates_pdf_is_rendered_from_the_html_verify_renders(
     assert certificate_print_html(record, "en", record_sha256=sha, verify_base=base,
                                   signed=False) == en_beside
     assert (folder / "certificate.en.pdf").read_bytes() == (
-        Path(alone.folder) / "certificate.en.pdf").read_bytes()
+        Path(alone.folder) / "certificate.en.pdf").read_bytes() == (
+        gold_build.folder / "certificate.en.pdf").read_bytes()
 
 
 def test_a_reports_pdf_does_not_depend_on_the_languages_beside_it(

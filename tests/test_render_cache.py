@@ -69,7 +69,6 @@ def test_a_test_marked_render_uncached_renders_for_real(render_cache: RenderCach
     assert not render_cache.enabled
 
 
-
 def _pool_build(tmp_path: Path, folder: Path, figures: tuple[float, float, float]) -> bool:
     """Build two one-run bundles of these figures with two pool workers (`--jobs 2`); whether
     the render cache holds the PDF they made (this process renders nothing: it waits for its
